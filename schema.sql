@@ -1,0 +1,140 @@
+-- The whole schema of the service, applied by src/db.ts to a new database file.
+--
+-- Conventions:
+--   * `seq` is the internal row order (creation order, used for keyset pagination);
+--     `id` is the opaque public identifier (UUID v4) and never leaves the database as a number.
+--   * Every record carries the owning `user_id`; deleting a user deletes everything it owns.
+--   * Timestamps are TEXT in ISO 8601 with six fractional digits and +00:00.
+--   * JSON columns hold objects written by the service (never concatenated SQL).
+
+CREATE TABLE IF NOT EXISTS users (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT    NOT NULL UNIQUE,
+  email         TEXT    NOT NULL UNIQUE COLLATE NOCASE,  -- stored trimmed and lower-cased
+  name          TEXT    NOT NULL,
+  password_hash TEXT    NOT NULL,                        -- $scrypt$ln=..,r=..,p=..$salt$hash
+  created_at    TEXT    NOT NULL,
+  updated_at    TEXT    NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS api_tokens (
+  seq          INTEGER PRIMARY KEY,
+  id           TEXT    NOT NULL UNIQUE,
+  user_id      TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  description  TEXT    NOT NULL,
+  token        TEXT    NOT NULL,         -- kept because the interface returns it in full
+  token_digest BLOB    NOT NULL UNIQUE,  -- SHA-256 of token: the only column requests look up by
+  created_at   TEXT    NOT NULL,
+  updated_at   TEXT    NOT NULL,
+  expires_at   TEXT                      -- NULL: never expires
+);
+CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_id, seq);
+
+CREATE TABLE IF NOT EXISTS prompts (
+  seq             INTEGER PRIMARY KEY,
+  id              TEXT    NOT NULL UNIQUE,
+  user_id         TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name            TEXT    NOT NULL,
+  template        TEXT    NOT NULL,
+  input_variables TEXT    NOT NULL,      -- JSON array of strings
+  created_at      TEXT    NOT NULL,
+  updated_at      TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS prompts_by_user ON prompts (user_id, seq);
+
+CREATE TABLE IF NOT EXISTS tags (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL UNIQUE,
+  user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name       TEXT    NOT NULL,
+  color      TEXT    NOT NULL,
+  created_at TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tags_by_user ON tags (user_id, seq);
+-- Tag names are unique per user, whatever their case.
+CREATE UNIQUE INDEX IF NOT EXISTS tags_unique_name ON tags (user_id, name COLLATE NOCASE);
+
+CREATE TABLE IF NOT EXISTS tools (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL UNIQUE,
+  user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name       TEXT    NOT NULL,
+  type       TEXT    NOT NULL CHECK (type IN ('SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI')),
+  metadata   TEXT    NOT NULL,           -- JSON object of settings; may hold secrets, never returned
+  created_at TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tools_by_user ON tools (user_id, seq);
+
+CREATE TABLE IF NOT EXISTS documents (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT    NOT NULL UNIQUE,
+  user_id       TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name          TEXT    NOT NULL,
+  type          TEXT    NOT NULL CHECK (type IN ('TXT', 'PDF', 'VIDEO', 'CSV', 'URL')),
+  url           TEXT    NOT NULL,
+  from_page     INTEGER NOT NULL,
+  to_page       INTEGER,                 -- NULL: to the last page
+  authorization TEXT,                    -- JSON object or NULL; access credentials, never returned
+  splitter      TEXT,                    -- JSON object or NULL (the default splitter)
+  metadata      TEXT    NOT NULL,        -- JSON object
+  created_at    TEXT    NOT NULL,
+  updated_at    TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS documents_by_user ON documents (user_id, seq);
+
+CREATE TABLE IF NOT EXISTS agents (
+  seq          INTEGER PRIMARY KEY,
+  id           TEXT    NOT NULL UNIQUE,
+  user_id      TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name         TEXT    NOT NULL,
+  type         TEXT    NOT NULL CHECK (type IN ('VENDOR_A', 'REACT')),
+  llm_model    TEXT    NOT NULL,
+  llm_provider TEXT    NOT NULL,
+  llm_extra    TEXT    NOT NULL,         -- JSON object: further llm keys (e.g. an api key), never returned
+  has_memory   INTEGER NOT NULL CHECK (has_memory IN (0, 1)),
+  prompt_id    TEXT    REFERENCES prompts (id) ON DELETE SET NULL,
+  document_id  TEXT    REFERENCES documents (id) ON DELETE SET NULL,
+  created_at   TEXT    NOT NULL,
+  updated_at   TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agents_by_user ON agents (user_id, seq);
+-- Serve ON DELETE SET NULL without a table scan.
+CREATE INDEX IF NOT EXISTS agents_by_prompt ON agents (prompt_id) WHERE prompt_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agents_by_document ON agents (document_id) WHERE document_id IS NOT NULL;
+
+-- An agent's tags, in the order the client gave them.
+CREATE TABLE IF NOT EXISTS agent_tags (
+  agent_id TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  tag_id   TEXT    NOT NULL REFERENCES tags (id) ON DELETE CASCADE,
+  position INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, tag_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS agent_tags_by_tag ON agent_tags (tag_id);
+
+CREATE TABLE IF NOT EXISTS agent_documents (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT    NOT NULL UNIQUE,
+  user_id     TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  agent_id    TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  document_id TEXT    NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+  created_at  TEXT    NOT NULL,
+  updated_at  TEXT    NOT NULL,
+  UNIQUE (agent_id, document_id)
+);
+CREATE INDEX IF NOT EXISTS agent_documents_by_user ON agent_documents (user_id, seq);
+CREATE INDEX IF NOT EXISTS agent_documents_by_document ON agent_documents (document_id);
+
+CREATE TABLE IF NOT EXISTS agent_tools (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL UNIQUE,
+  user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  agent_id   TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  tool_id    TEXT    NOT NULL REFERENCES tools (id) ON DELETE CASCADE,
+  created_at TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL,
+  UNIQUE (agent_id, tool_id)
+);
+CREATE INDEX IF NOT EXISTS agent_tools_by_user ON agent_tools (user_id, seq);
+CREATE INDEX IF NOT EXISTS agent_tools_by_tool ON agent_tools (tool_id);

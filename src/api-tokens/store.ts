@@ -1,0 +1,76 @@
+// SQL for API tokens. Requests find their token by the SHA-256 digest of the secret only.
+import type { Db } from '../db.js';
+import type { Caller } from '../http/context.js';
+import { newId, timestamp } from '../lib/ids.js';
+import { ownedTable } from '../lib/owned-table.js';
+import { digestToken, newTokenSecret } from '../auth/tokens.js';
+
+export interface ApiTokenRow {
+  id: string;
+  userId: string;
+  description: string;
+  token: string;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string | null;
+}
+
+const COLUMNS =
+  'id, user_id AS userId, description, token, created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt';
+
+export type ApiTokenStore = ReturnType<typeof createApiTokenStore>;
+
+export function createApiTokenStore(db: Db) {
+  const table = ownedTable<ApiTokenRow>(db, 'api_tokens', COLUMNS);
+  const insert = db.prepare(
+    `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const selectCaller = db.prepare(
+    `SELECT u.id, u.email, u.name, u.created_at AS createdAt, u.updated_at AS updatedAt,
+            t.id AS tokenId, t.expires_at AS expiresAt
+       FROM api_tokens t JOIN users u ON u.id = t.user_id
+      WHERE t.token_digest = ?`,
+  );
+  const updateDescription = db.prepare(
+    `UPDATE api_tokens SET description = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,
+  );
+  const deleteReturning = db.prepare(`DELETE FROM api_tokens WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`);
+
+  return {
+    getApiToken: table.get,
+    seqOfApiToken: table.seqOf,
+    listApiTokens: table.list,
+
+    /** Issues a new token for the user; the secret is returned once here and kept for later reads. */
+    createApiToken(userId: string, input: { description: string; expiresAt?: string | null }): ApiTokenRow {
+      const now = timestamp();
+      const token = newTokenSecret();
+      const row: ApiTokenRow = {
+        id: newId(),
+        userId,
+        description: input.description,
+        token,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: input.expiresAt ?? null,
+      };
+      insert.run(row.id, userId, row.description, token, digestToken(token), now, now, row.expiresAt);
+      return row;
+    },
+
+    /** The caller a token secret belongs to, with the token's expiry; undefined for an unknown token. */
+    findCallerByToken(secret: string): (Caller & { expiresAt: string | null }) | undefined {
+      return selectCaller.get(digestToken(secret)) as (Caller & { expiresAt: string | null }) | undefined;
+    },
+
+    updateApiToken(userId: string, id: string, change: { description: string }): ApiTokenRow | undefined {
+      return updateDescription.get(change.description, timestamp(), id, userId) as ApiTokenRow | undefined;
+    },
+
+    /** Deletes (revokes) the token and returns it as it was. */
+    deleteApiToken(userId: string, id: string): ApiTokenRow | undefined {
+      return deleteReturning.get(id, userId) as ApiTokenRow | undefined;
+    },
+  };
+}

@@ -1,0 +1,66 @@
+// Sign-up, sign-in and the caller's own account (`/auth/*`).
+import type Router from '@koa/router';
+import type { AppState } from '../http/context.js';
+import type { Deps } from '../deps.js';
+import { callerOf } from '../http/auth.js';
+import { conflict, forbidden, unauthorized } from '../http/errors.js';
+import { created, ok } from '../http/respond.js';
+import { parseBody } from '../http/validate.js';
+import { presentSignedUpUser, presentUser } from '../users/present.js';
+import { presentApiToken } from '../api-tokens/present.js';
+import { formatTimestamp } from '../lib/ids.js';
+import { hashPassword, verifyPassword } from './password.js';
+import { DeleteMeSchema, SignInSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
+
+export function authRoutes(router: Router<AppState>, { stores, config, requireCaller }: Deps): void {
+  const { users, apiTokens } = stores;
+  // Verified against when the email is unknown, so both failures of sign-in take the same time.
+  let decoyHash: Promise<string> | undefined;
+  const decoy = () => (decoyHash ??= hashPassword('decoy password, never matches', config.scrypt));
+
+  router.post('/auth/sign-up', async (ctx) => {
+    const input = parseBody(ctx, SignUpSchema);
+    const passwordHash = await hashPassword(input.password, config.scrypt);
+    // Checked after the (awaited) hash, right before the insert: nothing can run in between.
+    if (users.getUserByEmail(input.email)) throw conflict('An account with this email already exists.');
+    const user = users.createUser({ email: input.email, name: input.name, passwordHash });
+    created(ctx, { user: presentSignedUpUser(user) });
+  });
+
+  router.post('/auth/sign-in', async (ctx) => {
+    const input = parseBody(ctx, SignInSchema);
+    const user = users.getUserByEmail(input.email);
+    const matches = await verifyPassword(input.password, user?.passwordHash ?? (await decoy()));
+    if (!user || !matches) throw unauthorized('The email or password is wrong.');
+    const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
+    const token = apiTokens.createApiToken(user.id, { description: 'Created by sign-in', expiresAt });
+    ok(ctx, { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) });
+  });
+
+  router.get('/auth/me', requireCaller, (ctx) => {
+    ok(ctx, presentUser(callerOf(ctx)));
+  });
+
+  router.patch('/auth/me', requireCaller, async (ctx) => {
+    const caller = callerOf(ctx);
+    const input = parseBody(ctx, UpdateMeSchema);
+    const stored = users.getUserById(caller.id)!;
+    let passwordHash = stored.passwordHash;
+    if (input.password !== undefined) {
+      if (!(await verifyPassword(input.currentPassword!, stored.passwordHash))) throw forbidden('The current password is wrong.');
+      passwordHash = await hashPassword(input.password, config.scrypt);
+    }
+    const revokeTokensExcept = input.password !== undefined ? caller.tokenId : undefined;
+    const user = users.updateUser(caller.id, { name: input.name ?? stored.name, passwordHash }, revokeTokensExcept);
+    ok(ctx, presentUser(user));
+  });
+
+  router.delete('/auth/me', requireCaller, async (ctx) => {
+    const caller = callerOf(ctx);
+    const input = parseBody(ctx, DeleteMeSchema);
+    const stored = users.getUserById(caller.id)!;
+    if (!(await verifyPassword(input.password, stored.passwordHash))) throw forbidden('The password is wrong.');
+    users.deleteUser(caller.id);
+    ok(ctx, null);
+  });
+}

@@ -1,0 +1,46 @@
+// Request bodies of sign-up, sign-in and the account.
+import * as v from 'valibot';
+import { NameSchema } from '../http/validate.js';
+
+const EmailSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.toLowerCase(),
+  v.maxLength(254, 'must be at most 254 characters'),
+  v.email('must be a valid email address'),
+);
+
+/** A new password: 8 to 1024 characters (not trimmed: every character counts). */
+const NewPasswordSchema = v.pipe(
+  v.string('must be a string'),
+  v.minLength(8, 'must be at least 8 characters'),
+  v.maxLength(1024, 'must be at most 1024 characters'),
+);
+
+/** A password being checked: any non-empty string up to the longest a user can have. */
+const GivenPasswordSchema = v.pipe(
+  v.string('must be a string'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(1024, 'must be at most 1024 characters'),
+);
+
+export const SignUpSchema = v.object({ name: NameSchema, email: EmailSchema, password: NewPasswordSchema });
+
+export const SignInSchema = v.object({
+  email: v.pipe(v.string('must be a string'), v.trim(), v.toLowerCase(), v.maxLength(254, 'must be at most 254 characters')),
+  password: GivenPasswordSchema,
+});
+
+export const UpdateMeSchema = v.pipe(
+  v.object({
+    name: v.optional(NameSchema),
+    password: v.optional(NewPasswordSchema),
+    currentPassword: v.optional(GivenPasswordSchema),
+  }),
+  v.forward(
+    v.check((input) => input.password === undefined || input.currentPassword !== undefined, 'is required to change the password'),
+    ['currentPassword'],
+  ),
+);
+
+export const DeleteMeSchema = v.object({ password: GivenPasswordSchema });

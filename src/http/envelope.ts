@@ -1,0 +1,79 @@
+// The outermost middleware: gives every request an id, answers every failure in the error envelope
+// (the only place errors become responses), sets the headers every response carries and writes the
+// access log line. Nothing from an unexpected error (stack, SQL, secrets) reaches the client.
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { ApiError, internal, methodNotAllowed, notFound } from './errors.js';
+import type { AppMiddleware } from './context.js';
+import type { Logger } from '../lib/log.js';
+
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function envelope(log: Logger, options: { logRequests: boolean }): AppMiddleware {
+  return async function envelopeMiddleware(ctx, next) {
+    const started = performance.now();
+    const incoming = ctx.get('X-Request-Id');
+    const requestId = SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    // Responses carry tokens, users and private records: no cache may keep them.
+    ctx.set('Cache-Control', 'no-store');
+
+    try {
+      await next();
+      if (ctx.body === undefined || ctx.body === null) {
+        if (ctx.status === 404) throw notFound('Route');
+        if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed(ctx.response.get('Allow'));
+      }
+    } catch (thrown) {
+      const error = toApiError(thrown);
+      if (error.status >= 500) {
+        log.error({ msg: 'request failed', requestId, method: ctx.method, path: ctx.path, error: describe(thrown) });
+      }
+      if (error.status === 405 && !ctx.response.get('Allow')) ctx.set('Allow', 'GET, HEAD');
+      if (error.status === 503) ctx.set('Retry-After', '1');
+      ctx.status = error.status;
+      ctx.body = {
+        success: false,
+        data: null,
+        error: { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) },
+      };
+    } finally {
+      if (options.logRequests) {
+        log.info({
+          msg: 'request',
+          requestId,
+          method: ctx.method,
+          route: (ctx as { _matchedRoute?: string })._matchedRoute ?? null,
+          status: ctx.status,
+          ms: Math.round((performance.now() - started) * 100) / 100,
+          userId: ctx.state.caller?.id ?? null,
+        });
+      }
+    }
+  };
+}
+
+/** Maps anything thrown to the error a client sees. */
+function toApiError(thrown: unknown): ApiError {
+  if (thrown instanceof ApiError) return thrown;
+  if (thrown instanceof Database.SqliteError) {
+    if (thrown.code === 'SQLITE_CONSTRAINT_UNIQUE' || thrown.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      return new ApiError(409, 'conflict', 'A record with these values already exists.');
+    }
+    if (thrown.code === 'SQLITE_BUSY' || thrown.code === 'SQLITE_LOCKED') {
+      return new ApiError(503, 'unavailable', 'The database is busy; try again.');
+    }
+    return internal();
+  }
+  return internal();
+}
+
+/** What the server log keeps of an unexpected error: its class, code and stack, never a request body. */
+function describe(thrown: unknown): Record<string, unknown> {
+  if (thrown instanceof Error) {
+    return { name: thrown.name, code: (thrown as { code?: unknown }).code, message: thrown.message, stack: thrown.stack };
+  }
+  return { value: String(thrown) };
+}

@@ -1,0 +1,93 @@
+// Validation of everything a client sends (body, query, path parameters) with valibot, and the
+// schemas several resources share. A failure is a 422 with one entry per bad field.
+import * as v from 'valibot';
+import type { Context } from 'koa';
+import { validationFailed, type FieldIssue } from './errors.js';
+import type { PageRequest } from '../lib/paging.js';
+
+type AnySchema = v.GenericSchema<unknown, unknown>;
+
+/** Parses `input` with `schema`, or throws a 422 naming each bad field (its first problem only). */
+export function parse<S extends AnySchema>(schema: S, input: unknown, prefix = ''): v.InferOutput<S> {
+  const result = v.safeParse(schema, input, { abortPipeEarly: true });
+  if (result.success) return result.output;
+  const byPath = new Map<string, FieldIssue>();
+  for (const issue of result.issues) {
+    const path = [prefix, v.getDotPath(issue)].filter(Boolean).join('.');
+    if (!byPath.has(path)) byPath.set(path, { path, message: issue.message });
+  }
+  throw validationFailed([...byPath.values()]);
+}
+
+/** The request body, which must be a JSON object (a missing body counts as `{}`). */
+export function parseBody<S extends AnySchema>(ctx: Context, schema: S): v.InferOutput<S> {
+  const body = ctx.request.body === undefined ? {} : ctx.request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw validationFailed([{ path: '', message: 'The request body must be a JSON object.' }]);
+  }
+  return parse(schema, body);
+}
+
+/** A path parameter that names a record: any id that is not the caller's is then a 404. */
+export function parseId(ctx: Context, name = 'id'): string {
+  return parse(IdSchema, (ctx as Context & { params: Record<string, string> }).params[name], name);
+}
+
+// ---- Shared schemas -------------------------------------------------------------------------------
+
+/** An opaque record id as clients send it, in a path or a body. */
+export const IdSchema = v.pipe(
+  v.string('must be a string id'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(64, 'is too long to be an id'),
+);
+
+/** A display name: trimmed, 1-200 characters. */
+export const NameSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(200, 'must be at most 200 characters'),
+);
+
+/** Free text such as a token description (trimmed, at most 1000 characters). */
+export const DescriptionSchema = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1000, 'must be at most 1000 characters'));
+
+const MAX_JSON_OBJECT_BYTES = 64 * 1024;
+
+/** A JSON object of settings (metadata, credentials), at most 64 KiB once serialised. */
+export const JsonObjectSchema = v.pipe(
+  v.record(v.string(), v.unknown(), 'must be an object'),
+  v.check(
+    (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
+    `must be at most ${MAX_JSON_OBJECT_BYTES} bytes as JSON`,
+  ),
+);
+
+/** The query of every list: `limit` (1-1000, default 100) and `after` (the last id of the previous page). */
+export const ListQuerySchema = v.object({
+  limit: v.optional(
+    v.pipe(
+      v.string('must be given once'),
+      v.regex(/^\d+$/, 'must be a whole number from 1 to 1000'),
+      v.transform(Number),
+      v.minValue(1, 'must be a whole number from 1 to 1000'),
+      v.maxValue(1000, 'must be a whole number from 1 to 1000'),
+    ),
+    '100',
+  ),
+  after: v.optional(IdSchema),
+});
+
+/**
+ * Reads `limit` and `after` from the query. `seqOf` finds the caller's row named by `after`;
+ * an `after` that is not one of the caller's rows is a 422.
+ */
+export function parsePageRequest(ctx: Context, seqOf: (id: string) => number | undefined): PageRequest {
+  const query = parse(ListQuerySchema, ctx.query);
+  if (query.after === undefined) return { limit: query.limit, afterSeq: 0 };
+  const afterSeq = seqOf(query.after);
+  if (afterSeq === undefined) throw validationFailed([{ path: 'after', message: 'No record with this id in this list.' }]);
+  return { limit: query.limit, afterSeq };
+}

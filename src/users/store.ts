@@ -1,0 +1,61 @@
+// SQL for user accounts.
+import type { Db } from '../db.js';
+import { newId, timestamp } from '../lib/ids.js';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const COLUMNS = 'id, email, name, password_hash AS passwordHash, created_at AS createdAt, updated_at AS updatedAt';
+
+export type UserStore = ReturnType<typeof createUserStore>;
+
+export function createUserStore(db: Db) {
+  const insert = db.prepare(
+    `INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const selectByEmail = db.prepare(`SELECT ${COLUMNS} FROM users WHERE email = ?`);
+  const selectById = db.prepare(`SELECT ${COLUMNS} FROM users WHERE id = ?`);
+  const update = db.prepare(
+    `UPDATE users SET name = ?, password_hash = ?, updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`,
+  );
+  const remove = db.prepare(`DELETE FROM users WHERE id = ?`);
+  const revokeOtherTokens = db.prepare(`DELETE FROM api_tokens WHERE user_id = ? AND id <> ?`);
+  const updateAccount = db.transaction((id: string, change: { name: string; passwordHash: string }, keepTokenId?: string) => {
+    if (keepTokenId !== undefined) revokeOtherTokens.run(id, keepTokenId);
+    return update.get(change.name, change.passwordHash, timestamp(), id) as UserRow;
+  });
+
+  return {
+    /** Creates a user; a clash on email raises SQLITE_CONSTRAINT_UNIQUE (answered as 409). */
+    createUser(input: { email: string; name: string; passwordHash: string }): UserRow {
+      const now = timestamp();
+      const user = { id: newId(), email: input.email, name: input.name, passwordHash: input.passwordHash, createdAt: now, updatedAt: now };
+      insert.run(user.id, user.email, user.name, user.passwordHash, now, now);
+      return user;
+    },
+
+    getUserByEmail(email: string): UserRow | undefined {
+      return selectByEmail.get(email) as UserRow | undefined;
+    },
+
+    getUserById(id: string): UserRow | undefined {
+      return selectById.get(id) as UserRow | undefined;
+    },
+
+    /** Changes name and password hash; with `revokeTokensExcept`, also revokes every other token. */
+    updateUser(id: string, change: { name: string; passwordHash: string }, revokeTokensExcept?: string): UserRow {
+      return updateAccount(id, change, revokeTokensExcept);
+    },
+
+    /** Deletes the user and, through the schema's cascades, everything the user owns. */
+    deleteUser(id: string): void {
+      remove.run(id);
+    },
+  };
+}

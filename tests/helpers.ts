@@ -1,0 +1,119 @@
+// Test harness: a fresh service on its own temporary database file, reached over real HTTP,
+// and a tiny client that speaks the interface (envelope in, status/headers/body out).
+import { after } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../src/app.js';
+import type { Config } from '../src/config.js';
+import { closeDatabase, openDatabase, type Db } from '../src/db.js';
+import { silentLogger, type Logger } from '../src/lib/log.js';
+
+/** Fast hashing for tests only: production refuses anything below MIN_SCRYPT (src/config.ts). */
+export const TEST_SCRYPT = { logN: 10, r: 8, p: 1 };
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface RequestOptions {
+  token?: string;
+  /** Send the token as `Authorization` instead of the interface's `Autorization`. */
+  header?: 'Autorization' | 'Authorization';
+  body?: unknown;
+  /** A raw body sent as is (with `contentType`, default application/json). */
+  raw?: string | Buffer;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestService {
+  url: string;
+  db: Db;
+  config: Config;
+  dir: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** Signs up a new user and signs in: returns the user and a bearer token. */
+  signUp(name?: string): Promise<{ user: { id: string; email: string; name: string }; token: string; email: string; password: string }>;
+  close(): Promise<void>;
+}
+
+let userCounter = 0;
+
+/** Starts a service on a new temporary database; it is closed and deleted after the test file. */
+export async function startService(overrides: Partial<Config> = {}, log: Logger = silentLogger): Promise<TestService> {
+  const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
+  const config: Config = {
+    host: '127.0.0.1',
+    port: 0,
+    databasePath: join(dir, 'test.db'),
+    scrypt: TEST_SCRYPT,
+    bodyLimitBytes: 1024 * 1024,
+    signInTokenTtlMs: 30 * 24 * 60 * 60 * 1000,
+    logRequests: false,
+    ...overrides,
+  };
+  const db = openDatabase(config.databasePath);
+  const app = createApp({ db, config, log });
+  const server: Server = createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  async function request(method: string, path: string, options: RequestOptions = {}): Promise<Reply> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.token !== undefined) headers[options.header ?? 'Autorization'] = `Bearer ${options.token}`;
+    let body: string | Buffer | undefined;
+    if (options.raw !== undefined) body = options.raw;
+    else if (options.body !== undefined) body = JSON.stringify(options.body);
+    if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+    const response = await fetch(url + path, { method, headers, body });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      // left as text: a test asserting the envelope will fail on it
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+
+  async function signUp(name = 'Test User') {
+    userCounter += 1;
+    const email = `user${userCounter}.${Date.now()}@example.com`;
+    const password = 'correct horse battery';
+    const up = await request('POST', '/api/v1/auth/sign-up', { body: { name, email, password } });
+    if (up.status !== 201) throw new Error(`sign-up failed: ${up.status} ${JSON.stringify(up.body)}`);
+    const signIn = await request('POST', '/api/v1/auth/sign-in', { body: { email, password } });
+    if (signIn.status !== 200) throw new Error(`sign-in failed: ${signIn.status} ${JSON.stringify(signIn.body)}`);
+    return { user: up.body.data.user, token: signIn.body.data.token as string, email, password };
+  }
+
+  let closed = false;
+  async function close() {
+    if (closed) return;
+    closed = true;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    closeDatabase(db);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  after(close);
+
+  return { url, db, config, dir, request, signUp, close };
+}
+
+/** Asserts the failure envelope and returns its error object. */
+export function errorOf(reply: Reply): { code: string; message: string; details?: { path: string; message: string }[] } {
+  if (reply.body?.success !== false || reply.body.data !== null || typeof reply.body.error?.code !== 'string') {
+    throw new Error(`not an error envelope (${reply.status}): ${JSON.stringify(reply.body)}`);
+  }
+  return reply.body.error;
+}
+
+/** Matches the interface's timestamps: ISO 8601, six fractional digits, a UTC offset. */
+export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/;
