@@ -27,7 +27,7 @@ export interface RequestOptions {
   header?: 'Autorization' | 'Authorization';
   body?: unknown;
   /** A raw body sent as is (with `contentType`, default application/json). */
-  raw?: string | Uint8Array;
+  raw?: string;
   contentType?: string;
   headers?: Record<string, string>;
 }
@@ -67,7 +67,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
   async function request(method: string, path: string, options: RequestOptions = {}): Promise<Reply> {
     const headers: Record<string, string> = { ...options.headers };
     if (options.token !== undefined) headers[options.header ?? 'Autorization'] = `Bearer ${options.token}`;
-    let body: string | Uint8Array | undefined;
+    let body: string | undefined;
     if (options.raw !== undefined) body = options.raw;
     else if (options.body !== undefined) body = JSON.stringify(options.body);
     if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
