@@ -12,6 +12,12 @@ import { ok } from './http/respond.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
+import { agentRoutes } from './agents/routes.js';
+import { agentDocumentRoutes, agentToolRoutes } from './links/routes.js';
+import { documentRoutes } from './documents/routes.js';
+import { promptRoutes } from './prompts/routes.js';
+import { tagRoutes } from './tags/routes.js';
+import { toolRoutes } from './tools/routes.js';
 
 export interface AppOptions {
   db: Db;
@@ -20,7 +26,7 @@ export interface AppOptions {
 }
 
 /** Every route module, mounted under /api/v1 in this order. */
-const ROUTES = [authRoutes, apiTokenRoutes];
+const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes];
 
 export function createApp({ db, config, log = jsonLogger }: AppOptions): Koa<AppState, AppContext> {
   const app = new Koa<AppState, AppContext>();

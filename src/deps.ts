@@ -3,6 +3,12 @@ import type { Config } from './config.js';
 import type { Db } from './db.js';
 import type { AppMiddleware } from './http/context.js';
 import { createApiTokenStore } from './api-tokens/store.js';
+import { createAgentStore } from './agents/store.js';
+import { createDocumentStore, documentFromJson, documentJsonSql } from './documents/store.js';
+import { createLinkStore } from './links/store.js';
+import { createPromptStore } from './prompts/store.js';
+import { createTagStore } from './tags/store.js';
+import { createToolStore, toolJsonSql, type ToolRow } from './tools/store.js';
 import { createUserStore } from './users/store.js';
 
 export type Stores = ReturnType<typeof createStores>;
@@ -12,6 +18,29 @@ export function createStores(db: Db) {
   return {
     users: createUserStore(db),
     apiTokens: createApiTokenStore(db),
+    prompts: createPromptStore(db),
+    tags: createTagStore(db),
+    tools: createToolStore(db),
+    documents: createDocumentStore(db),
+    agents: createAgentStore(db),
+    agentDocuments: createLinkStore(db, {
+      table: 'agent_documents',
+      targetTable: 'documents',
+      targetColumn: 'document_id',
+      targetField: 'documentId',
+      targetName: 'document',
+      targetJsonSql: documentJsonSql,
+      targetFromJson: documentFromJson,
+    }),
+    agentTools: createLinkStore(db, {
+      table: 'agent_tools',
+      targetTable: 'tools',
+      targetColumn: 'tool_id',
+      targetField: 'toolId',
+      targetName: 'tool',
+      targetJsonSql: toolJsonSql,
+      targetFromJson: (raw) => raw as unknown as ToolRow,
+    }),
   };
 }
 

@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { ApiError, internal, methodNotAllowed, notFound } from './errors.js';
 import type { AppMiddleware } from './context.js';
 import type { Logger } from '../lib/log.js';
+import { isUniqueViolation } from '../lib/sqlite.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -58,10 +59,8 @@ export function envelope(log: Logger, options: { logRequests: boolean }): AppMid
 /** Maps anything thrown to the error a client sees. */
 function toApiError(thrown: unknown): ApiError {
   if (thrown instanceof ApiError) return thrown;
+  if (isUniqueViolation(thrown)) return new ApiError(409, 'conflict', 'A record with these values already exists.');
   if (thrown instanceof Database.SqliteError) {
-    if (thrown.code === 'SQLITE_CONSTRAINT_UNIQUE' || thrown.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-      return new ApiError(409, 'conflict', 'A record with these values already exists.');
-    }
     if (thrown.code === 'SQLITE_BUSY' || thrown.code === 'SQLITE_LOCKED') {
       return new ApiError(503, 'unavailable', 'The database is busy; try again.');
     }

@@ -1,0 +1,33 @@
+// The JSON shape of an agent: llm as `{ model, provider }` (other llm keys are never returned).
+import type { Caller } from '../http/context.js';
+import { presentUser } from '../users/present.js';
+import { presentDocument } from '../documents/present.js';
+import { presentTag } from '../tags/present.js';
+import type { AgentBrief, AgentRow } from './store.js';
+
+/** An agent as nested in link records: no document or tags of its own. */
+export function presentAgentBrief(agent: AgentBrief, owner?: Caller) {
+  return {
+    id: agent.id,
+    userId: agent.userId,
+    user: owner ? presentUser(owner) : {},
+    name: agent.name,
+    type: agent.type,
+    llm: { model: agent.llmModel, provider: agent.llmProvider },
+    hasMemory: agent.hasMemory,
+    AgentMemory: null,
+    promptId: agent.promptId,
+    documentId: agent.documentId,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+/** An agent as create, get, list and update return it. */
+export function presentAgent(agent: AgentRow, owner: Caller) {
+  return {
+    ...presentAgentBrief(agent, owner),
+    document: agent.document ? presentDocument(agent.document, owner) : {},
+    tags: agent.tags.map(presentTag),
+  };
+}

@@ -1,0 +1,24 @@
+// The JSON shape of a document: never its `authorization` (credentials).
+import type { Caller } from '../http/context.js';
+import { presentUser } from '../users/present.js';
+import type { DocumentRow } from './store.js';
+
+/** A document; with `owner`, its nested `user` object (else `{}`, as nested objects may show it). */
+export function presentDocument(document: DocumentRow, owner?: Caller) {
+  return {
+    id: document.id,
+    userId: document.userId,
+    user: owner ? presentUser(owner) : {},
+    name: document.name,
+    type: document.type,
+    url: document.url,
+    from_page: document.fromPage,
+    to_page: document.toPage,
+    splitter: document.splitter,
+    metadata: document.metadata,
+    createdAt: document.createdAt,
+    updatedAt: document.updatedAt,
+    index: null,
+    Agent: null,
+  };
+}

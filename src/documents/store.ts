@@ -1,0 +1,97 @@
+// SQL for documents. `authorization` holds credentials: written and kept, never read back out here.
+import type { Db } from '../db.js';
+import { newId, timestamp } from '../lib/ids.js';
+import { ownedTable } from '../lib/owned-table.js';
+import type { DocumentInput, Splitter } from './schema.js';
+
+export interface DocumentRow {
+  id: string;
+  userId: string;
+  name: string;
+  type: string;
+  url: string;
+  fromPage: number;
+  toPage: number | null;
+  splitter: Splitter | null;
+  metadata: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const DOCUMENT_COLUMNS = `id, user_id AS userId, name, type, url, from_page AS fromPage, to_page AS toPage,
+  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt`;
+
+/** SQL for the document `alias` as one JSON object shaped like DocumentRow (for nesting in other rows). */
+export const documentJsonSql = (alias: string) =>
+  `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
+    'url', ${alias}.url, 'fromPage', ${alias}.from_page, 'toPage', ${alias}.to_page, 'splitter', json(${alias}.splitter),
+    'metadata', json(${alias}.metadata), 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
+
+/** Reads a document built by documentJsonSql (its JSON columns arrive already parsed). */
+export const documentFromJson = (raw: Record<string, unknown>): DocumentRow => raw as unknown as DocumentRow;
+
+/** Finishes a row selected with DOCUMENT_COLUMNS (its JSON columns). */
+export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
+  return {
+    ...(raw as unknown as DocumentRow),
+    splitter: raw.splitter === null ? null : JSON.parse(raw.splitter as string),
+    metadata: JSON.parse(raw.metadata as string),
+  };
+}
+
+export type DocumentStore = ReturnType<typeof createDocumentStore>;
+
+export function createDocumentStore(db: Db) {
+  const table = ownedTable(db, 'documents', DOCUMENT_COLUMNS, documentFromRow);
+  const insert = db.prepare(
+    `INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const update = db.prepare(
+    `UPDATE documents
+        SET name = ?, type = ?, url = ?, from_page = ?, to_page = ?, splitter = ?, metadata = ?,
+            authorization = CASE WHEN ? THEN ? ELSE authorization END, updated_at = ?
+      WHERE id = ? AND user_id = ? RETURNING ${DOCUMENT_COLUMNS}`,
+  );
+  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+
+  return {
+    getDocument: table.get,
+    seqOfDocument: table.seqOf,
+    listDocuments: table.list,
+    /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
+    deleteDocument: table.delete,
+
+    createDocument(userId: string, input: DocumentInput): DocumentRow {
+      const now = timestamp();
+      const row: DocumentRow = {
+        id: newId(),
+        userId,
+        name: input.name,
+        type: input.type,
+        url: input.url,
+        fromPage: input.from_page,
+        toPage: input.to_page,
+        splitter: input.splitter,
+        metadata: input.metadata,
+        createdAt: now,
+        updatedAt: now,
+      };
+      insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, json(input.authorization), json(row.splitter), json(row.metadata), now, now);
+      return row;
+    },
+
+    /**
+     * Writes `next` (the stored document with the change applied). `authorization` undefined keeps
+     * the stored credentials; null clears them.
+     */
+    updateDocument(userId: string, id: string, next: Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null }): DocumentRow | undefined {
+      const replaceAuthorization = next.authorization === undefined ? 0 : 1;
+      const raw = update.get(
+        next.name, next.type, next.url, next.from_page, next.to_page, json(next.splitter), json(next.metadata),
+        replaceAuthorization, json(next.authorization ?? null), timestamp(), id, userId,
+      );
+      return raw === undefined ? undefined : documentFromRow(raw as Record<string, unknown>);
+    },
+  };
+}

@@ -1,0 +1,14 @@
+// The JSON shape of a prompt (`input_variables` spelled as the interface does).
+import type { PromptRow } from './store.js';
+
+export function presentPrompt(prompt: PromptRow) {
+  return {
+    id: prompt.id,
+    userId: prompt.userId,
+    name: prompt.name,
+    template: prompt.template,
+    input_variables: prompt.inputVariables,
+    createdAt: prompt.createdAt,
+    updatedAt: prompt.updatedAt,
+  };
+}

@@ -1,0 +1,23 @@
+// Request bodies of `/prompts`.
+import * as v from 'valibot';
+import { NameSchema } from '../http/validate.js';
+import { VARIABLE_NAME } from './template.js';
+
+const TemplateSchema = v.pipe(
+  v.string('must be a string'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(100_000, 'must be at most 100000 characters'),
+);
+
+const InputVariablesSchema = v.pipe(
+  v.array(
+    v.pipe(v.string('must be a string'), v.trim(), v.regex(VARIABLE_NAME, 'must be a variable name (letters, digits, _)'), v.maxLength(100, 'must be at most 100 characters')),
+    'must be an array of strings',
+  ),
+  v.maxLength(100, 'must list at most 100 variables'),
+  v.check((names) => new Set(names).size === names.length, 'must not list a variable twice'),
+);
+
+export const CreatePromptSchema = v.object({ name: NameSchema, template: TemplateSchema, input_variables: InputVariablesSchema });
+export const UpdatePromptSchema = v.partial(CreatePromptSchema);
+export type PromptInput = v.InferOutput<typeof CreatePromptSchema>;

@@ -1,0 +1,6 @@
+// The JSON shape of a tag (also nested in agents' `tags`).
+import type { TagRow } from './store.js';
+
+export function presentTag(tag: TagRow) {
+  return { id: tag.id, userId: tag.userId, name: tag.name, color: tag.color, createdAt: tag.createdAt, updatedAt: tag.updatedAt };
+}

@@ -1,0 +1,54 @@
+// SQL for tags. Names are unique per user whatever their case (a UNIQUE index in schema.sql).
+import type { Db } from '../db.js';
+import { conflict } from '../http/errors.js';
+import { newId, timestamp } from '../lib/ids.js';
+import { ownedTable } from '../lib/owned-table.js';
+import { isUniqueViolation } from '../lib/sqlite.js';
+
+export interface TagRow {
+  id: string;
+  userId: string;
+  name: string;
+  color: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const TAG_COLUMNS = 'id, user_id AS userId, name, color, created_at AS createdAt, updated_at AS updatedAt';
+
+export type TagStore = ReturnType<typeof createTagStore>;
+
+/** Runs a write, answering a name clash as 409. */
+function uniqueName<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('You already have a tag with this name.');
+    throw error;
+  }
+}
+
+export function createTagStore(db: Db) {
+  const table = ownedTable<TagRow>(db, 'tags', TAG_COLUMNS);
+  const insert = db.prepare(`INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
+  const update = db.prepare(`UPDATE tags SET name = ?, color = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_COLUMNS}`);
+
+  return {
+    getTag: table.get,
+    seqOfTag: table.seqOf,
+    listTags: table.list,
+    /** Deletes the tag; the schema removes it from every agent's tags. */
+    deleteTag: table.delete,
+
+    createTag(userId: string, input: { name: string; color: string }): TagRow {
+      const now = timestamp();
+      const row: TagRow = { id: newId(), userId, name: input.name, color: input.color, createdAt: now, updatedAt: now };
+      uniqueName(() => insert.run(row.id, userId, row.name, row.color, now, now));
+      return row;
+    },
+
+    updateTag(userId: string, id: string, next: { name: string; color: string }): TagRow | undefined {
+      return uniqueName(() => update.get(next.name, next.color, timestamp(), id, userId) as TagRow | undefined);
+    },
+  };
+}
