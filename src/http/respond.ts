@@ -16,9 +16,19 @@ export function created(ctx: Context, data: unknown): void {
 /** Answers a page of a list: the plain array, and `Link: <...>; rel="next"` when more rows exist. */
 export function okPage<Row extends { id: string }>(ctx: Context, page: Page<Row>, present: (row: Row) => unknown): void {
   if (page.hasMore && page.rows.length > 0) {
-    const next = new URL(ctx.originalUrl, ctx.origin);
-    next.searchParams.set('after', page.rows[page.rows.length - 1].id);
-    ctx.set('Link', `<${next.href}>; rel="next"`);
+    ctx.set('Link', `<${nextPageUrl(ctx, page.rows[page.rows.length - 1].id)}>; rel="next"`);
   }
   ok(ctx, page.rows.map(present));
+}
+
+/** This request's URL with `after` set: absolute when the request named a valid host, else relative. */
+function nextPageUrl(ctx: Context, afterId: string): string {
+  const url = new URL(ctx.originalUrl, 'http://placeholder.invalid');
+  url.searchParams.set('after', afterId);
+  const relative = url.pathname + url.search;
+  try {
+    return new URL(relative, `${ctx.protocol}://${ctx.host}`).href;
+  } catch {
+    return relative;
+  }
 }
