@@ -26,7 +26,8 @@ CREATE TABLE IF NOT EXISTS api_tokens (
   token_digest BLOB    NOT NULL UNIQUE,  -- SHA-256 of token: the only column requests look up by
   created_at   TEXT    NOT NULL,
   updated_at   TEXT    NOT NULL,
-  expires_at   TEXT                      -- NULL: never expires
+  expires_at   TEXT,                     -- NULL: never expires
+  last_used_at TEXT                      -- refreshed at most once a minute, so reads stay reads
 );
 CREATE INDEX IF NOT EXISTS api_tokens_by_user ON api_tokens (user_id, seq);
 
@@ -61,7 +62,7 @@ CREATE TABLE IF NOT EXISTS tools (
   user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   name       TEXT    NOT NULL,
   type       TEXT    NOT NULL CHECK (type IN ('SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI')),
-  metadata   TEXT    NOT NULL,           -- JSON object of settings; may hold secrets, never returned
+  metadata   TEXT    NOT NULL,           -- JSON object of settings, sealed (AES-256-GCM): may hold secrets
   created_at TEXT    NOT NULL,
   updated_at TEXT    NOT NULL
 );
@@ -76,7 +77,7 @@ CREATE TABLE IF NOT EXISTS documents (
   url           TEXT    NOT NULL,
   from_page     INTEGER NOT NULL,
   to_page       INTEGER,                 -- NULL: to the last page
-  authorization TEXT,                    -- JSON object or NULL; access credentials, never returned
+  authorization TEXT,                    -- JSON object or NULL, sealed (AES-256-GCM): access credentials
   splitter      TEXT,                    -- JSON object or NULL (the default splitter)
   metadata      TEXT    NOT NULL,        -- JSON object
   created_at    TEXT    NOT NULL,
@@ -92,7 +93,7 @@ CREATE TABLE IF NOT EXISTS agents (
   type         TEXT    NOT NULL CHECK (type IN ('VENDOR_A', 'REACT')),
   llm_model    TEXT    NOT NULL,
   llm_provider TEXT    NOT NULL,
-  llm_extra    TEXT    NOT NULL,         -- JSON object: further llm keys (e.g. an api key), never returned
+  llm_extra    TEXT    NOT NULL,         -- JSON object of further llm keys (an api key, say), sealed (AES-256-GCM)
   has_memory   INTEGER NOT NULL CHECK (has_memory IN (0, 1)),
   prompt_id    TEXT    REFERENCES prompts (id) ON DELETE SET NULL,
   document_id  TEXT    REFERENCES documents (id) ON DELETE SET NULL,

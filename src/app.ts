@@ -8,6 +8,9 @@ import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
 import { requireCaller } from './http/auth.js';
+import { cors } from './http/cors.js';
+import { createRateLimits } from './http/rate-limit.js';
+import { createSealer } from './lib/secrets.js';
 import { ok } from './http/respond.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
@@ -22,18 +25,23 @@ import { toolRoutes } from './tools/routes.js';
 export interface AppOptions {
   db: Db;
   config: Config;
+  /** The 32-byte key that seals secrets at rest (see src/lib/secrets.ts). */
+  secretKey: Buffer;
   log?: Logger;
 }
 
 /** Every route module, mounted under /api/v1 in this order. */
 const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes];
 
-export function createApp({ db, config, log = jsonLogger }: AppOptions): Koa<AppState, AppContext> {
-  const app = new Koa<AppState, AppContext>();
-  const stores = createStores(db);
-  const deps: Deps = { config, stores, requireCaller: requireCaller(stores.apiTokens) };
+export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): Koa<AppState, AppContext> {
+  // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
+  const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
+  const stores = createStores(db, createSealer(secretKey));
+  const rateLimits = createRateLimits(config.rateLimit);
+  const deps: Deps = { config, stores, rateLimits, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
 
   app.use(envelope(log, { logRequests: config.logRequests }));
+  app.use(cors(config.corsOrigins));
   app.use(jsonBody(config.bodyLimitBytes));
 
   const root = new Router<AppState>();

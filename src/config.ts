@@ -2,6 +2,7 @@
 // with a message naming every bad setting, so a typo never runs with a silent default.
 import * as v from 'valibot';
 import { resolve } from 'node:path';
+import { parseSecretKey } from './lib/secrets.js';
 
 /** The scrypt cost of new password hashes (cost = 2^logN). */
 export interface ScryptCost {
@@ -21,6 +22,27 @@ export interface Config {
   signInTokenTtlMs: number;
   /** Write one JSON line per request to stdout. */
   logRequests: boolean;
+  /** Cut off a request whose headers and body have not arrived within this time. */
+  requestTimeoutMs: number;
+  /** On SIGTERM, wait this long for in-flight requests before closing their connections. */
+  shutdownTimeoutMs: number;
+  /** Believe the last X-Forwarded-For hop (only behind a reverse proxy you run). */
+  trustProxy: boolean;
+  /** Origins allowed to call the API from a browser; empty: CORS off. */
+  corsOrigins: string[];
+  rateLimit: RateLimitConfig;
+  /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
+  secretKey?: Buffer;
+}
+
+export interface RateLimitConfig {
+  enabled: boolean;
+  /** Sign-up and sign-in attempts per client address per minute. */
+  authPerMinute: number;
+  /** Failed sign-ins per email per 15 minutes, after which that email is refused for a while. */
+  failedSignInsPer15Minutes: number;
+  /** Requests per API token per minute. */
+  perTokenPerMinute: number;
 }
 
 /** OWASP's minimum for scrypt without 128 MiB per hash (decisions.md): production never goes below. */
@@ -35,6 +57,8 @@ const integerSetting = (min: number, max: number) =>
     v.maxValue(max, `must be at most ${max}`),
   );
 
+const onOff = v.picklist(['on', 'off'], 'must be "on" or "off"');
+
 const EnvSchema = v.object({
   HOST: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '127.0.0.1'),
   PORT: v.optional(integerSetting(0, 65535), '3000'),
@@ -44,10 +68,41 @@ const EnvSchema = v.object({
   SCRYPT_P: v.optional(integerSetting(MIN_SCRYPT.p, 16), String(MIN_SCRYPT.p)),
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),
-  LOG_REQUESTS: v.optional(v.picklist(['on', 'off'], 'must be "on" or "off"'), 'on'),
+  LOG_REQUESTS: v.optional(onOff, 'on'),
+  REQUEST_TIMEOUT_MS: v.optional(integerSetting(1000, 3_600_000), '30000'),
+  SHUTDOWN_TIMEOUT_MS: v.optional(integerSetting(0, 600_000), '10000'),
+  TRUST_PROXY: v.optional(onOff, 'off'),
+  CORS_ORIGINS: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean)),
+      v.check((origins) => origins.every(isOrigin), 'must be a comma-separated list of origins such as https://app.example.com'),
+    ),
+    '',
+  ),
+  RATE_LIMIT: v.optional(onOff, 'on'),
+  RATE_LIMIT_AUTH_PER_MINUTE: v.optional(integerSetting(1, 1_000_000), '30'),
+  RATE_LIMIT_FAILED_SIGN_INS: v.optional(integerSetting(1, 1_000_000), '10'),
+  RATE_LIMIT_TOKEN_PER_MINUTE: v.optional(integerSetting(1, 100_000_000), '6000'),
+  SECRET_KEY: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform(parseSecretKey),
+      v.check((key) => key !== undefined, 'must be 32 bytes, as 64 hex digits or base64'),
+    ),
+  ),
 });
 
-/** Settings and their meaning, for the startup error message and the README's table. */
+function isOrigin(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === text;
+  } catch {
+    return false;
+  }
+}
+
+/** The names of every setting read from the environment. */
 export const SETTINGS = Object.keys(EnvSchema.entries);
 
 /** Parses the environment; throws an Error listing every bad setting. */
@@ -57,6 +112,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   );
   const result = v.safeParse(EnvSchema, known);
   if (!result.success) {
+    // Name the setting, never echo its value (SECRET_KEY is one).
     const problems = result.issues.map((issue) => `  ${v.getDotPath(issue)}: ${issue.message}`);
     throw new Error(`invalid configuration:\n${problems.join('\n')}`);
   }
@@ -69,5 +125,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,
     signInTokenTtlMs: settings.SIGN_IN_TOKEN_TTL_DAYS * 24 * 60 * 60 * 1000,
     logRequests: settings.LOG_REQUESTS === 'on',
+    requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
+    shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
+    trustProxy: settings.TRUST_PROXY === 'on',
+    corsOrigins: settings.CORS_ORIGINS,
+    rateLimit: {
+      enabled: settings.RATE_LIMIT === 'on',
+      authPerMinute: settings.RATE_LIMIT_AUTH_PER_MINUTE,
+      failedSignInsPer15Minutes: settings.RATE_LIMIT_FAILED_SIGN_INS,
+      perTokenPerMinute: settings.RATE_LIMIT_TOKEN_PER_MINUTE,
+    },
+    secretKey: settings.SECRET_KEY,
   };
 }

@@ -1,7 +1,7 @@
 // Opens the SQLite file, sets the pragmas every connection needs and brings the schema up to date.
 // All SQL beyond this lives in the per-resource store modules.
 import Database from 'better-sqlite3';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -14,7 +14,11 @@ const schemaPath = join(dirname(fileURLToPath(import.meta.url)), '..', 'schema.s
 
 /** Opens (creating if needed) the database at `path` with WAL, foreign keys and the schema applied. */
 export function openDatabase(path: string): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    // Owner-only from the first byte; SQLite gives the -wal and -shm files the same mode.
+    closeSync(openSync(path, 'a', 0o600));
+  }
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   // FULL: a 2xx means the row survives power loss, not only a crash of the process.

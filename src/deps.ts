@@ -2,6 +2,8 @@
 import type { Config } from './config.js';
 import type { Db } from './db.js';
 import type { AppMiddleware } from './http/context.js';
+import type { RateLimits } from './http/rate-limit.js';
+import type { Sealer } from './lib/secrets.js';
 import { createApiTokenStore } from './api-tokens/store.js';
 import { createAgentStore } from './agents/store.js';
 import { createDocumentStore, documentFromJson, documentJsonSql } from './documents/store.js';
@@ -14,15 +16,15 @@ import { createUserStore } from './users/store.js';
 export type Stores = ReturnType<typeof createStores>;
 
 /** Prepares every statement of every store, once per database. */
-export function createStores(db: Db) {
+export function createStores(db: Db, sealer: Sealer) {
   return {
     users: createUserStore(db),
     apiTokens: createApiTokenStore(db),
     prompts: createPromptStore(db),
     tags: createTagStore(db),
-    tools: createToolStore(db),
-    documents: createDocumentStore(db),
-    agents: createAgentStore(db),
+    tools: createToolStore(db, sealer),
+    documents: createDocumentStore(db, sealer),
+    agents: createAgentStore(db, sealer),
     agentDocuments: createLinkStore(db, {
       table: 'agent_documents',
       targetTable: 'documents',
@@ -47,6 +49,7 @@ export function createStores(db: Db) {
 export interface Deps {
   config: Config;
   stores: Stores;
+  rateLimits: RateLimits;
   /** Route middleware: only callers with a valid token pass; sets `ctx.state.caller`. */
   requireCaller: AppMiddleware;
 }

@@ -1,28 +1,30 @@
 // The process: read config → open database → build app → listen. SIGTERM/SIGINT stop accepting,
-// let in-flight requests finish (up to a deadline), close the database and exit.
-import { createServer } from 'node:http';
+// let in-flight requests finish (up to a deadline), close the database and exit 0.
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import { closeDatabase, openDatabase } from './db.js';
 import { createApp } from './app.js';
+import { createHttpServer } from './server.js';
 import { jsonLogger as log } from './lib/log.js';
+import { loadOrCreateKeyFile } from './lib/secrets.js';
 
-const SHUTDOWN_DEADLINE_MS = 10_000;
-
-function main(): void {
-  let config;
+function loadConfigOrExit(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n`);
     process.exit(2);
   }
+}
+
+function main(): void {
+  const config = loadConfigOrExit();
+  // Everything this process creates (database, WAL, key file) is readable by its owner only.
+  process.umask(0o077);
   const db = openDatabase(config.databasePath);
-  const app = createApp({ db, config, log });
-  const server = createServer(app.callback());
-  // A client that never finishes sending its request is cut off.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
+  const secretKey = config.secretKey ?? loadOrCreateKeyFile(`${config.databasePath}.key`);
+  const app = createApp({ db, config, secretKey, log });
+  const server = createHttpServer(app, config);
 
   server.listen(config.port, config.host, () => {
     const { address, port } = server.address() as AddressInfo;
@@ -36,9 +38,9 @@ function main(): void {
     stopping = true;
     log.info({ msg: 'shutting down', signal });
     const deadline = setTimeout(() => {
-      log.error({ msg: 'in-flight requests did not finish in time; closing anyway' });
+      log.error({ msg: 'in-flight requests did not finish in time; closing their connections' });
       server.closeAllConnections();
-    }, SHUTDOWN_DEADLINE_MS);
+    }, config.shutdownTimeoutMs);
     deadline.unref();
     server.close(() => {
       clearTimeout(deadline);

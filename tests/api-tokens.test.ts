@@ -141,7 +141,9 @@ describe('DELETE /api-tokens/{tokenId}', () => {
     const reply = await request('DELETE', `/api/v1/api-tokens/${record.id}`, { token });
     assert.equal(reply.status, 200);
     assert.equal(reply.body.success, true);
-    assert.deepEqual(reply.body.data, record);
+    // The same record, except that using it set lastUsedAt.
+    assert.match(reply.body.data.lastUsedAt, TIMESTAMP);
+    assert.deepEqual({ ...reply.body.data, lastUsedAt: null }, record);
 
     const revoked = await request('GET', '/api/v1/auth/me', { token: record.token });
     assert.equal(revoked.status, 401);

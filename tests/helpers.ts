@@ -2,14 +2,17 @@
 // and a tiny client that speaks the interface (envelope in, status/headers/body out).
 import { after } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp } from '../src/app.js';
+import { createHttpServer } from '../src/server.js';
 import type { Config } from '../src/config.js';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
 import { silentLogger, type Logger } from '../src/lib/log.js';
+import { createSealer } from '../src/lib/secrets.js';
 
 /** Fast hashing for tests only: production refuses anything below MIN_SCRYPT (src/config.ts). */
 export const TEST_SCRYPT = { logN: 10, r: 8, p: 1 };
@@ -37,6 +40,8 @@ export interface TestService {
   db: Db;
   config: Config;
   dir: string;
+  /** Decrypts a sealed column value (tool metadata, llm extras, document authorization). */
+  unseal(sealed: string): string;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
   /** Signs up a new user and signs in: returns the user and a bearer token. */
   signUp(name?: string): Promise<{ user: { id: string; email: string; name: string }; token: string; email: string; password: string }>;
@@ -45,7 +50,10 @@ export interface TestService {
 
 let userCounter = 0;
 
-/** Starts a service on a new temporary database; it is closed and deleted after the test file. */
+/**
+ * Starts a service on a new temporary database; it is closed and deleted after the test file.
+ * Rate limiting is off unless a test turns it on (`rateLimit: { enabled: true, ... }`).
+ */
 export async function startService(overrides: Partial<Config> = {}, log: Logger = silentLogger): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
   const config: Config = {
@@ -56,11 +64,17 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     bodyLimitBytes: 1024 * 1024,
     signInTokenTtlMs: 30 * 24 * 60 * 60 * 1000,
     logRequests: false,
+    requestTimeoutMs: 30_000,
+    shutdownTimeoutMs: 1_000,
+    trustProxy: false,
+    corsOrigins: [],
+    rateLimit: { enabled: false, authPerMinute: 30, failedSignInsPer15Minutes: 10, perTokenPerMinute: 6000 },
     ...overrides,
   };
   const db = openDatabase(config.databasePath);
-  const app = createApp({ db, config, log });
-  const server: Server = createServer(app.callback());
+  const secretKey = randomBytes(32);
+  const app = createApp({ db, config, log, secretKey });
+  const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -104,7 +118,8 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
   }
   after(close);
 
-  return { url, db, config, dir, request, signUp, close };
+  const { open: unseal } = createSealer(secretKey);
+  return { url, db, config, dir, unseal, request, signUp, close };
 }
 
 /** Asserts the failure envelope and returns its error object. */

@@ -1,6 +1,7 @@
 // SQL for agents, their tags and their references (prompt, document). An agent and everything it
 // shows (its document and tags) come back from one statement, for one agent or a whole page.
 import type { Db } from '../db.js';
+import type { Sealer } from '../lib/secrets.js';
 import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
@@ -54,7 +55,7 @@ function agentFromRow(raw: Record<string, unknown>): AgentRow {
 
 export type AgentStore = ReturnType<typeof createAgentStore>;
 
-export function createAgentStore(db: Db) {
+export function createAgentStore(db: Db, sealer: Sealer) {
   const table = ownedTable(db, 'agents', FULL_COLUMNS, agentFromRow);
   const insert = db.prepare(
     `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id, created_at, updated_at)
@@ -89,7 +90,7 @@ export function createAgentStore(db: Db) {
     checkReferences(userId, input);
     const id = newId();
     const now = timestamp();
-    insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, JSON.stringify(input.llm.extra),
+    insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
       input.hasMemory ? 1 : 0, input.promptId, input.documentId, now, now);
     setTags(id, input.tags);
     return id;
@@ -104,7 +105,7 @@ export function createAgentStore(db: Db) {
       change.type ?? stored.type,
       change.llm?.model ?? stored.llmModel,
       change.llm?.provider ?? stored.llmProvider,
-      change.llm ? JSON.stringify(change.llm.extra) : null,
+      change.llm ? sealer.seal(JSON.stringify(change.llm.extra)) : null,
       (change.hasMemory ?? stored.hasMemory) ? 1 : 0,
       change.promptId === undefined ? stored.promptId : change.promptId,
       change.documentId === undefined ? stored.documentId : change.documentId,

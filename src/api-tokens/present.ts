@@ -14,5 +14,6 @@ export function presentApiToken(token: ApiTokenRow, owner: Caller | UserRow) {
     createdAt: token.createdAt,
     updatedAt: token.updatedAt,
     expiresAt: token.expiresAt,
+    lastUsedAt: token.lastUsedAt,
   };
 }

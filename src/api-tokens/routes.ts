@@ -7,9 +7,25 @@ import { callerOf } from '../http/auth.js';
 import { notFound } from '../http/errors.js';
 import { created, ok, okPage } from '../http/respond.js';
 import { DescriptionSchema, parseBody, parseId, parsePageRequest } from '../http/validate.js';
+import { formatTimestamp } from '../lib/ids.js';
 import { presentApiToken } from './present.js';
 
-const CreateApiTokenSchema = v.object({ description: v.optional(DescriptionSchema, '') });
+const CreateApiTokenSchema = v.object({
+  description: v.optional(DescriptionSchema, ''),
+  /** When the token stops working: an ISO 8601 time in the future; absent or null: never. */
+  expiresAt: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string('must be an ISO 8601 date-time string'),
+        v.isoTimestamp('must be an ISO 8601 date-time such as 2027-01-31T12:00:00Z'),
+        v.transform((text) => Date.parse(text)),
+        v.check((ms) => ms > Date.now(), 'must be in the future'),
+        v.transform(formatTimestamp),
+      ),
+    ),
+    null,
+  ),
+});
 const UpdateApiTokenSchema = v.object({ description: DescriptionSchema });
 
 export function apiTokenRoutes(router: Router<AppState>, { stores, requireCaller }: Deps): void {

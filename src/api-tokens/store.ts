@@ -13,10 +13,17 @@ export interface ApiTokenRow {
   createdAt: string;
   updatedAt: string;
   expiresAt: string | null;
+  lastUsedAt: string | null;
 }
 
 const COLUMNS =
-  'id, user_id AS userId, description, token, created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt';
+  'id, user_id AS userId, description, token, created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt, last_used_at AS lastUsedAt';
+
+/** What authentication needs to know about a token besides its owner. */
+export interface TokenState {
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
 
 export type ApiTokenStore = ReturnType<typeof createApiTokenStore>;
 
@@ -28,13 +35,14 @@ export function createApiTokenStore(db: Db) {
   );
   const selectCaller = db.prepare(
     `SELECT u.id, u.email, u.name, u.created_at AS createdAt, u.updated_at AS updatedAt,
-            t.id AS tokenId, t.expires_at AS expiresAt
+            t.id AS tokenId, t.expires_at AS expiresAt, t.last_used_at AS lastUsedAt
        FROM api_tokens t JOIN users u ON u.id = t.user_id
       WHERE t.token_digest = ?`,
   );
   const updateDescription = db.prepare(
     `UPDATE api_tokens SET description = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,
   );
+  const touch = db.prepare(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`);
   const deleteReturning = db.prepare(`DELETE FROM api_tokens WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`);
 
   return {
@@ -54,14 +62,20 @@ export function createApiTokenStore(db: Db) {
         createdAt: now,
         updatedAt: now,
         expiresAt: input.expiresAt ?? null,
+        lastUsedAt: null,
       };
       insert.run(row.id, userId, row.description, token, digestToken(token), now, now, row.expiresAt);
       return row;
     },
 
     /** The caller a token secret belongs to, with the token's expiry; undefined for an unknown token. */
-    findCallerByToken(secret: string): (Caller & { expiresAt: string | null }) | undefined {
-      return selectCaller.get(digestToken(secret)) as (Caller & { expiresAt: string | null }) | undefined;
+    findCallerByToken(secret: string): (Caller & TokenState) | undefined {
+      return selectCaller.get(digestToken(secret)) as (Caller & TokenState) | undefined;
+    },
+
+    /** Records that the token was used now. */
+    touchApiToken(id: string, at: string): void {
+      touch.run(at, id);
     },
 
     updateApiToken(userId: string, id: string, change: { description: string }): ApiTokenRow | undefined {

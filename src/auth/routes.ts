@@ -12,13 +12,13 @@ import { formatTimestamp } from '../lib/ids.js';
 import { hashPassword, verifyPassword } from './password.js';
 import { DeleteMeSchema, SignInSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
 
-export function authRoutes(router: Router<AppState>, { stores, config, requireCaller }: Deps): void {
+export function authRoutes(router: Router<AppState>, { stores, config, rateLimits, requireCaller }: Deps): void {
   const { users, apiTokens } = stores;
   // Verified against when the email is unknown, so both failures of sign-in take the same time.
   let decoyHash: Promise<string> | undefined;
   const decoy = () => (decoyHash ??= hashPassword('decoy password, never matches', config.scrypt));
 
-  router.post('/auth/sign-up', async (ctx) => {
+  router.post('/auth/sign-up', rateLimits.authAttempts, async (ctx) => {
     const input = parseBody(ctx, SignUpSchema);
     const passwordHash = await hashPassword(input.password, config.scrypt);
     // Checked after the (awaited) hash, right before the insert: nothing can run in between.
@@ -27,11 +27,16 @@ export function authRoutes(router: Router<AppState>, { stores, config, requireCa
     created(ctx, { user: presentSignedUpUser(user) });
   });
 
-  router.post('/auth/sign-in', async (ctx) => {
+  router.post('/auth/sign-in', rateLimits.authAttempts, async (ctx) => {
     const input = parseBody(ctx, SignInSchema);
+    rateLimits.checkSignInAllowed(input.email);
     const user = users.getUserByEmail(input.email);
     const matches = await verifyPassword(input.password, user?.passwordHash ?? (await decoy()));
-    if (!user || !matches) throw unauthorized('The email or password is wrong.');
+    if (!user || !matches) {
+      rateLimits.signInFailed(input.email);
+      throw unauthorized('The email or password is wrong.');
+    }
+    rateLimits.signInSucceeded(input.email);
     const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
     const token = apiTokens.createApiToken(user.id, { description: 'Created by sign-in', expiresAt });
     ok(ctx, { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) });

@@ -1,5 +1,6 @@
-// SQL for documents. `authorization` holds credentials: written and kept, never read back out here.
+// SQL for documents. `authorization` holds credentials: stored sealed (AES-256-GCM), never returned.
 import type { Db } from '../db.js';
+import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import type { DocumentInput, Splitter } from './schema.js';
@@ -41,7 +42,7 @@ export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
 
 export type DocumentStore = ReturnType<typeof createDocumentStore>;
 
-export function createDocumentStore(db: Db) {
+export function createDocumentStore(db: Db, sealer: Sealer) {
   const table = ownedTable(db, 'documents', DOCUMENT_COLUMNS, documentFromRow);
   const insert = db.prepare(
     `INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
@@ -54,6 +55,7 @@ export function createDocumentStore(db: Db) {
       WHERE id = ? AND user_id = ? RETURNING ${DOCUMENT_COLUMNS}`,
   );
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+  const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
   return {
     getDocument: table.get,
@@ -77,7 +79,7 @@ export function createDocumentStore(db: Db) {
         createdAt: now,
         updatedAt: now,
       };
-      insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, json(input.authorization), json(row.splitter), json(row.metadata), now, now);
+      insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, sealed(input.authorization), json(row.splitter), json(row.metadata), now, now);
       return row;
     },
 
@@ -89,7 +91,7 @@ export function createDocumentStore(db: Db) {
       const replaceAuthorization = next.authorization === undefined ? 0 : 1;
       const raw = update.get(
         next.name, next.type, next.url, next.from_page, next.to_page, json(next.splitter), json(next.metadata),
-        replaceAuthorization, json(next.authorization ?? null), timestamp(), id, userId,
+        replaceAuthorization, sealed(next.authorization ?? null), timestamp(), id, userId,
       );
       return raw === undefined ? undefined : documentFromRow(raw as Record<string, unknown>);
     },

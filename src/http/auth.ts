@@ -1,10 +1,14 @@
 // Bearer-token authentication. The interface spells the header `Autorization`; the correct
 // `Authorization` is accepted too (decisions.md). The interface's spelling wins when both are sent.
 import type { ApiTokenStore } from '../api-tokens/store.js';
+import { formatTimestamp } from '../lib/ids.js';
 import type { AppContext, AppMiddleware, Caller } from './context.js';
 import { unauthorized } from './errors.js';
+import type { RateLimits } from './rate-limit.js';
 
 const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
+/** `lastUsedAt` is written at most this often per token, so authenticated reads stay reads. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** The bearer secret a request carries, or undefined. */
 export function bearerSecret(ctx: AppContext): string | undefined {
@@ -13,14 +17,19 @@ export function bearerSecret(ctx: AppContext): string | undefined {
 }
 
 /** Middleware: lets the request through only with a known, unexpired token; sets the caller. */
-export function requireCaller(tokens: ApiTokenStore): AppMiddleware {
+export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMiddleware {
   return async function requireCallerMiddleware(ctx, next) {
     const secret = bearerSecret(ctx);
     if (secret === undefined) throw unauthorized();
     const found = secret.length <= 256 ? tokens.findCallerByToken(secret) : undefined;
     if (found === undefined) throw unauthorized('The API token is unknown or revoked.');
-    const { expiresAt, ...caller } = found;
-    if (expiresAt !== null && Date.parse(expiresAt) <= Date.now()) throw unauthorized('The API token has expired.');
+    const { expiresAt, lastUsedAt, ...caller } = found;
+    const nowMs = Date.now();
+    if (expiresAt !== null && Date.parse(expiresAt) <= nowMs) throw unauthorized('The API token has expired.');
+    limits.checkToken(caller.tokenId);
+    if (lastUsedAt === null || nowMs - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
+      tokens.touchApiToken(caller.tokenId, formatTimestamp(nowMs));
+    }
     ctx.state.caller = caller;
     return next();
   };

@@ -16,6 +16,8 @@ export class ApiError extends Error {
     readonly code: string,
     message: string,
     readonly details?: unknown,
+    /** For 429: sent as the Retry-After header. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'ApiError';
@@ -53,5 +55,8 @@ export const validationFailed = (details: FieldIssue[]) =>
 /** A body reference (promptId, tag id, ...) that is not one of the caller's records. */
 export const unknownReference = (path: string, what: string) =>
   validationFailed([{ path, message: `No ${what} with this id.` }]);
+
+export const rateLimited = (retryAfterSeconds: number, what: string) =>
+  new ApiError(429, 'rate_limited', `Too many ${what}; retry after ${retryAfterSeconds} s.`, undefined, retryAfterSeconds);
 
 export const internal = () => new ApiError(500, 'internal', 'Internal server error.');

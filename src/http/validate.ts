@@ -59,6 +59,8 @@ const MAX_JSON_OBJECT_BYTES = 64 * 1024;
 /** A JSON object of settings (metadata, credentials), at most 64 KiB once serialised. */
 export const JsonObjectSchema = v.pipe(
   v.record(v.string(), v.unknown(), 'must be an object'),
+  // valibot's record() lets arrays through; settings are key-value objects.
+  v.check((value) => !Array.isArray(value), 'must be an object'),
   v.check(
     (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
     `must be at most ${MAX_JSON_OBJECT_BYTES} bytes as JSON`,

@@ -1,5 +1,6 @@
-// SQL for tools. `metadata` may hold secrets: it is written and kept, never read back out.
+// SQL for tools. `metadata` may hold secrets: it is stored sealed (AES-256-GCM) and never read back out.
 import type { Db } from '../db.js';
+import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import type { ToolInput } from './schema.js';
@@ -22,7 +23,7 @@ export const toolJsonSql = (alias: string) =>
 
 export type ToolStore = ReturnType<typeof createToolStore>;
 
-export function createToolStore(db: Db) {
+export function createToolStore(db: Db, sealer: Sealer) {
   const table = ownedTable<ToolRow>(db, 'tools', TOOL_COLUMNS);
   const insert = db.prepare(
     `INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -42,13 +43,13 @@ export function createToolStore(db: Db) {
     createTool(userId: string, input: ToolInput): ToolRow {
       const now = timestamp();
       const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, createdAt: now, updatedAt: now };
-      insert.run(row.id, userId, row.name, row.type, JSON.stringify(input.metadata), now, now);
+      insert.run(row.id, userId, row.name, row.type, sealer.seal(JSON.stringify(input.metadata)), now, now);
       return row;
     },
 
     /** Sets name and type; replaces metadata only when a new one is given. */
     updateTool(userId: string, id: string, next: { name: string; type: string; metadata?: Record<string, unknown> }): ToolRow | undefined {
-      const metadata = next.metadata === undefined ? null : JSON.stringify(next.metadata);
+      const metadata = next.metadata === undefined ? null : sealer.seal(JSON.stringify(next.metadata));
       return update.get(next.name, next.type, metadata, timestamp(), id, userId) as ToolRow | undefined;
     },
   };
