@@ -58,9 +58,9 @@ const MAX_JSON_OBJECT_BYTES = 64 * 1024;
 
 /** A JSON object of settings (metadata, credentials), at most 64 KiB once serialised. */
 export const JsonObjectSchema = v.pipe(
+  // valibot's record() would turn an array into an object; settings are key-value objects.
+  v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object'),
   v.record(v.string(), v.unknown(), 'must be an object'),
-  // valibot's record() lets arrays through; settings are key-value objects.
-  v.check((value) => !Array.isArray(value), 'must be an object'),
   v.check(
     (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
     `must be at most ${MAX_JSON_OBJECT_BYTES} bytes as JSON`,

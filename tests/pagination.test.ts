@@ -1,0 +1,214 @@
+// Pagination of every list (decisions.md): `?limit=` (default 100, 1-1000), `?after=<id>` (keyset,
+// stable under inserts), creation order, and `Link: <...>; rel="next"` while more rows exist.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { errorOf, startService, type Reply } from './helpers.js';
+
+const service = await startService();
+const { request } = service;
+
+/** Every list of the service. */
+const LISTS = ['/tools', '/tags', '/documents', '/prompts', '/agents', '/api-tokens', '/agent-documents', '/agent-tools'];
+
+/** Lists whose records this file creates, with a body for the n-th new record. */
+const CREATORS: Record<string, (n: number) => Record<string, unknown>> = {
+  '/tools': (n) => ({ name: `tool ${n}`, type: 'SEARCH' }),
+  '/tags': (n) => ({ name: `tag ${n}` }),
+  '/prompts': (n) => ({ name: `prompt ${n}`, template: 'Hi {who}', input_variables: ['who'] }),
+  '/documents': (n) => ({ name: `doc ${n}`, type: 'URL', url: `https://example.com/${n}` }),
+};
+
+let created = 0;
+
+/** Creates one record in `list` for the holder of `token` and returns its id. */
+async function create(token: string, list: string): Promise<string> {
+  created += 1;
+  const reply = await request('POST', `/api/v1${list}`, { token, body: CREATORS[list](created) });
+  assert.equal(reply.status, 201, JSON.stringify(reply.body));
+  return reply.body.data.id;
+}
+
+async function createMany(token: string, list: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push(await create(token, list));
+  return ids;
+}
+
+/** The target of a `Link: <url>; rel="next"` header as a path on this service, or null. */
+function nextPath(reply: Reply): string | null {
+  const link = reply.headers.get('link');
+  if (link === null) return null;
+  const match = /^<([^>]+)>;\s*rel="next"$/.exec(link);
+  assert.ok(match, `a Link header of the form <url>; rel="next": ${link}`);
+  const url = new URL(match[1], service.url);
+  return url.pathname + url.search;
+}
+
+const ids = (reply: Reply): string[] => reply.body.data.map((item: { id: string }) => item.id);
+
+/** Asserts a 422 `validation_failed` whose details name exactly `path`. */
+function assertInvalid(reply: Reply, path: string, what: string): void {
+  assert.equal(reply.status, 422, `${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
+  const error = errorOf(reply);
+  assert.equal(error.code, 'validation_failed', what);
+  assert.deepEqual(error.details?.map((issue) => issue.path), [path], what);
+}
+
+describe('?limit=', () => {
+  test('0, -1, abc, 1.5, 1001 and an empty value are 422 validation_failed at path limit, on every list', async () => {
+    const { token } = await service.signUp();
+    for (const list of LISTS) {
+      for (const limit of ['0', '-1', 'abc', '1.5', '1001', '', '1e2']) {
+        const reply = await request('GET', `/api/v1${list}?limit=${encodeURIComponent(limit)}`, { token });
+        assertInvalid(reply, 'limit', `${list}?limit=${limit}`);
+      }
+    }
+  });
+
+  test('limit given twice is 422 at path limit', async () => {
+    const { token } = await service.signUp();
+    assertInvalid(await request('GET', '/api/v1/tools?limit=1&limit=2', { token }), 'limit', 'limit twice');
+  });
+
+  test('1 and 1000 are accepted', async () => {
+    const { token } = await service.signUp();
+    const [first, second] = await createMany(token, '/tools', 2);
+    const one = await request('GET', '/api/v1/tools?limit=1', { token });
+    assert.equal(one.status, 200);
+    assert.deepEqual(ids(one), [first]);
+    assert.notEqual(nextPath(one), null, 'more rows exist');
+    const all = await request('GET', '/api/v1/tools?limit=1000', { token });
+    assert.equal(all.status, 200);
+    assert.deepEqual(ids(all), [first, second]);
+    assert.equal(all.headers.get('link'), null);
+  });
+
+  test('a limit exactly matching the rows left gives no Link header', async () => {
+    const { token } = await service.signUp();
+    const tags = await createMany(token, '/tags', 3);
+    const reply = await request('GET', '/api/v1/tags?limit=3', { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(ids(reply), tags);
+    assert.equal(reply.headers.get('link'), null);
+  });
+});
+
+describe('?after=', () => {
+  test('an unknown id is 422 at path after', async () => {
+    const { token } = await service.signUp();
+    await create(token, '/tools');
+    for (const list of ['/tools', '/tags', '/prompts', '/documents']) {
+      const reply = await request('GET', `/api/v1${list}?after=${randomUUID()}`, { token });
+      assertInvalid(reply, 'after', `${list} unknown after`);
+    }
+  });
+
+  test("another user's id is 422 at path after", async () => {
+    const { token } = await service.signUp();
+    const other = await service.signUp();
+    for (const list of ['/tools', '/tags', '/prompts', '/documents']) {
+      await create(token, list);
+      const theirs = await create(other.token, list);
+      const reply = await request('GET', `/api/v1${list}?after=${theirs}`, { token });
+      assertInvalid(reply, 'after', `${list} another user's after`);
+    }
+  });
+
+  test("an id from another of the caller's lists is 422 at path after", async () => {
+    const { token } = await service.signUp();
+    await create(token, '/tools');
+    const tag = await create(token, '/tags');
+    assertInvalid(await request('GET', `/api/v1/tools?after=${tag}`, { token }), 'after', 'a tag id on /tools');
+  });
+
+  test('the rows after the given one, in creation order', async () => {
+    const { token } = await service.signUp();
+    const tags = await createMany(token, '/tags', 4);
+    const reply = await request('GET', `/api/v1/tags?after=${tags[1]}`, { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(ids(reply), tags.slice(2));
+    assert.equal(reply.headers.get('link'), null);
+    const last = await request('GET', `/api/v1/tags?after=${tags[3]}`, { token });
+    assert.equal(last.status, 200);
+    assert.deepEqual(last.body, { success: true, data: [] });
+    assert.equal(last.headers.get('link'), null);
+  });
+});
+
+describe('default page size', () => {
+  test('100 rows per page; the Link header leads to the rest', async () => {
+    const { token } = await service.signUp();
+    const tools = await createMany(token, '/tools', 105);
+
+    const first = await request('GET', '/api/v1/tools', { token });
+    assert.equal(first.status, 200);
+    assert.equal(first.body.success, true);
+    assert.ok(Array.isArray(first.body.data), 'the body stays a plain array');
+    assert.deepEqual(ids(first), tools.slice(0, 100));
+    const next = nextPath(first);
+    assert.ok(next !== null, 'a Link header while more rows exist');
+    assert.ok(next.startsWith('/api/v1/tools?'), next);
+    assert.equal(new URLSearchParams(next.split('?')[1]).get('after'), tools[99]);
+
+    const second = await request('GET', next, { token });
+    assert.equal(second.status, 200);
+    assert.deepEqual(ids(second), tools.slice(100));
+    assert.equal(second.headers.get('link'), null, 'the last page has no Link header');
+  });
+});
+
+describe('walking the Link headers', () => {
+  for (const list of ['/tools', '/tags']) {
+    test(`${list}: limit=10 gets every row once, in order, while rows are added between pages`, async () => {
+      const { token } = await service.signUp();
+      const other = await service.signUp();
+      const existing = await createMany(token, list, 27);
+      const added: string[] = [];
+      const seen: string[] = [];
+
+      let path: string | null = `/api/v1${list}?limit=10`;
+      let pages = 0;
+      let last: Reply | undefined;
+      while (path !== null) {
+        pages += 1;
+        assert.ok(pages <= 10, 'the walk ends');
+        last = await request('GET', path, { token });
+        assert.equal(last.status, 200, JSON.stringify(last.body));
+        assert.ok(last.body.data.length <= 10, 'at most limit rows per page');
+        seen.push(...ids(last));
+        path = nextPath(last);
+        if (path !== null) {
+          assert.match(path, /[?&]limit=10(&|$)/, 'the next link keeps the limit');
+          // New rows (and someone else's) arrive while the client is between pages.
+          added.push(await create(token, list));
+          await create(other.token, list);
+        }
+      }
+
+      assert.ok(pages >= 3, `several pages (${pages})`);
+      assert.equal(last?.headers.get('link'), null, 'the last page has no Link header');
+      assert.equal(new Set(seen).size, seen.length, 'no row twice');
+      assert.deepEqual(seen.slice(0, existing.length), existing, 'every pre-existing row once, in creation order');
+      assert.deepEqual(seen.slice(existing.length), added, 'the rows added during the walk come at the end');
+    });
+  }
+});
+
+describe('keyset, not offset', () => {
+  test('deleting an already-seen row between pages skips nothing that is left', async () => {
+    const { token } = await service.signUp();
+    const tools = await createMany(token, '/tools', 12);
+    const first = await request('GET', '/api/v1/tools?limit=5', { token });
+    assert.deepEqual(ids(first), tools.slice(0, 5));
+    const deleted = await request('DELETE', `/api/v1/tools/${tools[0]}`, { token });
+    assert.equal(deleted.status, 200);
+
+    const second = await request('GET', nextPath(first)!, { token });
+    assert.equal(second.status, 200);
+    assert.deepEqual(ids(second), tools.slice(5, 10));
+    const third = await request('GET', nextPath(second)!, { token });
+    assert.deepEqual(ids(third), tools.slice(10));
+    assert.equal(third.headers.get('link'), null);
+  });
+});

@@ -1,0 +1,286 @@
+// `/tools`: interface endpoints 6-7, and the additive list, PATCH and DELETE (decisions.md).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+
+const service = await startService();
+const { request } = service;
+
+const TOOL_TYPES = ['SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI'];
+const SECRET = 'nla-secret-5c1f7e0b9a';
+
+/**
+ * The stored `metadata` column of a tool as kept in the database file. The service may seal it at
+ * rest, so tests compare stored values rather than read them.
+ */
+function storedMetadata(id: string): string | null {
+  return service.db.prepare('SELECT metadata FROM tools WHERE id = ?').pluck().get(id) as string | null;
+}
+
+/** Creates a tool for the holder of `token` and returns the new record. */
+async function createTool(token: string, body: Record<string, unknown> = {}) {
+  const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'Web search', type: 'SEARCH', ...body } });
+  assert.equal(reply.status, 201, JSON.stringify(reply.body));
+  return reply.body.data;
+}
+
+/** Asserts a 422 `validation_failed` whose details name exactly `path`. */
+function assertInvalid(reply: Reply, path: string): void {
+  assert.equal(reply.status, 422, JSON.stringify(reply.body));
+  const error = errorOf(reply);
+  assert.equal(error.code, 'validation_failed');
+  assert.deepEqual(error.details?.map((issue) => issue.path), [path]);
+}
+
+function assertNotFound(reply: Reply, what: string): void {
+  assert.equal(reply.status, 404, what);
+  assert.equal(errorOf(reply).code, 'not_found', what);
+}
+
+/** Asserts neither the metadata key's value nor the metadata field appears in a response. */
+function assertNoSecret(reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  assert.ok(!text.includes(SECRET), `the secret leaked: ${text}`);
+  const records = Array.isArray(reply.body.data) ? reply.body.data : [reply.body.data];
+  for (const record of records) assert.ok(!('metadata' in record), 'metadata is never echoed');
+}
+
+describe('POST /tools', () => {
+  test('201 with id, name, type, userId, user and timestamps; metadata not echoed', async () => {
+    const { token, user, email } = await service.signUp('Tool Owner');
+    const reply = await request('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'Zaps', type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: SECRET } },
+    });
+    assert.equal(reply.status, 201);
+    assert.equal(reply.body.success, true);
+    const tool = reply.body.data;
+    assert.equal(typeof tool.id, 'string');
+    assert.ok(tool.id.length > 0);
+    assert.equal(tool.name, 'Zaps');
+    assert.equal(tool.type, 'AUTOMATION_NLA');
+    assert.equal(tool.userId, user.id);
+    assert.equal(tool.user.id, user.id);
+    assert.equal(tool.user.email, email);
+    assert.equal(tool.user.name, 'Tool Owner');
+    assert.ok(!('password' in tool.user), 'the nested user never carries the hash');
+    assert.match(tool.createdAt, TIMESTAMP);
+    assert.match(tool.updatedAt, TIMESTAMP);
+    assertNoSecret(reply);
+  });
+
+  test('the metadata is kept (stored) though never shown', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: SECRET } });
+    const stored = storedMetadata(tool.id);
+    assert.equal(typeof stored, 'string');
+    assert.ok(stored!.length > 0);
+    const renamed = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { name: 'renamed' } });
+    assert.equal(renamed.status, 200);
+    assert.equal(storedMetadata(tool.id), stored, 'a PATCH without metadata keeps it');
+  });
+
+  test('every tool type of the interface is accepted', async () => {
+    const { token } = await service.signUp();
+    for (const type of TOOL_TYPES) {
+      const reply = await request('POST', '/api/v1/tools', { token, body: { name: `tool ${type}`, type } });
+      assert.equal(reply.status, 201, type);
+      assert.equal(reply.body.data.type, type);
+    }
+  });
+
+  test('the name is trimmed; a name of exactly 200 characters is accepted', async () => {
+    const { token } = await service.signUp();
+    assert.equal((await createTool(token, { name: '  Search  ' })).name, 'Search');
+    assert.equal((await createTool(token, { name: 'n'.repeat(200) })).name, 'n'.repeat(200));
+  });
+
+  test('an unknown type is 422 at path type', async () => {
+    const { token } = await service.signUp();
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { name: 'x', type: 'BROWSER' } }), 'type');
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { name: 'x', type: 'search' } }), 'type');
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { name: 'x' } }), 'type');
+  });
+
+  test('a missing name is 422 at path name', async () => {
+    const { token } = await service.signUp();
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { type: 'SEARCH' } }), 'name');
+  });
+
+  test('a name empty after trimming is 422 at path name', async () => {
+    const { token } = await service.signUp();
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { name: '   ', type: 'SEARCH' } }), 'name');
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { name: '', type: 'SEARCH' } }), 'name');
+  });
+
+  test('a name over 200 characters is 422 at path name', async () => {
+    const { token } = await service.signUp();
+    assertInvalid(await request('POST', '/api/v1/tools', { token, body: { name: 'n'.repeat(201), type: 'SEARCH' } }), 'name');
+  });
+
+  test('metadata that is not an object (string, number, boolean, null) is 422 at path metadata', async () => {
+    const { token } = await service.signUp();
+    for (const metadata of ['key', 42, true, null]) {
+      const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'x', type: 'SEARCH', metadata } });
+      assertInvalid(reply, 'metadata');
+    }
+  });
+
+  test('metadata that is an array is 422 at path metadata (an array is not a JSON object)', async () => {
+    const { token } = await service.signUp();
+    for (const metadata of [[], [1, 2], [{ automation_nla_api_key: SECRET }]]) {
+      const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'x', type: 'SEARCH', metadata } });
+      assertInvalid(reply, 'metadata');
+    }
+  });
+
+  test('nothing is stored when validation fails', async () => {
+    const { token } = await service.signUp();
+    await request('POST', '/api/v1/tools', { token, body: { name: 'x', type: 'NOPE' } });
+    const list = await request('GET', '/api/v1/tools', { token });
+    assert.deepEqual(list.body.data, []);
+  });
+});
+
+describe('GET /tools/{toolId}', () => {
+  test('the tool with userId and user, as created; no metadata', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: SECRET } });
+    const reply = await request('GET', `/api/v1/tools/${tool.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body.success, true);
+    assert.deepEqual(reply.body.data, tool);
+    assertNoSecret(reply);
+  });
+
+  test('an unknown id is 404', async () => {
+    const { token } = await service.signUp();
+    assertNotFound(await request('GET', `/api/v1/tools/${randomUUID()}`, { token }), 'unknown id');
+  });
+});
+
+describe('GET /tools', () => {
+  test("an array of the caller's tools, oldest first, without metadata", async () => {
+    const { token } = await service.signUp();
+    const other = await service.signUp();
+    const first = await createTool(token, { name: 'first', type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: SECRET } });
+    await createTool(other.token, { name: 'not mine' });
+    const second = await createTool(token, { name: 'second', type: 'OPENAPI' });
+    const third = await createTool(token, { name: 'third', type: 'AGENT' });
+
+    const reply = await request('GET', '/api/v1/tools', { token });
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body.success, true);
+    assert.ok(Array.isArray(reply.body.data));
+    assert.deepEqual(
+      reply.body.data.map((tool: { id: string }) => tool.id),
+      [first.id, second.id, third.id],
+    );
+    assert.deepEqual(reply.body.data[0], first);
+    assert.equal(reply.headers.get('link'), null);
+    assertNoSecret(reply);
+  });
+
+  test('a user with no tools gets an empty array', async () => {
+    const { token } = await service.signUp();
+    const reply = await request('GET', '/api/v1/tools', { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body, { success: true, data: [] });
+  });
+});
+
+describe('PATCH /tools/{toolId}', () => {
+  test('a partial change keeps the other fields and moves updatedAt', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { name: 'before', type: 'SEARCH' });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const renamed = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { name: 'after' } });
+    assert.equal(renamed.status, 200);
+    assert.equal(renamed.body.success, true);
+    assert.equal(renamed.body.data.id, tool.id);
+    assert.equal(renamed.body.data.name, 'after');
+    assert.equal(renamed.body.data.type, 'SEARCH');
+    assert.equal(renamed.body.data.userId, tool.userId);
+    assert.deepEqual(renamed.body.data.user, tool.user);
+    assert.equal(renamed.body.data.createdAt, tool.createdAt);
+    assert.match(renamed.body.data.updatedAt, TIMESTAMP);
+    assert.ok(renamed.body.data.updatedAt > tool.updatedAt, 'updatedAt moves forward');
+
+    const retyped = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { type: 'OPENAPI' } });
+    assert.equal(retyped.status, 200);
+    assert.equal(retyped.body.data.name, 'after');
+    assert.equal(retyped.body.data.type, 'OPENAPI');
+
+    const read = await request('GET', `/api/v1/tools/${tool.id}`, { token });
+    assert.deepEqual(read.body.data, retyped.body.data);
+  });
+
+  test('metadata may be replaced, and is still never echoed', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'old' } });
+    const before = storedMetadata(tool.id);
+    const reply = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { automation_nla_api_key: SECRET } } });
+    assert.equal(reply.status, 200);
+    assertNoSecret(reply);
+    const after = storedMetadata(tool.id);
+    assert.equal(typeof after, 'string');
+    assert.notEqual(after, before, 'the new metadata replaces the stored one');
+  });
+
+  test('the type is validated; the stored tool is unchanged after a 422', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { name: 'keep', type: 'SEARCH' });
+    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { name: 'changed', type: 'BROWSER' } }), 'type');
+    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { name: '  ' } }), 'name');
+    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: 'x' } }), 'metadata');
+    const read = await request('GET', `/api/v1/tools/${tool.id}`, { token });
+    assert.deepEqual(read.body.data, tool);
+  });
+
+  test('an unknown id is 404', async () => {
+    const { token } = await service.signUp();
+    assertNotFound(await request('PATCH', `/api/v1/tools/${randomUUID()}`, { token, body: { name: 'x' } }), 'unknown id');
+  });
+});
+
+describe('DELETE /tools/{toolId}', () => {
+  test('200 with data null; the tool is gone afterwards', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token);
+    const keep = await createTool(token, { name: 'keep' });
+    const reply = await request('DELETE', `/api/v1/tools/${tool.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body, { success: true, data: null });
+
+    assertNotFound(await request('GET', `/api/v1/tools/${tool.id}`, { token }), 'deleted tool');
+    assertNotFound(await request('DELETE', `/api/v1/tools/${tool.id}`, { token }), 'deleted twice');
+    const list = await request('GET', '/api/v1/tools', { token });
+    assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
+  });
+});
+
+describe("another user's tool", () => {
+  test('is 404 on GET, PATCH and DELETE, and stays unchanged', async () => {
+    const owner = await service.signUp();
+    const stranger = await service.signUp();
+    const tool = await createTool(owner.token, { name: 'private' });
+
+    assertNotFound(await request('GET', `/api/v1/tools/${tool.id}`, { token: stranger.token }), 'GET');
+    assertNotFound(await request('PATCH', `/api/v1/tools/${tool.id}`, { token: stranger.token, body: { name: 'stolen' } }), 'PATCH');
+    assertNotFound(await request('DELETE', `/api/v1/tools/${tool.id}`, { token: stranger.token }), 'DELETE');
+
+    const read = await request('GET', `/api/v1/tools/${tool.id}`, { token: owner.token });
+    assert.equal(read.status, 200);
+    assert.deepEqual(read.body.data, tool);
+    const strangerList = await request('GET', '/api/v1/tools', { token: stranger.token });
+    assert.deepEqual(strangerList.body.data, []);
+  });
+
+  test('without a credential it is 401', async () => {
+    const reply = await request('GET', '/api/v1/tools');
+    assert.equal(reply.status, 401);
+    assert.equal(errorOf(reply).code, 'unauthorized');
+  });
+});
