@@ -1,0 +1,366 @@
+// `/agents`: interface endpoints 11-13 and decisions.md's agent rules (defaults, references, tags
+// as ids or objects, llm secrets never echoed, `document`, PATCH and DELETE).
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+
+const service = await startService();
+const { request } = service;
+
+const SECRET = 'sk-agent-secret-do-not-echo-7f3a9c';
+const OTHER_SECRET = 'sk-agent-second-secret-b81e22';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function create(token: string, path: string, body: unknown): Promise<Json> {
+  const reply = await request('POST', `/api/v1${path}`, { token, body });
+  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
+  return reply.body.data;
+}
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix} ${++counter}`;
+
+const makePrompt = (token: string) =>
+  create(token, '/prompts', { name: unique('prompt'), template: 'Answer {question}', input_variables: ['question'] });
+const makeDocument = (token: string) =>
+  create(token, '/documents', { name: unique('doc'), type: 'URL', url: 'https://example.com/handbook' });
+const makeTag = (token: string, color = '#ff8800') => create(token, '/tags', { name: unique('tag'), color });
+
+function agentBody(extra: Json = {}): Json {
+  return {
+    name: 'Helper',
+    type: 'REACT',
+    llm: { model: 'model-x', provider: 'provider-y', api_key: SECRET },
+    ...extra,
+  };
+}
+
+/** The validation failure's field paths. */
+function pathsOf(reply: Reply): string[] {
+  assert.equal(reply.status, 422, JSON.stringify(reply.body));
+  const error = errorOf(reply);
+  assert.equal(error.code, 'validation_failed');
+  assert.ok(Array.isArray(error.details), 'details list the bad fields');
+  return error.details!.map((issue) => issue.path);
+}
+
+function assertNamesField(reply: Reply, field: string): void {
+  const paths = pathsOf(reply);
+  assert.ok(
+    paths.some((path) => path === field || path.startsWith(`${field}.`)),
+    `expected a detail for ${field}, got ${JSON.stringify(paths)}`,
+  );
+}
+
+function assertNoSecret(reply: Reply): void {
+  const text = JSON.stringify(reply.body);
+  assert.ok(!text.includes(SECRET), 'the llm api key is never in a response');
+  assert.ok(!text.includes(OTHER_SECRET), 'the llm api key is never in a response');
+}
+
+const tagSummary = (tags: Json[]) => tags.map((tag) => ({ id: tag.id, name: tag.name, color: tag.color }));
+
+describe('POST /agents', () => {
+  test('201 with the full agent: tags, llm {model, provider}, document, promptId', async () => {
+    const { token, user } = await service.signUp('Agent Owner');
+    const prompt = await makePrompt(token);
+    const document = await makeDocument(token);
+    const red = await makeTag(token, '#ff0000');
+    const blue = await makeTag(token, '#0000ff');
+
+    const reply = await request('POST', '/api/v1/agents', {
+      token,
+      body: agentBody({
+        name: 'Researcher',
+        type: 'VENDOR_A',
+        hasMemory: true,
+        promptId: prompt.id,
+        documentId: document.id,
+        tags: [red.id, blue.id],
+      }),
+    });
+    assert.equal(reply.status, 201);
+    assert.equal(reply.body.success, true);
+    const agent = reply.body.data;
+    assert.equal(typeof agent.id, 'string');
+    assert.ok(agent.id.length > 0);
+    assert.equal(agent.userId, user.id);
+    assert.equal(agent.user.id, user.id);
+    assert.ok(!('password' in agent.user), 'the nested user never carries the hash');
+    assert.equal(agent.name, 'Researcher');
+    assert.equal(agent.type, 'VENDOR_A');
+    assert.deepEqual(agent.llm, { model: 'model-x', provider: 'provider-y' });
+    assert.equal(agent.hasMemory, true);
+    assert.equal(agent.AgentMemory, null);
+    assert.equal(agent.promptId, prompt.id);
+    assert.equal(agent.documentId, document.id);
+    assert.equal(agent.document.id, document.id);
+    assert.equal(agent.document.name, document.name);
+    assert.equal(agent.document.url, 'https://example.com/handbook');
+    assert.equal(agent.document.type, 'URL');
+    assert.ok(Array.isArray(agent.tags));
+    assert.deepEqual(tagSummary(agent.tags), [
+      { id: red.id, name: red.name, color: '#ff0000' },
+      { id: blue.id, name: blue.name, color: '#0000ff' },
+    ]);
+    assert.match(agent.createdAt, TIMESTAMP);
+    assert.match(agent.updatedAt, TIMESTAMP);
+    assertNoSecret(reply);
+  });
+
+  test('defaults: hasMemory false, promptId null, tags [], documentId null with document {}', async () => {
+    const { token } = await service.signUp();
+    const reply = await request('POST', '/api/v1/agents', { token, body: agentBody() });
+    assert.equal(reply.status, 201);
+    const agent = reply.body.data;
+    assert.equal(agent.hasMemory, false);
+    assert.equal(agent.promptId, null);
+    assert.deepEqual(agent.tags, []);
+    assert.equal(agent.documentId, null);
+    assert.deepEqual(agent.document, {});
+    assert.equal(agent.AgentMemory, null);
+    assertNoSecret(reply);
+  });
+
+  test('tags may be given as tag objects {id, ...} as the interface shows', async () => {
+    const { token } = await service.signUp();
+    const green = await makeTag(token, '#00ff00');
+    const plain = await makeTag(token, '#123456');
+    const reply = await request('POST', '/api/v1/agents', {
+      token,
+      body: agentBody({ tags: [green, { id: plain.id }] }),
+    });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    assert.deepEqual(tagSummary(reply.body.data.tags), [
+      { id: green.id, name: green.name, color: '#00ff00' },
+      { id: plain.id, name: plain.name, color: '#123456' },
+    ]);
+  });
+
+  describe('validation → 422 with the bad field in details', () => {
+    const cases: [string, (body: Json) => Json, string][] = [
+      ['missing name', ({ name: _, ...rest }) => rest, 'name'],
+      ['missing type', ({ type: _, ...rest }) => rest, 'type'],
+      ['missing llm', ({ llm: _, ...rest }) => rest, 'llm'],
+      ['unknown type', (body) => ({ ...body, type: 'WIZARD' }), 'type'],
+      ['llm without model', (body) => ({ ...body, llm: { provider: 'provider-y' } }), 'llm.model'],
+      ['llm.model empty', (body) => ({ ...body, llm: { model: '', provider: 'provider-y' } }), 'llm.model'],
+      ['hasMemory not boolean', (body) => ({ ...body, hasMemory: 'yes' }), 'hasMemory'],
+      ['tags not an array', (body) => ({ ...body, tags: 'urgent' }), 'tags'],
+    ];
+    for (const [title, change, field] of cases) {
+      test(title, async () => {
+        const { token } = await service.signUp();
+        const reply = await request('POST', '/api/v1/agents', { token, body: change(agentBody()) });
+        assert.ok(pathsOf(reply).includes(field), `details name ${field}: ${JSON.stringify(reply.body)}`);
+        assertNoSecret(reply);
+        assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, [], 'nothing stored');
+      });
+    }
+  });
+
+  describe("a reference that is not one of the caller's → 422 naming the field", () => {
+    test('promptId: nonexistent, or another user\'s', async () => {
+      const { token } = await service.signUp();
+      const stranger = await service.signUp();
+      const theirs = await makePrompt(stranger.token);
+      assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ promptId: randomUUID() }) }), 'promptId');
+      assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ promptId: theirs.id }) }), 'promptId');
+      assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
+    });
+
+    test('documentId: nonexistent, or another user\'s', async () => {
+      const { token } = await service.signUp();
+      const stranger = await service.signUp();
+      const theirs = await makeDocument(stranger.token);
+      assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ documentId: randomUUID() }) }), 'documentId');
+      assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ documentId: theirs.id }) }), 'documentId');
+      assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
+    });
+
+    test('a tag id: nonexistent, or another user\'s (as id or as object), even beside an own tag', async () => {
+      const { token } = await service.signUp();
+      const stranger = await service.signUp();
+      const mine = await makeTag(token);
+      const theirs = await makeTag(stranger.token);
+      for (const tags of [[randomUUID()], [theirs.id], [theirs], [mine.id, theirs.id]]) {
+        assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ tags }) }), 'tags');
+      }
+      assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
+    });
+  });
+});
+
+describe('GET /agents and GET /agents/{agentId}', () => {
+  test('both show tags and document, as create returned them; no llm secret', async () => {
+    const { token, user } = await service.signUp();
+    const document = await makeDocument(token);
+    const tag = await makeTag(token, '#abcdef');
+    const plainReply = await request('POST', '/api/v1/agents', { token, body: agentBody({ name: 'Plain' }) });
+    const richReply = await request('POST', '/api/v1/agents', {
+      token,
+      body: agentBody({ name: 'Rich', documentId: document.id, tags: [tag.id] }),
+    });
+    const plain = plainReply.body.data;
+    const rich = richReply.body.data;
+
+    const one = await request('GET', `/api/v1/agents/${rich.id}`, { token });
+    assert.equal(one.status, 200);
+    assert.equal(one.body.success, true);
+    assert.deepEqual(one.body.data, rich);
+    assert.equal(one.body.data.document.id, document.id);
+    assert.deepEqual(tagSummary(one.body.data.tags), [{ id: tag.id, name: tag.name, color: '#abcdef' }]);
+    assert.equal(one.body.data.userId, user.id);
+    assertNoSecret(one);
+
+    const list = await request('GET', '/api/v1/agents', { token });
+    assert.equal(list.status, 200);
+    assert.equal(list.body.success, true);
+    assert.ok(Array.isArray(list.body.data));
+    assert.deepEqual(list.body.data.map((agent: Json) => agent.id), [plain.id, rich.id], 'oldest first');
+    assert.deepEqual(list.body.data[0], plain);
+    assert.deepEqual(list.body.data[1], rich);
+    assert.deepEqual(list.body.data[0].document, {});
+    assert.deepEqual(list.body.data[0].tags, []);
+    assert.equal(list.body.data[1].documentId, document.id);
+    assert.equal(list.body.data[1].document.id, document.id);
+    assert.equal(list.body.data[1].tags[0].id, tag.id);
+    assertNoSecret(list);
+  });
+
+  test('an unknown id is 404 not_found', async () => {
+    const { token } = await service.signUp();
+    const reply = await request('GET', `/api/v1/agents/${randomUUID()}`, { token });
+    assert.equal(reply.status, 404);
+    assert.equal(errorOf(reply).code, 'not_found');
+  });
+
+  test('without a credential it is 401', async () => {
+    const reply = await request('GET', '/api/v1/agents');
+    assert.equal(reply.status, 401);
+    assert.equal(errorOf(reply).code, 'unauthorized');
+  });
+});
+
+describe('PATCH /agents/{agentId}', () => {
+  test('partial: tags replaced, promptId set to null, llm replaced, updatedAt moves; the rest kept', async () => {
+    const { token } = await service.signUp();
+    const prompt = await makePrompt(token);
+    const document = await makeDocument(token);
+    const first = await makeTag(token, '#111111');
+    const second = await makeTag(token, '#222222');
+    const third = await makeTag(token, '#333333');
+    const agent = await create(token, '/agents', agentBody({
+      name: 'Before',
+      type: 'VENDOR_A',
+      hasMemory: true,
+      promptId: prompt.id,
+      documentId: document.id,
+      tags: [first.id, second.id],
+    }));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+
+    const reply = await request('PATCH', `/api/v1/agents/${agent.id}`, {
+      token,
+      body: {
+        tags: [{ id: third.id }, first.id],
+        promptId: null,
+        llm: { model: 'model-2', provider: 'provider-2', api_key: OTHER_SECRET },
+      },
+    });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal(reply.body.success, true);
+    const updated = reply.body.data;
+    assert.equal(updated.id, agent.id);
+    assert.deepEqual(tagSummary(updated.tags), [
+      { id: third.id, name: third.name, color: '#333333' },
+      { id: first.id, name: first.name, color: '#111111' },
+    ]);
+    assert.equal(updated.promptId, null);
+    assert.deepEqual(updated.llm, { model: 'model-2', provider: 'provider-2' });
+    assert.equal(updated.name, 'Before');
+    assert.equal(updated.type, 'VENDOR_A');
+    assert.equal(updated.hasMemory, true);
+    assert.equal(updated.documentId, document.id);
+    assert.equal(updated.document.id, document.id);
+    assert.equal(updated.createdAt, agent.createdAt);
+    assert.match(updated.updatedAt, TIMESTAMP);
+    assert.ok(updated.updatedAt > agent.updatedAt, `${updated.updatedAt} after ${agent.updatedAt}`);
+    assertNoSecret(reply);
+
+    const read = await request('GET', `/api/v1/agents/${agent.id}`, { token });
+    assert.deepEqual(read.body.data, updated, 'the change is stored');
+    assertNoSecret(read);
+  });
+
+  test('only the name: everything else kept', async () => {
+    const { token } = await service.signUp();
+    const tag = await makeTag(token);
+    const agent = await create(token, '/agents', agentBody({ tags: [tag.id], hasMemory: true }));
+    const reply = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { name: '  Renamed  ' } });
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body.data.name, 'Renamed');
+    assert.deepEqual(reply.body.data.tags, agent.tags);
+    assert.deepEqual(reply.body.data.llm, agent.llm);
+    assert.equal(reply.body.data.hasMemory, true);
+    assertNoSecret(reply);
+  });
+
+  test('same validation as create', async () => {
+    const { token } = await service.signUp();
+    const agent = await create(token, '/agents', agentBody());
+    const path = `/api/v1/agents/${agent.id}`;
+    assert.ok(pathsOf(await request('PATCH', path, { token, body: { type: 'WIZARD' } })).includes('type'));
+    assert.ok(pathsOf(await request('PATCH', path, { token, body: { hasMemory: 1 } })).includes('hasMemory'));
+    assert.ok(pathsOf(await request('PATCH', path, { token, body: { llm: { model: '', provider: 'p' } } })).includes('llm.model'));
+    assert.ok(pathsOf(await request('PATCH', path, { token, body: { tags: {} } })).includes('tags'));
+    assert.deepEqual((await request('GET', path, { token })).body.data, agent, 'nothing changed');
+  });
+
+  test("another user's tag (or prompt, or document) → 422 and nothing stored changes", async () => {
+    const { token } = await service.signUp();
+    const stranger = await service.signUp();
+    const mine = await makeTag(token);
+    const theirTag = await makeTag(stranger.token);
+    const theirPrompt = await makePrompt(stranger.token);
+    const theirDocument = await makeDocument(stranger.token);
+    const agent = await create(token, '/agents', agentBody({ name: 'Keep', tags: [mine.id] }));
+    const path = `/api/v1/agents/${agent.id}`;
+
+    assertNamesField(await request('PATCH', path, { token, body: { name: 'Changed', tags: [mine.id, theirTag.id] } }), 'tags');
+    assertNamesField(await request('PATCH', path, { token, body: { name: 'Changed', promptId: theirPrompt.id } }), 'promptId');
+    assertNamesField(await request('PATCH', path, { token, body: { name: 'Changed', documentId: theirDocument.id } }), 'documentId');
+
+    const read = await request('GET', path, { token });
+    assert.deepEqual(read.body.data, agent);
+    assert.equal(read.body.data.name, 'Keep');
+    assert.deepEqual(read.body.data.tags.map((tag: Json) => tag.id), [mine.id]);
+  });
+
+  test('an unknown id is 404 not_found', async () => {
+    const { token } = await service.signUp();
+    const reply = await request('PATCH', `/api/v1/agents/${randomUUID()}`, { token, body: { name: 'x' } });
+    assert.equal(reply.status, 404);
+    assert.equal(errorOf(reply).code, 'not_found');
+  });
+});
+
+describe('DELETE /agents/{agentId}', () => {
+  test('200 with data null; then it is gone', async () => {
+    const { token } = await service.signUp();
+    const keep = await create(token, '/agents', agentBody({ name: 'Keep' }));
+    const gone = await create(token, '/agents', agentBody({ name: 'Gone' }));
+    const reply = await request('DELETE', `/api/v1/agents/${gone.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body, { success: true, data: null });
+
+    const read = await request('GET', `/api/v1/agents/${gone.id}`, { token });
+    assert.equal(read.status, 404);
+    assert.equal(errorOf(read).code, 'not_found');
+    const again = await request('DELETE', `/api/v1/agents/${gone.id}`, { token });
+    assert.equal(again.status, 404);
+    assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data.map((agent: Json) => agent.id), [keep.id]);
+  });
+});

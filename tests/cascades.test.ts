@@ -1,0 +1,181 @@
+// decisions.md's delete rules, seen through the HTTP interface: deleting an agent, document or tool
+// deletes its link records; deleting a document clears `documentId` on agents; deleting a prompt
+// clears `promptId`; deleting a tag removes it from agents' `tags`; a deleted API token stops working.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { errorOf, startService, type Reply } from './helpers.js';
+
+const service = await startService();
+const { request } = service;
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function create(token: string, path: string, body: unknown): Promise<Json> {
+  const reply = await request('POST', `/api/v1${path}`, { token, body });
+  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
+  return reply.body.data;
+}
+
+async function get(token: string, path: string): Promise<Json> {
+  const reply = await request('GET', `/api/v1${path}`, { token });
+  assert.equal(reply.status, 200, `GET ${path}: ${JSON.stringify(reply.body)}`);
+  assert.equal(reply.body.success, true);
+  return reply.body.data;
+}
+
+async function listIds(token: string, path: string): Promise<string[]> {
+  const data = await get(token, path);
+  assert.ok(Array.isArray(data));
+  return data.map((row: Json) => row.id);
+}
+
+async function remove(token: string, path: string): Promise<Reply> {
+  const reply = await request('DELETE', `/api/v1${path}`, { token });
+  assert.equal(reply.status, 200, `DELETE ${path}: ${JSON.stringify(reply.body)}`);
+  assert.equal(reply.body.success, true);
+  return reply;
+}
+
+function assertNotFound(reply: Reply): void {
+  assert.equal(reply.status, 404, JSON.stringify(reply.body));
+  assert.equal(errorOf(reply).code, 'not_found');
+}
+
+let counter = 0;
+const makeAgent = (token: string, extra: Json = {}) =>
+  create(token, '/agents', { name: `agent ${++counter}`, type: 'REACT', llm: { model: 'm', provider: 'p' }, ...extra });
+const makeDocument = (token: string) =>
+  create(token, '/documents', { name: `doc ${++counter}`, type: 'TXT', url: 'https://example.com/notes.txt' });
+const makeTool = (token: string) => create(token, '/tools', { name: `tool ${++counter}`, type: 'OPENAPI' });
+const makePrompt = (token: string) =>
+  create(token, '/prompts', { name: `prompt ${++counter}`, template: 'Say {word}', input_variables: ['word'] });
+const makeTag = (token: string) => create(token, '/tags', { name: `tag ${++counter}`, color: '#00aa00' });
+
+describe('deleting an agent', () => {
+  test('removes its agent-document and agent-tool links, and only those', async () => {
+    const { token } = await service.signUp();
+    const doomed = await makeAgent(token);
+    const survivor = await makeAgent(token);
+    const document = await makeDocument(token);
+    const tool = await makeTool(token);
+    const doomedDoc = await create(token, '/agent-documents', { agentId: doomed.id, documentId: document.id });
+    const doomedTool = await create(token, '/agent-tools', { agentId: doomed.id, toolId: tool.id });
+    const keptDoc = await create(token, '/agent-documents', { agentId: survivor.id, documentId: document.id });
+    const keptTool = await create(token, '/agent-tools', { agentId: survivor.id, toolId: tool.id });
+
+    await remove(token, `/agents/${doomed.id}`);
+
+    assert.deepEqual(await listIds(token, '/agent-documents'), [keptDoc.id]);
+    assert.deepEqual(await listIds(token, '/agent-tools'), [keptTool.id]);
+    assert.deepEqual(await listIds(token, `/agent-documents?documentId=${document.id}`), [keptDoc.id]);
+    assert.deepEqual(await listIds(token, `/agent-tools?toolId=${tool.id}`), [keptTool.id]);
+    assertNotFound(await request('GET', `/api/v1/agent-documents/${doomedDoc.id}`, { token }));
+    assertNotFound(await request('GET', `/api/v1/agent-tools/${doomedTool.id}`, { token }));
+    assert.equal((await get(token, `/documents/${document.id}`)).id, document.id, 'the document stays');
+    assert.equal((await get(token, `/tools/${tool.id}`)).id, tool.id, 'the tool stays');
+  });
+});
+
+describe('deleting a document', () => {
+  test('removes its links and sets documentId back to null (document {}) on agents that used it', async () => {
+    const { token } = await service.signUp();
+    const doomed = await makeDocument(token);
+    const kept = await makeDocument(token);
+    const user = await makeAgent(token, { documentId: doomed.id });
+    const other = await makeAgent(token, { documentId: kept.id });
+    assert.equal(user.documentId, doomed.id);
+    const doomedLink = await create(token, '/agent-documents', { agentId: other.id, documentId: doomed.id });
+    const keptLink = await create(token, '/agent-documents', { agentId: user.id, documentId: kept.id });
+
+    await remove(token, `/documents/${doomed.id}`);
+
+    const agentAfter = await get(token, `/agents/${user.id}`);
+    assert.equal(agentAfter.documentId, null);
+    assert.deepEqual(agentAfter.document, {});
+    const otherAfter = await get(token, `/agents/${other.id}`);
+    assert.equal(otherAfter.documentId, kept.id, 'an agent using another document keeps it');
+    assert.equal(otherAfter.document.id, kept.id);
+    const listed = (await get(token, '/agents')).find((agent: Json) => agent.id === user.id);
+    assert.equal(listed.documentId, null);
+    assert.deepEqual(listed.document, {});
+
+    assert.deepEqual(await listIds(token, '/agent-documents'), [keptLink.id]);
+    assertNotFound(await request('GET', `/api/v1/agent-documents/${doomedLink.id}`, { token }));
+    assert.deepEqual(await listIds(token, '/agents'), [user.id, other.id], 'the agents stay');
+  });
+});
+
+describe('deleting a tool', () => {
+  test('removes its agent-tool links, and only those', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const doomed = await makeTool(token);
+    const kept = await makeTool(token);
+    const doomedLink = await create(token, '/agent-tools', { agentId: agent.id, toolId: doomed.id });
+    const keptLink = await create(token, '/agent-tools', { agentId: agent.id, toolId: kept.id });
+
+    await remove(token, `/tools/${doomed.id}`);
+
+    assert.deepEqual(await listIds(token, '/agent-tools'), [keptLink.id]);
+    assert.deepEqual(await listIds(token, `/agent-tools?agentId=${agent.id}`), [keptLink.id]);
+    assertNotFound(await request('GET', `/api/v1/agent-tools/${doomedLink.id}`, { token }));
+    assert.equal((await get(token, `/agents/${agent.id}`)).id, agent.id, 'the agent stays');
+  });
+});
+
+describe('deleting a prompt', () => {
+  test('clears promptId on agents that used it', async () => {
+    const { token } = await service.signUp();
+    const doomed = await makePrompt(token);
+    const kept = await makePrompt(token);
+    const user = await makeAgent(token, { promptId: doomed.id });
+    const other = await makeAgent(token, { promptId: kept.id });
+    assert.equal(user.promptId, doomed.id);
+
+    await remove(token, `/prompts/${doomed.id}`);
+
+    assert.equal((await get(token, `/agents/${user.id}`)).promptId, null);
+    assert.equal((await get(token, `/agents/${other.id}`)).promptId, kept.id);
+    const listed = await get(token, '/agents');
+    assert.deepEqual(listed.map((agent: Json) => agent.promptId), [null, kept.id]);
+  });
+});
+
+describe('deleting a tag', () => {
+  test("removes it from agents' tags, keeping the others in order", async () => {
+    const { token } = await service.signUp();
+    const first = await makeTag(token);
+    const doomed = await makeTag(token);
+    const last = await makeTag(token);
+    const agent = await makeAgent(token, { tags: [first.id, doomed.id, last.id] });
+    const onlyDoomed = await makeAgent(token, { tags: [doomed.id] });
+    assert.equal(agent.tags.length, 3);
+
+    const reply = await remove(token, `/tags/${doomed.id}`);
+    assert.equal(reply.body.data, null);
+
+    assert.deepEqual((await get(token, `/agents/${agent.id}`)).tags.map((tag: Json) => tag.id), [first.id, last.id]);
+    assert.deepEqual((await get(token, `/agents/${onlyDoomed.id}`)).tags, []);
+    const listed = await get(token, '/agents');
+    assert.deepEqual(listed.map((row: Json) => row.tags.map((tag: Json) => tag.id)), [[first.id, last.id], []]);
+  });
+});
+
+describe('deleting an api token', () => {
+  test('makes it 401 (with either header spelling); other tokens keep working', async () => {
+    const { token } = await service.signUp();
+    const record = await create(token, '/api-tokens', { description: 'to revoke' });
+    assert.equal((await request('GET', '/api/v1/agents', { token: record.token })).status, 200);
+
+    const reply = await remove(token, `/api-tokens/${record.id}`);
+    assert.equal(reply.body.data.id, record.id);
+
+    for (const header of ['Autorization', 'Authorization'] as const) {
+      const denied = await request('GET', '/api/v1/agents', { token: record.token, header });
+      assert.equal(denied.status, 401, header);
+      assert.equal(errorOf(denied).code, 'unauthorized');
+    }
+    assert.equal((await request('GET', '/api/v1/agents', { token })).status, 200);
+    assert.ok(!(await listIds(token, '/api-tokens')).includes(record.id));
+  });
+});

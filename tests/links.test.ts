@@ -1,0 +1,314 @@
+// Link records: agent documents (interface endpoints 18-19, also reachable as POST /agents with
+// `{ agentId, documentId }`) and agent tools (endpoints 20-21), with decisions.md's lists, filters,
+// conflicts and reference checks.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+
+const service = await startService();
+const { request } = service;
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+async function create(token: string, path: string, body: unknown): Promise<Json> {
+  const reply = await request('POST', `/api/v1${path}`, { token, body });
+  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
+  return reply.body.data;
+}
+
+let counter = 0;
+const makeAgent = (token: string) =>
+  create(token, '/agents', { name: `agent ${++counter}`, type: 'REACT', llm: { model: 'm', provider: 'p' } });
+const makeDocument = (token: string) =>
+  create(token, '/documents', { name: `doc ${++counter}`, type: 'PDF', url: 'https://example.com/file.pdf' });
+const makeTool = (token: string) =>
+  create(token, '/tools', { name: `tool ${++counter}`, type: 'SEARCH', metadata: { api_key: 'tool-secret' } });
+
+const ids = (reply: Reply) => {
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  assert.equal(reply.body.success, true);
+  assert.ok(Array.isArray(reply.body.data));
+  return reply.body.data.map((row: Json) => row.id);
+};
+
+function assertNotFound(reply: Reply): void {
+  assert.equal(reply.status, 404, JSON.stringify(reply.body));
+  assert.equal(errorOf(reply).code, 'not_found');
+}
+
+function assertConflict(reply: Reply): void {
+  assert.equal(reply.status, 409, JSON.stringify(reply.body));
+  assert.equal(errorOf(reply).code, 'conflict');
+}
+
+function assertNamesField(reply: Reply, field: string): void {
+  assert.equal(reply.status, 422, JSON.stringify(reply.body));
+  const error = errorOf(reply);
+  assert.equal(error.code, 'validation_failed');
+  const paths = (error.details ?? []).map((issue) => issue.path);
+  assert.ok(paths.includes(field), `expected a detail for ${field}, got ${JSON.stringify(paths)}`);
+}
+
+/** The agent-document shape of endpoints 18-19. */
+function assertAgentDocument(link: Json, userId: string, agent: Json, document: Json): void {
+  assert.equal(typeof link.id, 'string');
+  assert.ok(link.id.length > 0);
+  assert.equal(typeof link.user, 'object');
+  assert.equal(link.user.id, userId);
+  assert.ok(!('password' in link.user));
+  assert.equal(link.agentId, agent.id);
+  assert.equal(link.agent.id, agent.id);
+  assert.equal(link.agent.name, agent.name);
+  assert.equal(link.documentId, document.id);
+  assert.equal(link.document.id, document.id);
+  assert.equal(link.document.url, document.url);
+}
+
+function assertAgentTool(link: Json, userId: string, agent: Json, tool: Json): void {
+  assert.equal(typeof link.id, 'string');
+  assert.ok(link.id.length > 0);
+  assert.equal(link.user.id, userId);
+  assert.ok(!('password' in link.user));
+  assert.equal(link.agentId, agent.id);
+  assert.equal(link.agent.id, agent.id);
+  assert.equal(link.toolId, tool.id);
+  assert.equal(link.tool.id, tool.id);
+  assert.equal(link.tool.name, tool.name);
+  assert.equal(link.tool.type, 'SEARCH');
+  assert.ok(!JSON.stringify(link).includes('tool-secret'), 'tool metadata is never echoed');
+}
+
+describe('agent documents', () => {
+  test('POST /agent-documents → 201 with id, user, agent, agentId, document, documentId', async () => {
+    const { token, user } = await service.signUp();
+    const agent = await makeAgent(token);
+    const document = await makeDocument(token);
+    const reply = await request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: document.id } });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    assert.equal(reply.body.success, true);
+    assertAgentDocument(reply.body.data, user.id, agent, document);
+    assert.match(reply.body.data.createdAt, TIMESTAMP);
+  });
+
+  test('endpoint 19 form: POST /agents {agentId, documentId} creates a link, not an agent', async () => {
+    const { token, user } = await service.signUp();
+    const agent = await makeAgent(token);
+    const document = await makeDocument(token);
+    const reply = await request('POST', '/api/v1/agents', { token, body: { agentId: agent.id, documentId: document.id } });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    assert.equal(reply.body.success, true);
+    assertAgentDocument(reply.body.data, user.id, agent, document);
+
+    assert.deepEqual(ids(await request('GET', '/api/v1/agents', { token })), [agent.id], 'no new agent');
+    const read = await request('GET', `/api/v1/agent-documents/${reply.body.data.id}`, { token });
+    assert.equal(read.status, 200);
+    assert.deepEqual(read.body.data, reply.body.data);
+  });
+
+  test('the same pair twice → 409 conflict, through either path', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const first = await makeDocument(token);
+    const second = await makeDocument(token);
+    const pairOne = { agentId: agent.id, documentId: first.id };
+    const pairTwo = { agentId: agent.id, documentId: second.id };
+
+    await create(token, '/agent-documents', pairOne);
+    assertConflict(await request('POST', '/api/v1/agent-documents', { token, body: pairOne }));
+    assertConflict(await request('POST', '/api/v1/agents', { token, body: pairOne }));
+
+    await create(token, '/agents', pairTwo);
+    assertConflict(await request('POST', '/api/v1/agents', { token, body: pairTwo }));
+    assertConflict(await request('POST', '/api/v1/agent-documents', { token, body: pairTwo }));
+
+    assert.equal(ids(await request('GET', '/api/v1/agent-documents', { token })).length, 2, 'no duplicates stored');
+  });
+
+  test('GET /agent-documents/{id} returns the link as created', async () => {
+    const { token, user } = await service.signUp();
+    const agent = await makeAgent(token);
+    const document = await makeDocument(token);
+    const link = await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
+    const reply = await request('GET', `/api/v1/agent-documents/${link.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body.success, true);
+    assert.equal(reply.body.data.id, link.id);
+    assertAgentDocument(reply.body.data, user.id, agent, document);
+    assert.deepEqual(reply.body.data, link);
+    assertNotFound(await request('GET', `/api/v1/agent-documents/${randomUUID()}`, { token }));
+  });
+
+  test('GET /agent-documents lists all, oldest first; ?agentId= and ?documentId= filter', async () => {
+    const { token } = await service.signUp();
+    const [agentA, agentB] = [await makeAgent(token), await makeAgent(token)];
+    const [docX, docY] = [await makeDocument(token), await makeDocument(token)];
+    const ax = await create(token, '/agent-documents', { agentId: agentA.id, documentId: docX.id });
+    const ay = await create(token, '/agent-documents', { agentId: agentA.id, documentId: docY.id });
+    const bx = await create(token, '/agent-documents', { agentId: agentB.id, documentId: docX.id });
+
+    const all = await request('GET', '/api/v1/agent-documents', { token });
+    assert.deepEqual(ids(all), [ax.id, ay.id, bx.id]);
+    assert.deepEqual(all.body.data[0], ax);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?agentId=${agentA.id}`, { token })), [ax.id, ay.id]);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?agentId=${agentB.id}`, { token })), [bx.id]);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?documentId=${docX.id}`, { token })), [ax.id, bx.id]);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?documentId=${docY.id}`, { token })), [ay.id]);
+    assert.deepEqual(
+      ids(await request('GET', `/api/v1/agent-documents?agentId=${agentB.id}&documentId=${docY.id}`, { token })),
+      [],
+    );
+  });
+
+  test('DELETE /agent-documents/{id} → 200 data null; gone from get and list; the pair may be linked again', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const document = await makeDocument(token);
+    const other = await makeDocument(token);
+    const link = await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
+    const kept = await create(token, '/agent-documents', { agentId: agent.id, documentId: other.id });
+
+    const reply = await request('DELETE', `/api/v1/agent-documents/${link.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body, { success: true, data: null });
+    assertNotFound(await request('GET', `/api/v1/agent-documents/${link.id}`, { token }));
+    assertNotFound(await request('DELETE', `/api/v1/agent-documents/${link.id}`, { token }));
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-documents', { token })), [kept.id]);
+    assert.equal((await request('GET', `/api/v1/agents/${agent.id}`, { token })).status, 200, 'the agent stays');
+    assert.equal((await request('GET', `/api/v1/documents/${document.id}`, { token })).status, 200, 'the document stays');
+
+    const again = await request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: document.id } });
+    assert.equal(again.status, 201);
+    assert.notEqual(again.body.data.id, link.id);
+  });
+
+  test('missing ids → 422 naming them', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const document = await makeDocument(token);
+    assertNamesField(await request('POST', '/api/v1/agent-documents', { token, body: { documentId: document.id } }), 'agentId');
+    assertNamesField(await request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id } }), 'documentId');
+    const neither = await request('POST', '/api/v1/agent-documents', { token, body: {} });
+    assertNamesField(neither, 'agentId');
+    assertNamesField(neither, 'documentId');
+    assertNamesField(await request('POST', '/api/v1/agent-documents', { token, body: { agentId: '', documentId: document.id } }), 'agentId');
+    const viaAgents = await request('POST', '/api/v1/agents', { token, body: { agentId: agent.id } });
+    assert.equal(viaAgents.status, 422, JSON.stringify(viaAgents.body));
+    assert.equal(errorOf(viaAgents).code, 'validation_failed');
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-documents', { token })), []);
+    assert.deepEqual(ids(await request('GET', '/api/v1/agents', { token })), [agent.id]);
+  });
+
+  test("another user's (or a nonexistent) agent or document → 422 naming the field", async () => {
+    const { token } = await service.signUp();
+    const stranger = await service.signUp();
+    const agent = await makeAgent(token);
+    const document = await makeDocument(token);
+    const theirAgent = await makeAgent(stranger.token);
+    const theirDocument = await makeDocument(stranger.token);
+
+    for (const path of ['/api/v1/agent-documents', '/api/v1/agents']) {
+      assertNamesField(await request('POST', path, { token, body: { agentId: theirAgent.id, documentId: document.id } }), 'agentId');
+      assertNamesField(await request('POST', path, { token, body: { agentId: agent.id, documentId: theirDocument.id } }), 'documentId');
+      assertNamesField(await request('POST', path, { token, body: { agentId: randomUUID(), documentId: document.id } }), 'agentId');
+      assertNamesField(await request('POST', path, { token, body: { agentId: agent.id, documentId: randomUUID() } }), 'documentId');
+    }
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-documents', { token })), []);
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-documents', { token: stranger.token })), []);
+  });
+});
+
+describe('agent tools', () => {
+  test('POST /agent-tools → 201 with user, agent, agentId, tool, toolId', async () => {
+    const { token, user } = await service.signUp();
+    const agent = await makeAgent(token);
+    const tool = await makeTool(token);
+    const reply = await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: tool.id } });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    assert.equal(reply.body.success, true);
+    assertAgentTool(reply.body.data, user.id, agent, tool);
+    assert.match(reply.body.data.createdAt, TIMESTAMP);
+  });
+
+  test('the same pair twice → 409 conflict', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const tool = await makeTool(token);
+    await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    assertConflict(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: tool.id } }));
+    assert.equal(ids(await request('GET', '/api/v1/agent-tools', { token })).length, 1);
+  });
+
+  test('GET /agent-tools/{id} returns the link as created', async () => {
+    const { token, user } = await service.signUp();
+    const agent = await makeAgent(token);
+    const tool = await makeTool(token);
+    const link = await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    const reply = await request('GET', `/api/v1/agent-tools/${link.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.equal(reply.body.success, true);
+    assertAgentTool(reply.body.data, user.id, agent, tool);
+    assert.deepEqual(reply.body.data, link);
+    assertNotFound(await request('GET', `/api/v1/agent-tools/${randomUUID()}`, { token }));
+  });
+
+  test('GET /agent-tools lists all, oldest first; ?agentId= and ?toolId= filter', async () => {
+    const { token } = await service.signUp();
+    const [agentA, agentB] = [await makeAgent(token), await makeAgent(token)];
+    const [toolX, toolY] = [await makeTool(token), await makeTool(token)];
+    const ax = await create(token, '/agent-tools', { agentId: agentA.id, toolId: toolX.id });
+    const bx = await create(token, '/agent-tools', { agentId: agentB.id, toolId: toolX.id });
+    const ay = await create(token, '/agent-tools', { agentId: agentA.id, toolId: toolY.id });
+
+    const all = await request('GET', '/api/v1/agent-tools', { token });
+    assert.deepEqual(ids(all), [ax.id, bx.id, ay.id]);
+    assert.deepEqual(all.body.data[2], ay);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-tools?agentId=${agentA.id}`, { token })), [ax.id, ay.id]);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-tools?toolId=${toolX.id}`, { token })), [ax.id, bx.id]);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-tools?toolId=${toolY.id}`, { token })), [ay.id]);
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-tools?agentId=${agentB.id}&toolId=${toolX.id}`, { token })), [bx.id]);
+  });
+
+  test('DELETE /agent-tools/{id} → 200 data null; gone from get and list', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const tool = await makeTool(token);
+    const other = await makeTool(token);
+    const link = await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    const kept = await create(token, '/agent-tools', { agentId: agent.id, toolId: other.id });
+
+    const reply = await request('DELETE', `/api/v1/agent-tools/${link.id}`, { token });
+    assert.equal(reply.status, 200);
+    assert.deepEqual(reply.body, { success: true, data: null });
+    assertNotFound(await request('GET', `/api/v1/agent-tools/${link.id}`, { token }));
+    assertNotFound(await request('DELETE', `/api/v1/agent-tools/${link.id}`, { token }));
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-tools', { token })), [kept.id]);
+    assert.equal((await request('GET', `/api/v1/tools/${tool.id}`, { token })).status, 200, 'the tool stays');
+    assert.equal((await request('GET', `/api/v1/agents/${agent.id}`, { token })).status, 200, 'the agent stays');
+  });
+
+  test('missing ids → 422 naming them', async () => {
+    const { token } = await service.signUp();
+    const agent = await makeAgent(token);
+    const tool = await makeTool(token);
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { toolId: tool.id } }), 'agentId');
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id } }), 'toolId');
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: 7 } }), 'toolId');
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-tools', { token })), []);
+  });
+
+  test("another user's (or a nonexistent) agent or tool → 422 naming the field", async () => {
+    const { token } = await service.signUp();
+    const stranger = await service.signUp();
+    const agent = await makeAgent(token);
+    const tool = await makeTool(token);
+    const theirAgent = await makeAgent(stranger.token);
+    const theirTool = await makeTool(stranger.token);
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: theirAgent.id, toolId: tool.id } }), 'agentId');
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: theirTool.id } }), 'toolId');
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: randomUUID(), toolId: tool.id } }), 'agentId');
+    assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: randomUUID() } }), 'toolId');
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-tools', { token })), []);
+    assert.deepEqual(ids(await request('GET', '/api/v1/agent-tools', { token: stranger.token })), []);
+  });
+});
