@@ -1,47 +1,131 @@
-// Opens the SQLite file, sets the pragmas every connection needs and brings the schema up to date.
+// Opens the SQLite file, sets the pragmas every connection needs and brings the schema up to date:
+// a new database gets schema.sql whole; an older one gets the missing migrations/NNN-*.sql steps.
 // All SQL beyond this lives in the per-resource store modules.
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export type Db = Database.Database;
 
-/** The schema version this code writes; `PRAGMA user_version` of a current database. */
-export const SCHEMA_VERSION = 1;
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const schemaPath = join(root, 'schema.sql');
 
-const schemaPath = join(dirname(fileURLToPath(import.meta.url)), '..', 'schema.sql');
+/** The migrations shipped with the code: `migrations/002-<name>.sql`, `003-...`, applied in order. */
+export const MIGRATIONS_DIR = join(root, 'migrations');
 
-/** Opens (creating if needed) the database at `path` with WAL, foreign keys and the schema applied. */
-export function openDatabase(path: string): Db {
+/** One upgrade step: running `sql` on a database at version `version - 1` makes it `version`. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export interface OpenOptions {
+  /** Where the migration files are; tests point this at a directory of their own. */
+  migrationsDir?: string;
+}
+
+// Version 1 is the schema as it was when versions began (tests/fixtures/schema-v1.sql);
+// every later version is one file. Other files (README.md) are not migrations.
+const MIGRATION_FILE = /^(\d+)-([a-z0-9][a-z0-9_-]*)\.sql$/;
+
+/** Reads the migration files of `dir` in version order; refuses gaps, duplicates and version 1. */
+export function readMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  if (!existsSync(dir)) return [];
+  const migrations: Migration[] = [];
+  for (const file of readdirSync(dir).sort()) {
+    if (!file.endsWith('.sql')) continue;
+    const match = MIGRATION_FILE.exec(file);
+    if (!match) throw new Error(`migration file ${file} in ${dir} is not named NNN-name.sql`);
+    migrations.push({ version: Number(match[1]), name: file, sql: readFileSync(join(dir, file), 'utf8') });
+  }
+  migrations.forEach((migration, index) => {
+    // Sorted by name with three-digit numbers, so the expected version is simply 2, 3, 4, ...
+    if (migration.version !== index + 2) {
+      throw new Error(`migration ${migration.name} in ${dir}: expected version ${index + 2} next (versions start at 002 and have no gaps)`);
+    }
+  });
+  return migrations;
+}
+
+/** The version of a database brought up to date with the migrations in `dir`. */
+export function latestVersion(dir: string = MIGRATIONS_DIR): number {
+  return 1 + readMigrations(dir).length;
+}
+
+/** The schema version this code writes: `PRAGMA user_version` of a current database. */
+export const SCHEMA_VERSION = latestVersion();
+
+/** Opens (creating if needed) the database at `path` with WAL, foreign keys and an up-to-date schema. */
+export function openDatabase(path: string, options: OpenOptions = {}): Db {
   if (path !== ':memory:') {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     // Owner-only from the first byte; SQLite gives the -wal and -shm files the same mode.
     closeSync(openSync(path, 'a', 0o600));
   }
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
-  // FULL: a 2xx means the row survives power loss, not only a crash of the process.
-  db.pragma('synchronous = FULL');
-  db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
-  migrate(db);
+  try {
+    db.pragma('journal_mode = WAL');
+    // FULL: a 2xx means the row survives power loss, not only a crash of the process.
+    db.pragma('synchronous = FULL');
+    db.pragma('busy_timeout = 5000');
+    migrate(db, readMigrations(options.migrationsDir ?? MIGRATIONS_DIR));
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   return db;
 }
 
-function migrate(db: Db): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > SCHEMA_VERSION) {
-    db.close();
+/** The database's schema version (`PRAGMA user_version`; 0 for a new file). */
+export function schemaVersionOf(db: Db): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+function migrate(db: Db, migrations: Migration[]): void {
+  const latest = 1 + migrations.length;
+  const version = schemaVersionOf(db);
+  if (version > latest) {
     throw new Error(
-      `database schema version ${version} is newer than this code understands (${SCHEMA_VERSION}); upgrade the service`,
+      `the database is at schema version ${version}, newer than this code's ${latest}: ` +
+        'run the newer release again, or restore a backup made by this one (downgrades are not supported)',
     );
   }
-  if (version === SCHEMA_VERSION) return;
-  db.transaction(() => {
-    db.exec(readFileSync(schemaPath, 'utf8'));
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
+  if (version === latest) return;
+
+  // Each step checks the version again inside its own write transaction, so two processes opening
+  // the same file at once (the service and an admin script) never apply a step twice.
+  if (version === 0) {
+    db.transaction(() => {
+      if (schemaVersionOf(db) !== 0) return;
+      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'`).get() as { n: number };
+      if (tables.n > 0) throw new Error('the database has tables but no schema version: it was not made by this service');
+      db.exec(readFileSync(schemaPath, 'utf8'));
+      db.pragma(`user_version = ${latest}`);
+    }).immediate();
+    return;
+  }
+
+  // Foreign keys stay off while steps run (SQLite ignores the pragma inside a transaction), so a
+  // step may rebuild a table the documented way; each step must leave no dangling reference.
+  db.pragma('foreign_keys = OFF');
+  for (const migration of migrations.filter((step) => step.version > version)) {
+    db.transaction(() => {
+      if (schemaVersionOf(db) >= migration.version) return;
+      try {
+        db.exec(migration.sql);
+      } catch (error) {
+        throw new Error(`migration ${migration.name} failed: ${(error as Error).message}`, { cause: error });
+      }
+      const dangling = db.pragma('foreign_key_check') as unknown[];
+      if (dangling.length > 0) {
+        throw new Error(`migration ${migration.name} leaves ${dangling.length} rows with dangling foreign keys`);
+      }
+      db.pragma(`user_version = ${migration.version}`);
+    }).immediate();
+  }
 }
 
 /** Closes the database after folding the WAL back into the main file. */

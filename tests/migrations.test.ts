@@ -1,0 +1,341 @@
+// Schema versions: a new file gets schema.sql at the latest version; an older file with data is
+// upgraded step by step (each step all or nothing); a newer file is refused; and schema.sql never
+// drifts from what the migrations make of a version-1 database.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import Database from 'better-sqlite3';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { closeDatabase, latestVersion, openDatabase, readMigrations, SCHEMA_VERSION, schemaVersionOf, type Db } from '../src/db.js';
+import { createStores } from '../src/deps.js';
+import { createSealer } from '../src/lib/secrets.js';
+import { digestToken, newTokenSecret } from '../src/auth/tokens.js';
+
+const V1_SCHEMA = readFileSync(fileURLToPath(new URL('fixtures/schema-v1.sql', import.meta.url)), 'utf8');
+const dir = mkdtempSync(join(tmpdir(), 'ams-migrations-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+let fileCounter = 0;
+const newPath = () => join(dir, `db-${++fileCounter}.db`);
+
+const key = randomBytes(32);
+const sealer = createSealer(key);
+const now = '2025-01-02T03:04:05.000000+00:00';
+
+/** What the v1 database holds, so tests can look for every piece after an upgrade. */
+const v1 = {
+  userId: 'u-1',
+  email: 'old@example.com',
+  token: newTokenSecret(),
+  tokenId: 't-1',
+  promptId: 'p-1',
+  tagIds: ['g-1', 'g-2'],
+  toolId: 'o-1',
+  documentId: 'd-1',
+  agentId: 'a-1',
+  agentDocumentId: 'ad-1',
+  agentToolId: 'at-1',
+};
+
+/** A database as release 1 made it: the frozen v1 schema, stamped 1, holding one of everything. */
+function makeV1Database(path: string): void {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.exec(V1_SCHEMA);
+  db.pragma('user_version = 1');
+  const run = (sql: string, ...values: unknown[]) => db.prepare(sql).run(...values);
+  run(`INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, 'Old User', '$scrypt$ln=15,r=8,p=3$c2FsdA==$aGFzaA==', ?, ?)`, v1.userId, v1.email, now, now);
+  run(`INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at) VALUES (?, ?, 'cli', ?, ?, ?, ?)`, v1.tokenId, v1.userId, v1.token, digestToken(v1.token), now, now);
+  run(`INSERT INTO prompts (id, user_id, name, template, input_variables, created_at, updated_at) VALUES (?, ?, 'greet', 'Hi {who}', '["who"]', ?, ?)`, v1.promptId, v1.userId, now, now);
+  v1.tagIds.forEach((id, index) =>
+    run(`INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, '#0e8a16', ?, ?)`, id, v1.userId, `tag ${index}`, now, now));
+  run(`INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, 'search', 'SEARCH', ?, ?, ?)`, v1.toolId, v1.userId, sealer.seal('{"apiKey":"k"}'), now, now);
+  run(`INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
+       VALUES (?, ?, 'handbook', 'PDF', 'https://example.com/h.pdf', 1, 12, ?, NULL, '{}', ?, ?)`, v1.documentId, v1.userId, sealer.seal('{"bearer":"x"}'), now, now);
+  run(`INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id, created_at, updated_at)
+       VALUES (?, ?, 'helper', 'REACT', 'gpt-4o', 'openai', ?, 1, ?, ?, ?, ?)`, v1.agentId, v1.userId, sealer.seal('{}'), v1.promptId, v1.documentId, now, now);
+  v1.tagIds.forEach((tagId, position) => run(`INSERT INTO agent_tags (agent_id, tag_id, position) VALUES (?, ?, ?)`, v1.agentId, tagId, position));
+  run(`INSERT INTO agent_documents (id, user_id, agent_id, document_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, v1.agentDocumentId, v1.userId, v1.agentId, v1.documentId, now, now);
+  run(`INSERT INTO agent_tools (id, user_id, agent_id, tool_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, v1.agentToolId, v1.userId, v1.agentId, v1.toolId, now, now);
+  db.close();
+}
+
+/** A directory of migration files for one test. */
+function migrationsDir(files: Record<string, string>): string {
+  const path = join(dir, `migrations-${++fileCounter}`);
+  mkdirSync(path);
+  for (const [name, sql] of Object.entries(files)) writeFileSync(join(path, name), sql);
+  return path;
+}
+
+/** A sample step 002: a new column backfilled from data, a new table filled from rows, and a
+ *  table rebuild (tags, which agent_tags references) that must not cascade-delete anything. */
+const SAMPLE_002 = `
+ALTER TABLE users ADD COLUMN display_name TEXT NOT NULL DEFAULT '';
+UPDATE users SET display_name = upper(name);
+
+CREATE TABLE user_notes (
+  seq     INTEGER PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  body    TEXT NOT NULL
+);
+INSERT INTO user_notes (user_id, body) SELECT id, 'migrated from v1' FROM users;
+
+CREATE TABLE new_tags (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL UNIQUE,
+  user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name       TEXT    NOT NULL,
+  color      TEXT    NOT NULL CHECK (color LIKE '#%'),
+  created_at TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL
+);
+INSERT INTO new_tags SELECT seq, id, user_id, name, color, created_at, updated_at FROM tags;
+DROP TABLE tags;
+ALTER TABLE new_tags RENAME TO tags;
+CREATE INDEX tags_by_user ON tags (user_id, seq);
+CREATE UNIQUE INDEX tags_unique_name ON tags (user_id, name COLLATE NOCASE);
+`;
+
+const count = (db: Db, table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+
+/**
+ * sqlite_master, normalised so that only meaning counts: comments dropped, white space collapsed,
+ * case folded outside quotes, `IF NOT EXISTS` dropped, and the items of each CREATE TABLE sorted
+ * (ALTER TABLE ADD COLUMN appends at the end; schema.sql may put the column anywhere).
+ */
+function normalisedSchema(db: Db): string[] {
+  const rows = db.prepare(`SELECT type, name, tbl_name AS tableName, sql FROM sqlite_master ORDER BY type, name`).all() as
+    { type: string; name: string; tableName: string; sql: string | null }[];
+  return rows.map((row) => `${row.type} ${row.name} on ${row.tableName}: ${row.sql === null ? '(automatic)' : normaliseSql(row.sql)}`);
+}
+
+function normaliseSql(sql: string): string {
+  let out = '';
+  let space = false;
+  const emit = (text: string) => {
+    if (space && out !== '' && !/[(,]$/.test(out) && !/^[(),]/.test(text)) out += ' ';
+    space = false;
+    out += text;
+  };
+  for (let i = 0; i < sql.length; ) {
+    const c = sql[i];
+    if (c === "'" || c === '"' || c === '`') {
+      const end = closingQuote(sql, i);
+      emit(sql.slice(i, end + 1));
+      i = end + 1;
+    } else if (sql.startsWith('--', i)) {
+      const end = sql.indexOf('\n', i);
+      i = end === -1 ? sql.length : end;
+      space = true;
+    } else if (sql.startsWith('/*', i)) {
+      const end = sql.indexOf('*/', i + 2);
+      i = end === -1 ? sql.length : end + 2;
+      space = true;
+    } else if (/\s/.test(c)) {
+      space = true;
+      i += 1;
+    } else {
+      emit(c.toLowerCase());
+      i += 1;
+    }
+  }
+  out = out.replace(/^create (table|index|unique index|view|trigger) if not exists /, 'create $1 ');
+  return out.startsWith('create table') ? sortTableItems(out) : out;
+}
+
+/** Index of the quote closing the one at `start` (a doubled quote is an escaped one). */
+function closingQuote(sql: string, start: number): number {
+  const quote = sql[start];
+  for (let i = start + 1; i < sql.length; i += 1) {
+    if (sql[i] !== quote) continue;
+    if (sql[i + 1] === quote) i += 1;
+    else return i;
+  }
+  return sql.length - 1;
+}
+
+function sortTableItems(statement: string): string {
+  const open = statement.indexOf('(');
+  const items: string[] = [];
+  let depth = 0;
+  let start = open + 1;
+  for (let i = open; i < statement.length; i += 1) {
+    const c = statement[i];
+    if (c === "'" || c === '"' || c === '`') i = closingQuote(statement, i);
+    else if (c === '(') depth += 1;
+    else if (c === ',' && depth === 1) {
+      items.push(statement.slice(start, i));
+      start = i + 1;
+    } else if (c === ')' && --depth === 0) {
+      items.push(statement.slice(start, i));
+      return `${statement.slice(0, open + 1)}${items.sort().join(',')}${statement.slice(i)}`;
+    }
+  }
+  return statement;
+}
+
+describe('a new database', () => {
+  test('gets schema.sql, the latest version and the connection settings', () => {
+    const path = newPath();
+    const db = openDatabase(path);
+    assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
+    assert.equal(SCHEMA_VERSION, latestVersion(), 'SCHEMA_VERSION is 1 + the files in migrations/');
+    assert.ok(count(db, 'users') === 0);
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL');
+    assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
+    assert.equal(db.pragma('busy_timeout', { simple: true }), 5000);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    closeDatabase(db);
+  });
+
+  test('an empty file at version 0 is stamped with the version of the migrations it was opened with', () => {
+    const db = openDatabase(newPath(), { migrationsDir: migrationsDir({ '002-sample.sql': SAMPLE_002 }) });
+    assert.equal(schemaVersionOf(db), 2);
+    closeDatabase(db);
+  });
+
+  test('a file with tables but no version is refused, untouched', () => {
+    const path = newPath();
+    const raw = new Database(path);
+    raw.exec('CREATE TABLE something_else (x)');
+    raw.close();
+    assert.throws(() => openDatabase(path), /has tables but no schema version/);
+    const again = new Database(path);
+    assert.equal(schemaVersionOf(again), 0);
+    assert.equal(count(again, 'sqlite_master'), 1);
+    again.close();
+  });
+});
+
+describe('upgrading a version-1 database that holds data', () => {
+  test('a sample 002 runs once, in order, keeping every row (no cascade during a table rebuild)', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const migrations = migrationsDir({ '002-sample.sql': SAMPLE_002, 'README.md': 'not a migration' });
+
+    const db = openDatabase(path, { migrationsDir: migrations });
+    assert.equal(schemaVersionOf(db), 2);
+    assert.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys are back on after the steps');
+    assert.deepEqual(db.prepare(`SELECT display_name AS displayName FROM users WHERE id = ?`).get(v1.userId), { displayName: 'OLD USER' });
+    assert.deepEqual(db.prepare(`SELECT body FROM user_notes`).all(), [{ body: 'migrated from v1' }]);
+    assert.equal(count(db, 'tags'), 2);
+    assert.equal(count(db, 'agent_tags'), 2, 'rebuilding tags did not cascade into agent_tags');
+    assert.deepEqual(db.pragma('foreign_key_check'), []);
+    for (const table of ['api_tokens', 'prompts', 'tools', 'documents', 'agents', 'agent_documents', 'agent_tools']) {
+      assert.equal(count(db, table), 1, table);
+    }
+    closeDatabase(db);
+
+    // Opening again applies nothing twice.
+    const reopened = openDatabase(path, { migrationsDir: migrations });
+    assert.equal(schemaVersionOf(reopened), 2);
+    assert.equal(count(reopened, 'user_notes'), 1);
+    closeDatabase(reopened);
+  });
+
+  test('a failing step rolls back whole and stops the start; earlier steps stay applied', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const migrations = migrationsDir({
+      '002-sample.sql': SAMPLE_002,
+      '003-broken.sql': `CREATE TABLE half_done (x); UPDATE users SET name = 'changed'; INSERT INTO no_such_table VALUES (1);`,
+    });
+    assert.throws(() => openDatabase(path, { migrationsDir: migrations }), /migration 003-broken\.sql failed: no such table: no_such_table/);
+
+    const raw = new Database(path, { readonly: true });
+    assert.equal(schemaVersionOf(raw), 2);
+    assert.deepEqual(raw.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name = 'half_done'`).get(), { n: 0 });
+    assert.deepEqual(raw.prepare(`SELECT name FROM users`).all(), [{ name: 'Old User' }]);
+    raw.close();
+  });
+
+  test('a step that leaves a dangling foreign key is rolled back', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const migrations = migrationsDir({ '002-dangling.sql': `UPDATE agent_tools SET tool_id = 'no-such-tool';` });
+    assert.throws(() => openDatabase(path, { migrationsDir: migrations }), /002-dangling\.sql leaves 1 rows with dangling foreign keys/);
+    const raw = new Database(path, { readonly: true });
+    assert.equal(schemaVersionOf(raw), 1);
+    assert.deepEqual(raw.prepare(`SELECT tool_id AS toolId FROM agent_tools`).all(), [{ toolId: v1.toolId }]);
+    raw.close();
+  });
+
+  test('with the real migrations/ folder, the service reads every v1 record', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const db = openDatabase(path);
+    assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
+    const stores = createStores(db, sealer);
+    assert.equal(stores.users.getUserByEmail(v1.email)?.id, v1.userId);
+    assert.equal(stores.apiTokens.findCallerByToken(v1.token)?.id, v1.userId);
+    assert.equal(stores.prompts.getPrompt(v1.userId, v1.promptId)?.name, 'greet');
+    assert.equal(stores.tools.getTool(v1.userId, v1.toolId)?.name, 'search');
+    assert.equal(stores.documents.getDocument(v1.userId, v1.documentId)?.name, 'handbook');
+    const agent = stores.agents.getAgent(v1.userId, v1.agentId);
+    assert.deepEqual(agent?.tags.map((tag) => tag.id), v1.tagIds);
+    assert.equal(agent?.document?.id, v1.documentId);
+    assert.equal(agent?.promptId, v1.promptId);
+    assert.equal(stores.agentDocuments.get(v1.userId, v1.agentDocumentId)?.id, v1.agentDocumentId);
+    assert.equal(stores.agentTools.get(v1.userId, v1.agentToolId)?.id, v1.agentToolId);
+    closeDatabase(db);
+  });
+});
+
+describe('refusals', () => {
+  test('a database newer than the code is refused, naming both versions, and left as it was', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const raw = new Database(path);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    assert.throws(
+      () => openDatabase(path),
+      (error: Error) => error.message.includes(`version ${SCHEMA_VERSION + 1}`) && error.message.includes(`code's ${SCHEMA_VERSION}`),
+    );
+    const untouched = new Database(path, { readonly: true });
+    assert.equal(schemaVersionOf(untouched), SCHEMA_VERSION + 1);
+    untouched.close();
+  });
+
+  test('migration files with a gap, a version 1 or a bad name are refused', () => {
+    assert.throws(() => readMigrations(migrationsDir({ '002-a.sql': '', '004-c.sql': '' })), /004-c\.sql.*expected version 3/);
+    assert.throws(() => readMigrations(migrationsDir({ '001-a.sql': '' })), /expected version 2/);
+    assert.throws(() => readMigrations(migrationsDir({ '002 Add Things.sql': '' })), /not named NNN-name\.sql/);
+    assert.deepEqual(readMigrations(join(dir, 'no-such-dir')), []);
+  });
+});
+
+describe('schema.sql and migrations/ agree', () => {
+  test('a fresh database and an upgraded v1 database have the same sqlite_master', () => {
+    const fresh = openDatabase(newPath());
+    const upgradedPath = newPath();
+    makeV1Database(upgradedPath);
+    const upgraded = openDatabase(upgradedPath);
+    assert.equal(schemaVersionOf(upgraded), schemaVersionOf(fresh));
+    assert.deepEqual(
+      normalisedSchema(upgraded),
+      normalisedSchema(fresh),
+      'schema.sql and migrations/ disagree: every change to schema.sql needs a migration that makes the same change (see migrations/README.md)',
+    );
+    closeDatabase(fresh);
+    closeDatabase(upgraded);
+  });
+
+  test('the comparison sees a real difference (a column missing from one side)', () => {
+    const a = new Database(':memory:');
+    const b = new Database(':memory:');
+    a.exec(`CREATE TABLE t (x TEXT NOT NULL, -- a comment\n  y INTEGER)`);
+    b.exec(`create table if not exists t(y integer,x text not null)`);
+    assert.deepEqual(normalisedSchema(a), normalisedSchema(b), 'order, case, comments and spacing do not count');
+    b.exec(`ALTER TABLE t ADD COLUMN z TEXT`);
+    assert.notDeepEqual(normalisedSchema(a), normalisedSchema(b));
+    a.close();
+    b.close();
+  });
+});
