@@ -1,6 +1,6 @@
 // Request bodies of `/agents`.
 import * as v from 'valibot';
-import { IdSchema, NameSchema } from '../http/validate.js';
+import { IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
 
 export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
 
@@ -9,6 +9,7 @@ const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength
 /** `{ model, provider }`; further keys (an api key, say) are kept, stored and never returned. */
 const LlmSchema = v.pipe(
   v.looseObject({ model: LlmPartSchema, provider: LlmPartSchema }, 'must be an object with model and provider'),
+  v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
   v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
   v.transform(({ model, provider, ...extra }) => ({ model, provider, extra })),
 );

@@ -41,15 +41,16 @@ function hasBody(headers: Record<string, string | string[] | undefined>): boolea
   return length !== undefined && length !== '0';
 }
 
-/** Maps what the body reader (raw-body, co-body) throws to the error the client sees. */
-function bodyReadError(error: unknown, limitBytes: number): unknown {
+/**
+ * Maps what the body reader (inflation, raw-body, co-body) throws to the error the client sees.
+ * Everything it can throw is about the body the client sent, so everything maps to a 4xx; its
+ * messages may quote the body, so none is passed on.
+ */
+function bodyReadError(error: unknown, limitBytes: number): ApiError {
   const { type, status } = (error ?? {}) as { type?: unknown; status?: unknown };
   if (type === 'entity.too.large') return payloadTooLarge(limitBytes);
-  if (type === 'encoding.unsupported' || type === 'charset.unsupported') return unsupportedMediaType();
-  if (type === 'request.aborted' || type === 'request.size.invalid') {
-    return new ApiError(400, 'bad_request', 'The request body could not be read completely.');
-  }
-  // co-body: a JSON syntax error, with status 400 (its message may quote the body: never pass it on).
-  if (error instanceof SyntaxError || status === 400) return invalidJson();
-  return error;
+  // An unknown Content-Encoding or charset (inflation and raw-body say 415).
+  if (status === 415 || type === 'encoding.unsupported' || type === 'charset.unsupported') return unsupportedMediaType();
+  // Not JSON, cut short, or not decompressible as its Content-Encoding claims (zlib errors).
+  return invalidJson();
 }

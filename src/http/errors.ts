@@ -24,7 +24,7 @@ export class ApiError extends Error {
   }
 }
 
-export const invalidJson = () => new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+export const invalidJson = () => new ApiError(400, 'invalid_json', 'The request body could not be read as JSON.');
 
 export const unauthorized = (message = 'A valid API token is required.') =>
   new ApiError(401, 'unauthorized', message);

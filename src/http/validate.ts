@@ -55,11 +55,30 @@ export const NameSchema = v.pipe(
 export const DescriptionSchema = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1000, 'must be at most 1000 characters'));
 
 const MAX_JSON_OBJECT_BYTES = 64 * 1024;
+export const MAX_JSON_DEPTH = 32;
 
-/** A JSON object of settings (metadata, credentials), at most 64 KiB once serialised. */
+/**
+ * How deeply `value` nests, counting up to `limit + 1` at most. Iterative, so a hostile
+ * 100,000-level body cannot overflow the stack (JSON.stringify and SQLite's json() would).
+ */
+export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
+/** A JSON object of settings (metadata, credentials): at most 32 levels deep and 64 KiB serialised. */
 export const JsonObjectSchema = v.pipe(
   // valibot's record() would turn an array into an object; settings are key-value objects.
   v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object'),
+  v.check((value) => jsonDepth(value) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
   v.record(v.string(), v.unknown(), 'must be an object'),
   v.check(
     (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
