@@ -1,0 +1,369 @@
+// Fetching a document's URL safely: http(s) only; every hop's host resolved and vetted (no loopback,
+// private, link-local or other internal address unless allowed) and then connected to at exactly
+// the address that was vetted, so a second DNS answer cannot slip in (no DNS-rebinding window);
+// redirects followed by hand (at most 5), credentials only ever sent to the URL's own origin;
+// a size cap enforced while streaming and a deadline for the whole fetch.
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream';
+import zlib from 'node:zlib';
+import { blockedAddressReason } from './addresses.js';
+import { IngestError, formatBytes, formatDuration, isIngestError } from './errors.js';
+
+export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_REDIRECTS = 5;
+const USER_AGENT = 'agent-service-ingest/1.0';
+
+/** A resolved address of a host, as `dns.lookup` gives it. */
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/**
+ * A document's `authorization`, the request's credentials. Accepted shapes (keys may be combined
+ * only as noted; `type` is ignored, any other key is an error):
+ * - `{ bearer: "…" }` or `{ token: "…" }` → `Authorization: Bearer …`
+ * - `{ username: "…", password: "…" }` → `Authorization: Basic base64(username:password)`
+ * - `{ authorization: "Scheme value" }` → that `Authorization` header as is
+ * - `{ headers: { "X-Api-Key": "…", … } }` → those headers (alone or beside one of the above)
+ * - `null`, `{}` → no credentials (then a `user:password@` in the URL, if any, is sent as Basic).
+ */
+export type Authorization = Record<string, unknown>;
+
+export interface FetchOptions {
+  /** Credentials (see `Authorization`); sent to the URL's origin only, never to another origin a redirect leads to. */
+  authorization?: Authorization | null;
+  /** Largest body accepted, after content decoding (default 20 MiB). */
+  maxBytes?: number;
+  /** Deadline for the whole fetch, DNS, redirects and body included (default 30 s). */
+  timeoutMs?: number;
+  /** Let hosts resolve to loopback/private/internal addresses (default false; tests and LAN setups). */
+  allowPrivateNetworks?: boolean;
+  /** How many redirects are followed (default 5); one more is an error. */
+  maxRedirects?: number;
+  /** Aborts the fetch; it then rejects with the signal's reason. */
+  signal?: AbortSignal;
+  /** Replaces the address rule (allowPrivateNetworks is then ignored): true lets the fetch connect to `address`. For tests. */
+  isAddressAllowed?: (address: string) => boolean;
+  /** Replaces `dns.lookup(host, { all: true })`. For tests. */
+  resolve?: (hostname: string) => Promise<ResolvedAddress[]>;
+}
+
+export interface FetchedDocument {
+  /** The body, content-decoded (gzip, deflate, br). */
+  bytes: Buffer;
+  /** The final response's Content-Type header as sent, or null. */
+  contentType: string | null;
+  /** The URL that answered, after redirects. */
+  finalUrl: string;
+}
+
+const FORBIDDEN_HEADERS = new Set([
+  'host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'expect',
+  'accept-encoding', 'proxy-connection',
+]);
+const KNOWN_AUTH_KEYS = new Set(['bearer', 'token', 'username', 'password', 'authorization', 'headers', 'type']);
+
+function badAuthorization(detail: string): IngestError {
+  return new IngestError('bad_authorization', `the document's authorization ${detail}`);
+}
+
+function nonEmptyString(value: unknown, key: string): string {
+  if (typeof value !== 'string' || value.trim() === '') throw badAuthorization(`field "${key}" must be a non-empty string`);
+  if (/[\r\n\0]/.test(value)) throw badAuthorization(`field "${key}" holds a line break or NUL, which a header cannot carry`);
+  return value.trim();
+}
+
+/** The request headers an `authorization` object stands for (see `Authorization`); throws IngestError('bad_authorization') on any other shape. */
+export function authorizationHeaders(authorization: Authorization | null | undefined): Record<string, string> {
+  if (authorization === null || authorization === undefined) return {};
+  if (typeof authorization !== 'object' || Array.isArray(authorization)) throw badAuthorization('must be an object');
+  const unknown = Object.keys(authorization).filter((key) => !KNOWN_AUTH_KEYS.has(key) && key !== 'Authorization');
+  if (unknown.length > 0) {
+    throw badAuthorization(
+      `has unknown field(s) ${unknown.map((key) => `"${key.slice(0, 40)}"`).join(', ')}; use bearer, token, username/password, authorization or headers`,
+    );
+  }
+  const auth = authorization as Record<string, unknown>;
+  const headers: Record<string, string> = {};
+  if (auth.headers !== undefined) {
+    if (typeof auth.headers !== 'object' || auth.headers === null || Array.isArray(auth.headers)) {
+      throw badAuthorization('field "headers" must be an object of header names and values');
+    }
+    for (const [name, raw] of Object.entries(auth.headers)) {
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw badAuthorization(`header name "${name.slice(0, 40)}" is not a valid header name`);
+      if (FORBIDDEN_HEADERS.has(name.toLowerCase())) throw badAuthorization(`header "${name}" cannot be set`);
+      if (typeof raw !== 'string' && typeof raw !== 'number') throw badAuthorization(`header "${name}" must have a string value`);
+      const value = String(raw);
+      if (/[\r\n\0]/.test(value)) throw badAuthorization(`header "${name}" holds a line break or NUL`);
+      headers[name.toLowerCase()] = value;
+    }
+  }
+  const schemes: string[] = [];
+  if (auth.bearer !== undefined) schemes.push('bearer');
+  if (auth.token !== undefined) schemes.push('token');
+  if (auth.username !== undefined || auth.password !== undefined) schemes.push('username/password');
+  const raw = auth.authorization ?? auth.Authorization;
+  if (raw !== undefined) schemes.push('authorization');
+  if (schemes.length > 1) throw badAuthorization(`has more than one credential (${schemes.join(', ')}); give one`);
+  if (schemes.length === 1 && headers.authorization !== undefined) {
+    throw badAuthorization(`sets Authorization twice (${schemes[0]} and headers); give one`);
+  }
+  if (auth.bearer !== undefined) headers.authorization = `Bearer ${nonEmptyString(auth.bearer, 'bearer')}`;
+  else if (auth.token !== undefined) headers.authorization = `Bearer ${nonEmptyString(auth.token, 'token')}`;
+  else if (raw !== undefined) headers.authorization = nonEmptyString(raw, 'authorization');
+  else if (auth.username !== undefined || auth.password !== undefined) {
+    const username = typeof auth.username === 'string' ? auth.username : undefined;
+    const password = auth.password === undefined ? '' : auth.password;
+    if (username === undefined || username.includes(':')) throw badAuthorization('field "username" must be a string without ":"');
+    if (typeof password !== 'string') throw badAuthorization('field "password" must be a string');
+    headers.authorization = `Basic ${Buffer.from(`${username}:${password}`, 'utf8').toString('base64')}`;
+  }
+  return headers;
+}
+
+/** `text` as an http(s) URL, or IngestError('bad_url'). `what` names it in the message. */
+function parseHttpUrl(text: string, base?: URL, what = 'the URL'): URL {
+  let url: URL;
+  try {
+    url = base ? new URL(text, base) : new URL(text);
+  } catch {
+    throw new IngestError('bad_url', `${what} is not a valid URL`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new IngestError('bad_url', `${what} uses ${url.protocol.replace(/:$/, '')}; only http and https URLs are fetched`);
+  }
+  if (url.hostname === '') throw new IngestError('bad_url', `${what} has no host`);
+  return url;
+}
+
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '');
+}
+
+async function defaultResolve(hostname: string): Promise<ResolvedAddress[]> {
+  return dnsLookup(hostname, { all: true, verbatim: true });
+}
+
+/**
+ * The addresses `url`'s host may be connected to: all its resolved addresses when every one passes
+ * the address rule, else IngestError('refused_address'); IngestError('dns') when it does not resolve.
+ */
+export async function vetHost(url: URL, options: Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed' | 'resolve'> = {}): Promise<ResolvedAddress[]> {
+  const host = bareHost(url);
+  const reasonFor = (address: string): string | null => {
+    if (options.isAddressAllowed) return options.isAddressAllowed(address) ? null : (blockedAddressReason(address) ?? 'a disallowed');
+    return options.allowPrivateNetworks ? null : blockedAddressReason(address);
+  };
+  const literal = isIP(host);
+  if (literal) {
+    const reason = reasonFor(host);
+    if (reason) throw new IngestError('refused_address', `refused: ${host} is ${reason} address`);
+    return [{ address: host, family: literal }];
+  }
+  let addresses: ResolvedAddress[];
+  try {
+    addresses = await (options.resolve ?? defaultResolve)(host);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const detail = code === 'ENOTFOUND' || code === 'ENODATA' ? '' : code ? ` (${code})` : '';
+    throw new IngestError('dns', `the host ${host} could not be found${detail}`);
+  }
+  if (addresses.length === 0) throw new IngestError('dns', `the host ${host} could not be found`);
+  for (const { address } of addresses) {
+    const reason = reasonFor(address);
+    if (reason) throw new IngestError('refused_address', `refused: ${host} resolves to ${reason} address ${address}`);
+  }
+  return addresses;
+}
+
+/** A `lookup` for node:net that answers only with the vetted addresses, whatever is asked. */
+function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
+  return (_hostname, options, callback) => {
+    const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    const list = wanted.length > 0 ? wanted : addresses;
+    if (options.all) callback(null, list.map(({ address, family }) => ({ address, family })));
+    else callback(null, list[0].address, list[0].family);
+  };
+}
+
+function send(url: URL, headers: Record<string, string>, addresses: ResolvedAddress[], signal: AbortSignal): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? https : http).request({
+      protocol: url.protocol,
+      host: bareHost(url),
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      method: 'GET',
+      headers,
+      agent: false,
+      lookup: pinnedLookup(addresses),
+      signal,
+    });
+    request.once('response', resolve);
+    request.once('error', reject);
+    request.end();
+  });
+}
+
+function decoded(response: http.IncomingMessage): Readable {
+  const encoding = String(response.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : encoding === 'identity' || encoding === ''
+            ? null
+            : undefined;
+  if (decoder === undefined) throw new IngestError('unsupported', `the URL answered with an unsupported Content-Encoding "${encoding.slice(0, 40)}"`);
+  if (decoder === null) return response;
+  return pipeline(response, decoder, () => {});
+}
+
+function tooLarge(maxBytes: number, declared?: number): IngestError {
+  const said = declared === undefined ? '' : ` (the server announced ${formatBytes(declared)})`;
+  return new IngestError('too_large', `the document is larger than ${formatBytes(maxBytes)}${said}`);
+}
+
+async function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const declared = Number(response.headers['content-length']);
+  if (response.headers['content-length'] !== undefined && Number.isFinite(declared) && declared > maxBytes) {
+    response.destroy();
+    throw tooLarge(maxBytes, declared);
+  }
+  const chunks: Buffer[] = [];
+  let total = 0;
+  let body: Readable | undefined;
+  try {
+    body = decoded(response);
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      if (total > maxBytes) throw tooLarge(maxBytes);
+      chunks.push(chunk);
+    }
+  } finally {
+    if (total > maxBytes || !response.complete) {
+      response.destroy();
+      body?.destroy();
+    }
+  }
+  return Buffer.concat(chunks, total);
+}
+
+/** An IngestError for whatever a hop threw, naming the host but nothing of the path, query or headers. */
+function networkError(error: unknown, url: URL): IngestError {
+  if (isIngestError(error)) return error;
+  const host = url.host;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? '';
+  if (code === 'ECONNREFUSED') return new IngestError('network', `could not connect to ${host}: connection refused`);
+  if (code === 'ECONNRESET' || code === 'EPIPE') return new IngestError('network', `the connection to ${host} was reset`);
+  if (code === 'ETIMEDOUT') return new IngestError('network', `could not connect to ${host}: timed out`);
+  if (code === 'ENETUNREACH' || code === 'EHOSTUNREACH') return new IngestError('network', `could not connect to ${host}: unreachable`);
+  if (code.startsWith('HPE_')) return new IngestError('network', `${host} sent an invalid HTTP response (${code})`);
+  if (code.startsWith('Z_') || code.startsWith('ERR_BROTLI') || code.startsWith('ERR__ERROR')) {
+    return new IngestError('network', `the response from ${host} could not be decompressed (${code})`);
+  }
+  if (code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS') || /CERT|SELF_SIGNED|VERIFY/.test(code)) {
+    return new IngestError('network', `the TLS connection to ${host} failed (${code})`);
+  }
+  if (code === 'ERR_STREAM_PREMATURE_CLOSE' || (error as Error | undefined)?.message === 'aborted') {
+    return new IngestError('network', `the connection to ${host} closed before the whole document arrived`);
+  }
+  return new IngestError('network', `could not fetch from ${host}${code ? ` (${code})` : ''}`);
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
+      (error) => { signal.removeEventListener('abort', onAbort); reject(error); },
+    );
+  });
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+/** GETs `url` under the SSRF, redirect, size and time rules above; rejects with IngestError (or `signal`'s reason). */
+export async function fetchDocument(url: string, options: FetchOptions = {}): Promise<FetchedDocument> {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  let current = parseHttpUrl(url);
+  const credentials = authorizationHeaders(options.authorization);
+  if (!credentials.authorization && (current.username || current.password)) {
+    credentials.authorization = authorizationHeaders({
+      username: decodeURIComponent(current.username),
+      password: decodeURIComponent(current.password),
+    }).authorization;
+  }
+  const origin = current.origin;
+
+  const deadline = new AbortController();
+  const timedOut = new IngestError('timeout', `the URL did not answer within ${formatDuration(timeoutMs)}`);
+  const timer = setTimeout(() => deadline.abort(timedOut), timeoutMs);
+  const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
+  try {
+    for (let redirects = 0; ; redirects += 1) {
+      const addresses = await raceAbort(vetHost(current, options), signal);
+      const headers: Record<string, string> = {
+        'user-agent': USER_AGENT,
+        accept: '*/*',
+        ...(current.origin === origin ? credentials : {}),
+        'accept-encoding': 'gzip, deflate, br',
+      };
+      let response: http.IncomingMessage;
+      try {
+        response = await send(current, headers, addresses, signal);
+      } catch (error) {
+        throw signal.aborted ? signal.reason : networkError(error, current);
+      }
+      const status = response.statusCode ?? 0;
+      if (REDIRECTS.has(status)) {
+        response.destroy();
+        const location = response.headers.location;
+        if (!location) throw new IngestError('http_status', `the URL answered ${status} ${http.STATUS_CODES[status] ?? ''} without a Location`.trimEnd());
+        if (redirects >= maxRedirects) throw new IngestError('too_many_redirects', `the URL redirected more than ${maxRedirects} times`);
+        current = parseHttpUrl(location, current, 'a redirect');
+        continue;
+      }
+      if (status < 200 || status > 299) {
+        response.destroy();
+        const reason = http.STATUS_CODES[status] ?? response.statusMessage ?? '';
+        const hint =
+          status === 401 || status === 403
+            ? credentials.authorization || Object.keys(credentials).length > 0
+              ? ' (check the document\'s authorization)'
+              : ' (the document may need an authorization)'
+            : '';
+        throw new IngestError('http_status', `the URL answered ${status} ${reason}`.trimEnd() + hint);
+      }
+      let bytes: Buffer;
+      try {
+        bytes = await readBody(response, maxBytes);
+      } catch (error) {
+        throw signal.aborted ? signal.reason : networkError(error, current);
+      }
+      const contentType = response.headers['content-type'];
+      const finalUrl = new URL(current.href);
+      finalUrl.username = '';
+      finalUrl.password = '';
+      return { bytes, contentType: contentType ?? null, finalUrl: finalUrl.href };
+    }
+  } catch (error) {
+    if (signal.aborted) throw signal.reason;
+    throw networkError(error, current);
+  } finally {
+    clearTimeout(timer);
+  }
+}
