@@ -1,0 +1,474 @@
+// Turning fetched bytes into plain text, per document type:
+// - TXT: decoded text (BOM or charset honoured, UTF-8 by default), line endings normalised to "\n".
+// - CSV: parsed with csv-parse; the first row names the columns; each data row becomes
+//   "header: value" lines (empty values left out), rows separated by a blank line.
+// - URL: HTML parsed with htmlparser2 and reduced to readable text: script, style, noscript, nav,
+//   header, footer, aside, svg, forms, hidden elements … dropped; headings, paragraphs, list items
+//   and table rows each on their own paragraph. A text/plain answer is taken as is.
+// - PDF: text per page with pdfjs-dist (legacy build, no worker, no native code); pages
+//   from_page..to_page inclusive; the page count recorded; a range beyond the document is an error.
+// - VIDEO: a WebVTT or SRT caption file reduced to its spoken text (ids, timings, settings, tags
+//   and NOTE/STYLE/REGION blocks dropped; a cue repeating the previous one left out); anything else
+//   is refused with "transcripts must be given as WebVTT or SRT captions".
+// Paragraphs are separated by a blank line ("\n\n"), which is what the character splitter splits on.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import { parseDocument } from 'htmlparser2';
+import { IngestError } from './errors.js';
+
+export type DocumentType = 'TXT' | 'PDF' | 'VIDEO' | 'CSV' | 'URL';
+
+export interface PageRange {
+  /** First page to read, 1-based (default 1). PDF only. */
+  fromPage?: number | null;
+  /** Last page to read, inclusive (default: the last page). PDF only. */
+  toPage?: number | null;
+}
+
+export interface ExtractedPage {
+  /** 1-based page number in the document. */
+  page: number;
+  text: string;
+}
+
+export interface Extracted {
+  /** The document's text; for a PDF the pages read, joined by a blank line. */
+  text: string;
+  /** PDF: how many pages the document has. */
+  pages?: number;
+  /** PDF: how many pages were read (to_page − from_page + 1). */
+  pagesRead?: number;
+  /** PDF: the text of each page read, to chunk or cite per page. */
+  parts?: ExtractedPage[];
+}
+
+/**
+ * The text of a fetched document of type `type` (see the list at the top of this file); the page
+ * range applies to PDFs only. Rejects with IngestError (unsupported, parse, page_range, no_text).
+ */
+export async function extractText(
+  type: DocumentType,
+  bytes: Uint8Array,
+  contentType: string | null,
+  range: PageRange = {},
+): Promise<Extracted> {
+  switch (type) {
+    case 'TXT':
+      return { text: decodeText(bytes, contentType, 'the text file') };
+    case 'CSV':
+      return { text: csvToText(decodeText(bytes, contentType, 'the CSV file'), contentType) };
+    case 'URL':
+      return { text: webPageToText(bytes, contentType) };
+    case 'PDF':
+      return pdfToText(bytes, contentType, range);
+    case 'VIDEO':
+      return { text: captionsToText(bytes, contentType) };
+    default:
+      throw new IngestError('unsupported', `documents of type ${String(type)} cannot be ingested`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Text decoding
+
+function mediaType(contentType: string | null): string {
+  return (contentType ?? '').split(';')[0].trim().toLowerCase();
+}
+
+function charsetOf(contentType: string | null): string | undefined {
+  const match = /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType ?? '');
+  return match?.[1].toLowerCase();
+}
+
+function decoderFor(label: string | undefined): TextDecoder | undefined {
+  if (!label) return undefined;
+  try {
+    return new TextDecoder(label);
+  } catch {
+    return undefined;
+  }
+}
+
+// windows-1252 at 0x80–0x9F (0 = unassigned, kept as the C1 control). Node 20's TextDecoder
+// decodes windows-1252 (and the iso-8859-1/latin1/ascii labels that mean it) as ISO-8859-1.
+const CP1252_HIGH = [
+  0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017d, 0,
+  0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
+];
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 8192) {
+    const codes = Array.from(bytes.subarray(i, i + 8192), (b) => (b >= 0x80 && b <= 0x9f && CP1252_HIGH[b - 0x80]) || b);
+    out += String.fromCharCode(...codes);
+  }
+  return out;
+}
+
+/** Decodes with a byte-order mark if any, else `fallbackCharset`, else UTF-8; the BOM is removed. */
+function decode(bytes: Uint8Array, fallbackCharset?: string): string {
+  let encoding: string | undefined;
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) encoding = 'utf-8';
+  else if (bytes[0] === 0xff && bytes[1] === 0xfe) encoding = 'utf-16le';
+  else if (bytes[0] === 0xfe && bytes[1] === 0xff) encoding = 'utf-16be';
+  const decoder = decoderFor(encoding) ?? decoderFor(fallbackCharset) ?? new TextDecoder('utf-8');
+  if (decoder.encoding === 'windows-1252') return decodeWindows1252(bytes);
+  // TextDecoder drops a BOM of its own encoding; strip a stray U+FEFF left by a mislabelled one.
+  return decoder.decode(bytes).replace(/^\uFEFF/, '');
+}
+
+function normaliseNewlines(text: string): string {
+  return text.replace(/\r\n?/g, '\n');
+}
+
+// Content types that are never text. Not application/octet-stream nor vnd.ms-excel: CSV and text
+// files are often served so; binary content is caught by its NUL bytes instead.
+const BINARY_TYPES =
+  /^(image|audio|video|font|model)\/|^application\/(pdf|zip|gzip|x-gzip|x-tar|x-7z-compressed|x-rar-compressed|msword|vnd\.openxmlformats)/;
+
+function refuseBinary(bytes: Uint8Array, contentType: string | null, what: string): void {
+  const type = mediaType(contentType);
+  if (startsWithPdf(bytes)) throw new IngestError('unsupported', `${what} is a PDF; give the document type PDF`);
+  if (BINARY_TYPES.test(type)) throw new IngestError('unsupported', `${what} is not text (the URL answered ${type})`);
+  if (bytes.subarray(0, 8192).includes(0) && !(bytes[0] === 0xff && bytes[1] === 0xfe) && !(bytes[0] === 0xfe && bytes[1] === 0xff)) {
+    throw new IngestError('unsupported', `${what} is not text (it holds binary data)`);
+  }
+}
+
+/** Plain text of a TXT or CSV body: refused when it is binary; newlines normalised. */
+function decodeText(bytes: Uint8Array, contentType: string | null, what: string): string {
+  refuseBinary(bytes, contentType, what);
+  return normaliseNewlines(decode(bytes, charsetOf(contentType)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV
+
+/** The delimiter of the first record: the most frequent of , ; tab | outside quotes (comma on a tie). */
+function sniffDelimiter(text: string, contentType: string | null): string {
+  if (mediaType(contentType) === 'text/tab-separated-values') return '\t';
+  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0], ['|', 0]]);
+  let quoted = false;
+  for (const char of text.slice(0, 64 * 1024)) {
+    if (char === '"') quoted = !quoted;
+    else if (!quoted && char === '\n') break;
+    else if (!quoted && counts.has(char)) counts.set(char, counts.get(char)! + 1);
+  }
+  let best = ',';
+  for (const [delimiter, count] of counts) if (count > counts.get(best)!) best = delimiter;
+  return best;
+}
+
+/** CSV text as "header: value" lines per row, rows separated by a blank line. */
+export function csvToText(text: string, contentType: string | null = null): string {
+  let records: string[][];
+  try {
+    records = parseCsv(text, {
+      delimiter: sniffDelimiter(text, contentType),
+      bom: true,
+      relax_column_count: true,
+      relax_quotes: true,
+      skip_empty_lines: true,
+      skip_records_with_empty_values: true,
+    }) as string[][];
+  } catch (error) {
+    const detail = error instanceof Error ? error.message.split('\n')[0].slice(0, 200) : 'unknown error';
+    throw new IngestError('parse', `the CSV file could not be parsed: ${detail}`);
+  }
+  if (records.length === 0) return '';
+  const headers = records[0].map((name, i) => name.trim() || `column ${i + 1}`);
+  const rows: string[] = [];
+  for (const record of records.slice(1)) {
+    const lines: string[] = [];
+    record.forEach((raw, i) => {
+      const value = raw.trim();
+      if (value !== '') lines.push(`${headers[i] ?? `column ${i + 1}`}: ${value}`);
+    });
+    if (lines.length > 0) rows.push(lines.join('\n'));
+  }
+  return rows.join('\n\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTML
+
+/** The parts of htmlparser2's (domhandler's) nodes used here. */
+interface DomNode {
+  type: string; // 'text', 'tag', 'script', 'style', 'cdata', 'comment', 'directive'
+  data?: string;
+  name?: string;
+  attribs?: Record<string, string>;
+  children?: DomNode[];
+}
+
+/** Elements whose whole content is dropped. */
+const DROPPED = new Set([
+  'script', 'style', 'noscript', 'template', 'nav', 'header', 'footer', 'aside', 'svg', 'math', 'form', 'button',
+  'input', 'select', 'textarea', 'option', 'label', 'iframe', 'object', 'embed', 'canvas', 'video', 'audio', 'map',
+  'dialog', 'head', 'title', 'meta', 'link', 'base',
+]);
+const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'dialog', 'alert']);
+
+/** Elements that stand as paragraphs of their own. */
+const BLOCKS = new Set([
+  'address', 'article', 'blockquote', 'body', 'caption', 'center', 'dd', 'details', 'dir', 'div', 'dl', 'dt',
+  'fieldset', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hgroup', 'hr', 'html', 'legend', 'li',
+  'main', 'menu', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'thead', 'tfoot', 'tr', 'ul',
+]);
+const CELLS = new Set(['td', 'th']);
+
+function isHidden(attribs: Record<string, string>): boolean {
+  if ('hidden' in attribs) return true;
+  if ((attribs['aria-hidden'] ?? '').toLowerCase() === 'true') return true;
+  if (DROPPED_ROLES.has((attribs.role ?? '').toLowerCase())) return true;
+  return /(^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)\s*(!important\s*)?(;|$)/i.test(attribs.style ?? '');
+}
+
+/** Readable text of an HTML document: paragraphs separated by blank lines, whitespace collapsed. */
+export function htmlToText(html: string): string {
+  const document = parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+  const paragraphs: string[] = [];
+  let line = ''; // the paragraph being built (inline text)
+  let preDepth = 0;
+
+  const flush = () => {
+    const text = preDepth > 0 ? line.replace(/^\n+|\s+$/g, '') : line.replace(/[ \t]*\n[ \t]*/g, '\n').trim();
+    if (text !== '') paragraphs.push(text);
+    line = '';
+  };
+  const append = (text: string) => {
+    if (preDepth > 0) {
+      line += text;
+      return;
+    }
+    const collapsed = text.replace(/\s+/g, ' ');
+    line += line === '' || /[ \n]$/.test(line) ? collapsed.replace(/^ /, '') : collapsed;
+  };
+
+  const walk = (nodes: readonly DomNode[]) => {
+    for (const node of nodes) {
+      if (node.type === 'text') {
+        append(node.data ?? '');
+      } else if (node.type === 'tag' || node.type === 'script' || node.type === 'style') {
+        const name = (node.name ?? '').toLowerCase();
+        const attribs = node.attribs ?? {};
+        const children = node.children ?? [];
+        if (DROPPED.has(name) || isHidden(attribs)) continue;
+        if (name === 'br') {
+          line = line.replace(/ $/, '') + '\n';
+        } else if (name === 'img') {
+          // alt text of an image is part of what a reader is told
+          const alt = (attribs.alt ?? '').trim();
+          if (alt) append(` ${alt} `);
+        } else if (CELLS.has(name)) {
+          if (line.trim() !== '' && !line.endsWith('\n')) line = `${line.replace(/ +$/, '')} | `;
+          walk(children);
+        } else if (BLOCKS.has(name)) {
+          flush();
+          if (name === 'pre') preDepth += 1;
+          walk(children);
+          flush();
+          if (name === 'pre') preDepth -= 1;
+        } else {
+          walk(children);
+        }
+      } else if (node.type === 'cdata' && node.children) {
+        walk(node.children);
+      }
+    }
+  };
+  walk(document.children as unknown as DomNode[]);
+  flush();
+  return paragraphs.join('\n\n');
+}
+
+/** The charset a page declares in its first bytes (<meta charset> or http-equiv), if any. */
+function sniffHtmlCharset(bytes: Uint8Array): string | undefined {
+  const head = Buffer.from(bytes.subarray(0, 4096)).toString('latin1');
+  const match = /<meta[^>]+charset\s*=\s*["']?\s*([-\w.:]+)/i.exec(head);
+  return match?.[1].toLowerCase();
+}
+
+function webPageToText(bytes: Uint8Array, contentType: string | null): string {
+  const type = mediaType(contentType);
+  if (startsWithPdf(bytes) || type === 'application/pdf') {
+    throw new IngestError('unsupported', 'the URL answered a PDF, not a web page; give the document type PDF');
+  }
+  if (BINARY_TYPES.test(type)) throw new IngestError('unsupported', `the URL answered ${type}, not a web page`);
+  const charset = charsetOf(contentType) ?? sniffHtmlCharset(bytes);
+  const text = decode(bytes, charset);
+  const looksLikeHtml = /^\s*(<!--[\s\S]*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title|div|p|h[1-6]|main|article)\b/i.test(text);
+  if (looksLikeHtml || type.includes('html') || type === 'text/xml' || type === 'application/xml') return htmlToText(text);
+  // Not a web page but text all the same (text/plain, JSON, …): taken as is.
+  refuseBinary(bytes, null, "the URL's answer");
+  return normaliseNewlines(text).trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// PDF
+
+function startsWithPdf(bytes: Uint8Array): boolean {
+  return Buffer.from(bytes.subarray(0, 1024)).includes('%PDF-');
+}
+
+interface TextItemLike {
+  str: string;
+  hasEOL?: boolean;
+  transform?: number[];
+  height?: number;
+}
+
+/** A page's text items as lines; a blank line where the vertical gap is clearly wider than a line. */
+function pageText(items: readonly TextItemLike[]): string {
+  const lines: { text: string; y: number; height: number }[] = [];
+  let text = '';
+  let y: number | undefined;
+  let height = 0;
+  const endLine = () => {
+    if (text.trim() !== '' || y !== undefined) lines.push({ text: text.replace(/\s+$/, ''), y: y ?? 0, height });
+    text = '';
+    y = undefined;
+    height = 0;
+  };
+  for (const item of items) {
+    if (y === undefined && item.str.trim() !== '' && item.transform) y = item.transform[5];
+    if (item.str.trim() !== '') height = Math.max(height, Math.abs(item.height ?? item.transform?.[3] ?? 0));
+    text += item.str;
+    if (item.hasEOL) endLine();
+  }
+  endLine();
+  let out = '';
+  let previous: (typeof lines)[number] | undefined;
+  for (const line of lines) {
+    if (line.text.trim() === '') continue;
+    if (previous) {
+      const gap = previous.y - line.y;
+      const lineHeight = Math.max(previous.height, line.height, 1);
+      out += gap < 0 || gap > 1.6 * lineHeight ? '\n\n' : '\n';
+    }
+    out += line.text.trim();
+    previous = line;
+  }
+  return out;
+}
+
+const require = createRequire(import.meta.url);
+const pdfjsRoot = dirname(require.resolve('pdfjs-dist/package.json'));
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+async function pdfToText(bytes: Uint8Array, contentType: string | null, range: PageRange): Promise<Extracted> {
+  if (!startsWithPdf(bytes)) {
+    const type = mediaType(contentType);
+    throw new IngestError('unsupported', `the document is not a PDF${type ? ` (the URL answered ${type})` : ''}`);
+  }
+  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
+  const task = getDocument({
+    data: new Uint8Array(bytes), // a copy: pdf.js takes ownership of (detaches) the buffer it is given
+    isEvalSupported: false,
+    disableFontFace: true,
+    useSystemFonts: false,
+    verbosity: 0,
+    standardFontDataUrl: join(pdfjsRoot, 'standard_fonts') + '/',
+    cMapUrl: join(pdfjsRoot, 'cmaps') + '/',
+    cMapPacked: true,
+  });
+  let document: Awaited<typeof task.promise>;
+  try {
+    document = await task.promise;
+  } catch (error) {
+    const name = (error as Error | undefined)?.name ?? '';
+    if (name === 'PasswordException' || String((error as Error)?.message).includes('password')) {
+      throw new IngestError('unsupported', 'the PDF is password-protected');
+    }
+    const detail = error instanceof Error ? error.message.slice(0, 200) : 'unknown error';
+    throw new IngestError('parse', `the PDF could not be read: ${detail}`);
+  }
+  try {
+    const pages = document.numPages;
+    const from = range.fromPage ?? 1;
+    const to = range.toPage ?? pages;
+    if (from > pages) {
+      throw new IngestError('page_range', `from_page ${from} is beyond the end of the document, which has ${plural(pages, 'page')}`);
+    }
+    if (to > pages) {
+      throw new IngestError('page_range', `to_page ${to} is beyond the end of the document, which has ${plural(pages, 'page')}`);
+    }
+    if (from < 1 || to < from) throw new IngestError('page_range', `the page range ${from}–${to} is empty`);
+    const parts: ExtractedPage[] = [];
+    for (let number = from; number <= to; number += 1) {
+      const page = await document.getPage(number);
+      const content = await page.getTextContent();
+      parts.push({ page: number, text: pageText(content.items.flatMap((item) => ('str' in item ? [item as TextItemLike] : []))) });
+      page.cleanup();
+    }
+    const text = parts.map((part) => part.text).filter((part) => part !== '').join('\n\n');
+    if (text.trim() === '') {
+      const which = from === to ? `page ${from}` : `pages ${from}–${to}`;
+      throw new IngestError('no_text', `the PDF has no text on ${which} (a scanned PDF needs OCR, which is not done here)`);
+    }
+    return { text, pages, pagesRead: to - from + 1, parts };
+  } finally {
+    await document.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Captions (VIDEO)
+
+const CAPTIONS_ONLY = 'transcripts must be given as WebVTT or SRT captions';
+const TIMING = /^\s*(?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3}\s*-->\s*(?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3}/;
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', lrm: '', rlm: '' };
+
+function cueText(lines: readonly string[]): string {
+  return lines
+    .map((line) =>
+      line
+        .replace(/<[^>]*>/g, '') // <v Speaker>, <c.class>, <i>, <00:00:01.000> … (SRT's <i>, <font> too)
+        .replace(/\{\\[^}]*\}/g, '') // SRT/ASS override tags such as {\an8}
+        .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, body: string) => {
+          if (body[0] === '#') {
+            const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
+            return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
+          }
+          return ENTITIES[body.toLowerCase()] ?? entity;
+        })
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+/** The cues' text of WebVTT or SRT captions, one cue per paragraph. */
+export function captionsToText(bytes: Uint8Array, contentType: string | null = null): string {
+  const type = mediaType(contentType);
+  if (/^(video|audio|image)\//.test(type) || startsWithPdf(bytes)) {
+    throw new IngestError('unsupported', `${CAPTIONS_ONLY}; the URL answered ${type || 'a PDF'}`);
+  }
+  const text = normaliseNewlines(decode(bytes, charsetOf(contentType)));
+  const isVtt = /^WEBVTT(?:[ \t].*)?(?:\n|$)/.test(text);
+  const firstCue = /^\s*(?:[^\n]*\n)?[^\n]*-->[^\n]*/.exec(text);
+  const isSrt = !isVtt && firstCue !== null && TIMING.test(firstCue[0].split('\n').find((l) => l.includes('-->')) ?? '');
+  if (!isVtt && !isSrt) {
+    const said = type && type !== 'text/plain' && type !== 'application/octet-stream' ? `; the URL answered ${type}` : '';
+    throw new IngestError('unsupported', `${CAPTIONS_ONLY}${said}`);
+  }
+  const blocks = text.split(/\n[ \t]*\n/);
+  const cues: string[] = [];
+  for (const [index, block] of blocks.entries()) {
+    const lines = block.split('\n').filter((line, i) => i > 0 || line.trim() !== '');
+    if (lines.length === 0) continue;
+    if (isVtt && index === 0) continue; // the WEBVTT header block
+    if (isVtt && /^(NOTE|STYLE|REGION)(\s|$)/.test(lines[0])) continue;
+    const timing = lines.findIndex((line) => line.includes('-->'));
+    if (timing < 0 || timing > 1 || !TIMING.test(lines[timing])) continue; // not a cue
+    const cue = cueText(lines.slice(timing + 1));
+    if (cue !== '' && cue !== cues[cues.length - 1]) cues.push(cue);
+  }
+  return cues.join('\n\n');
+}
