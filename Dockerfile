@@ -15,7 +15,12 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 COPY package.json tsconfig.json schema.sql ./
+# migrations/ must ship with src/: openDatabase applies the missing steps at every start.
+COPY migrations ./migrations
 COPY src ./src
+# Operator scripts: docker exec <container> npm run backup -- /app/data/backup.db (see README).
+COPY scripts ./scripts
+# The volume holds the database, its -wal/-shm files and the secret key file (service.db.key).
 RUN mkdir -p /app/data && chown node:node /app/data && chmod 700 /app/data
 USER node
 VOLUME ["/app/data"]

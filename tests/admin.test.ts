@@ -6,6 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closeDatabase, openDatabase, SCHEMA_VERSION } from '../src/db.js';
+import { loadConfig, SETTINGS } from '../src/config.js';
 import { createUserStore } from '../src/users/store.js';
 import { createApiTokenStore } from '../src/api-tokens/store.js';
 import { verifyPassword } from '../src/auth/password.js';
@@ -191,5 +192,21 @@ describe('every operator script is an npm script with --help', () => {
       assert.equal(result.code, 0, `${name}: ${result.stderr}`);
       assert.match(result.stdout, new RegExp(`^Usage: npm run (-s )?${name}\\b`), name);
     });
+  });
+});
+
+describe('configuration is documented', () => {
+  test('.env.example lists every setting src/config.ts reads, each with its real default', () => {
+    // Each setting is a commented-out line `# NAME=default`.
+    const settings = [...readFileSync(join(root, '.env.example'), 'utf8').matchAll(/^# ([A-Z][A-Z0-9_]*)=(.*)$/gm)];
+    const example = Object.fromEntries(settings.map(([, name, value]) => [name, value]));
+    assert.deepEqual(Object.keys(example).sort(), [...SETTINGS].sort());
+    assert.deepEqual(loadConfig(example), loadConfig({}), 'the values in .env.example are the defaults');
+  });
+
+  test('the README configuration table names every setting', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const missing = SETTINGS.filter((name) => !new RegExp(`^\\|[^\\n]*\`${name}\``, 'm').test(readme));
+    assert.deepEqual(missing, []);
   });
 });
