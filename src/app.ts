@@ -21,6 +21,8 @@ import { documentRoutes } from './documents/routes.js';
 import { promptRoutes } from './prompts/routes.js';
 import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
+import { openApiRoutes } from './openapi/routes.js';
+import { docsPage } from './docs/page.js';
 
 export interface AppOptions {
   db: Db;
@@ -31,7 +33,7 @@ export interface AppOptions {
 }
 
 /** Every route module, mounted under /api/v1 in this order. */
-const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes];
+const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes, openApiRoutes];
 
 export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): Koa<AppState, AppContext> {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
@@ -42,6 +44,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
 
   app.use(envelope(log, { logRequests: config.logRequests }));
   app.use(cors(config.corsOrigins));
+  app.use(docsPage());
   app.use(jsonBody(config.bodyLimitBytes));
 
   const root = new Router<AppState>();

@@ -10,7 +10,8 @@ import { DescriptionSchema, parseBody, parseId, parsePageRequest } from '../http
 import { formatTimestamp } from '../lib/ids.js';
 import { presentApiToken } from './present.js';
 
-const CreateApiTokenSchema = v.object({
+/** Body of POST /api-tokens. */
+export const CreateApiTokenSchema = v.object({
   description: v.optional(DescriptionSchema, ''),
   /** When the token stops working: an ISO 8601 time in the future; absent or null: never. */
   expiresAt: v.optional(
@@ -26,7 +27,8 @@ const CreateApiTokenSchema = v.object({
     null,
   ),
 });
-const UpdateApiTokenSchema = v.object({ description: DescriptionSchema });
+/** Body of PATCH /api-tokens/{id}. */
+export const UpdateApiTokenSchema = v.object({ description: DescriptionSchema });
 
 export function apiTokenRoutes(router: Router<AppState>, { stores, requireCaller }: Deps): void {
   const { apiTokens } = stores;

@@ -22,7 +22,20 @@ interface LinkRoutesSpec<Target> {
   /** The response field holding the nested target: `document` or `tool`. */
   targetKey: 'document' | 'tool';
   presentTarget: (target: Target, owner: Caller) => unknown;
+  /** The body of a create: `agentId` and the target field. */
+  bodySchema: v.GenericSchema;
+  /** The list filters: `agentId` and the target field. */
+  filterSchema: v.GenericSchema;
 }
+
+/** Body of POST /agent-documents (and of the endpoint-19 form of POST /agents). */
+export const AgentDocumentBodySchema = v.object({ agentId: IdSchema, documentId: IdSchema });
+/** Body of POST /agent-tools. */
+export const AgentToolBodySchema = v.object({ agentId: IdSchema, toolId: IdSchema });
+/** List filters of GET /agent-documents (besides `limit` and `after`). */
+export const AgentDocumentFilterSchema = v.object({ agentId: v.optional(IdSchema), documentId: v.optional(IdSchema) });
+/** List filters of GET /agent-tools (besides `limit` and `after`). */
+export const AgentToolFilterSchema = v.object({ agentId: v.optional(IdSchema), toolId: v.optional(IdSchema) });
 
 function presentLink<Target>(spec: LinkRoutesSpec<Target>, link: LinkRow<Target>, owner: Caller) {
   return {
@@ -40,12 +53,10 @@ function presentLink<Target>(spec: LinkRoutesSpec<Target>, link: LinkRow<Target>
 
 function mountLinkRoutes<Target>(router: Router<AppState>, { stores, requireCaller }: Deps, spec: LinkRoutesSpec<Target>): void {
   const links = spec.store(stores);
-  const CreateSchema = v.object({ agentId: IdSchema, [spec.targetField]: IdSchema });
-  const FilterSchema = v.object({ agentId: v.optional(IdSchema), [spec.targetField]: v.optional(IdSchema) });
 
   router.get(spec.path, requireCaller, (ctx) => {
     const caller = callerOf(ctx);
-    const filter = parse(FilterSchema, ctx.query) as { agentId?: string } & Record<string, string | undefined>;
+    const filter = parse(spec.filterSchema, ctx.query) as { agentId?: string } & Record<string, string | undefined>;
     const page = parsePageRequest(ctx, (id) => links.seqOf(caller.id, id));
     const rows = links.list(caller.id, page, { agentId: filter.agentId, targetId: filter[spec.targetField] });
     okPage(ctx, rows, (link) => presentLink(spec, link, caller));
@@ -53,7 +64,7 @@ function mountLinkRoutes<Target>(router: Router<AppState>, { stores, requireCall
 
   router.post(spec.path, requireCaller, (ctx) => {
     const caller = callerOf(ctx);
-    const input = parseBody(ctx, CreateSchema) as { agentId: string } & Record<string, string>;
+    const input = parseBody(ctx, spec.bodySchema) as { agentId: string } & Record<string, string>;
     created(ctx, presentLink(spec, links.create(caller.id, input.agentId, input[spec.targetField]), caller));
   });
 
@@ -77,6 +88,8 @@ const AGENT_DOCUMENTS: LinkRoutesSpec<Parameters<typeof presentDocument>[0]> = {
   targetField: 'documentId',
   targetKey: 'document',
   presentTarget: presentDocument,
+  bodySchema: AgentDocumentBodySchema,
+  filterSchema: AgentDocumentFilterSchema,
 };
 
 const AGENT_TOOLS: LinkRoutesSpec<Parameters<typeof presentTool>[0]> = {
@@ -86,6 +99,8 @@ const AGENT_TOOLS: LinkRoutesSpec<Parameters<typeof presentTool>[0]> = {
   targetField: 'toolId',
   targetKey: 'tool',
   presentTarget: presentTool,
+  bodySchema: AgentToolBodySchema,
+  filterSchema: AgentToolFilterSchema,
 };
 
 export function agentDocumentRoutes(router: Router<AppState>, deps: Deps): void {
@@ -95,8 +110,6 @@ export function agentDocumentRoutes(router: Router<AppState>, deps: Deps): void 
 export function agentToolRoutes(router: Router<AppState>, deps: Deps): void {
   mountLinkRoutes(router, deps, AGENT_TOOLS);
 }
-
-const AgentDocumentBodySchema = v.object({ agentId: IdSchema, documentId: IdSchema });
 
 /**
  * Interface endpoint 19: its only example posts `{ agentId, documentId }` to POST /agents.

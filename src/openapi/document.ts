@@ -1,0 +1,307 @@
+// Builds the OpenAPI 3.1 document from the operation table: request bodies, query and path
+// parameters from the valibot schemas the handlers validate with (their *input* shape, before
+// trimming and defaults), responses from the shapes in resources.ts, errors from ERRORS.
+import { readFileSync } from 'node:fs';
+import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
+import * as v from 'valibot';
+import { IdSchema, JsonObjectSchema } from '../http/validate.js';
+import { OPERATIONS, type Operation } from './operations.js';
+import { ERRORS, RESPONSE_COMPONENTS, successEnvelope, type ErrorStatus } from './resources.js';
+
+type Json = Record<string, unknown>;
+
+const SCHEMA_REF = '#/components/schemas/';
+
+/**
+ * Checks JSON Schema cannot state. They are still enforced (a 422 names them); the document is a
+ * little looser than the service there, never stricter.
+ */
+const IGNORED_ACTIONS = ['trim', 'to_lower_case', 'check', 'forward'];
+
+/** `custom` schemas are opaque to the converter: each one used in a request is described here. */
+const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([
+  [JsonObjectSchema.pipe[0], { type: 'object', description: 'A JSON object (its size and nesting depth are limited; a 422 names the limit).' }],
+]);
+
+/**
+ * A case-insensitive regex source (the `i` flag, which JSON Schema patterns lack) spelled out:
+ * every ASCII letter also matches its other case (`a-f` → `a-fA-F`, `x` → `[xX]`).
+ */
+export function caseInsensitivePattern(source: string): string {
+  const other = (c: string) => (c === c.toLowerCase() ? c.toUpperCase() : c.toLowerCase());
+  const isLetter = (c: string | undefined) => c !== undefined && /^[A-Za-z]$/.test(c);
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      out += c + (source[++i] ?? '');
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+      if (isLetter(c) && source[i + 1] === '-' && isLetter(source[i + 2])) {
+        out += `${c}-${source[i + 2]}${other(c)}-${other(source[i + 2])}`;
+        i += 2;
+      } else {
+        out += isLetter(c) ? c + other(c) : c;
+      }
+    } else if (c === '[') {
+      inClass = true;
+      out += c;
+      if (source[i + 1] === '^') out += source[++i];
+    } else {
+      out += isLetter(c) ? `[${c}${other(c)}]` : c;
+    }
+  }
+  return out;
+}
+
+/** The conversion settings; anything else the converter cannot express stops the service from starting. */
+function conversion(typeMode: 'input' | 'output', definitions: Record<string, v.GenericSchema>): ConversionConfig {
+  return {
+    target: 'draft-2020-12',
+    typeMode,
+    errorMode: 'throw',
+    definitions,
+    ignoreActions: IGNORED_ACTIONS,
+    overrideRef: ({ referenceId }) => SCHEMA_REF + referenceId,
+    overrideAction({ valibotAction, jsonSchema }) {
+      if (valibotAction.type !== 'regex') return undefined;
+      const { source, flags } = (valibotAction as v.RegexAction<string, undefined>).requirement;
+      if (flags.replace(/[iu]/g, '') !== '') throw new Error(`Regex flags "${flags}" have no JSON Schema equivalent: /${source}/${flags}`);
+      return { ...jsonSchema, pattern: flags.includes('i') ? caseInsensitivePattern(source) : source };
+    },
+    overrideSchema({ valibotSchema, jsonSchema }) {
+      const custom = CUSTOM_SCHEMAS.get(valibotSchema);
+      if (custom) return custom;
+      if (valibotSchema.type === 'custom') throw new Error('A custom valibot schema has no description in src/openapi/document.ts.');
+      // Answers may gain fields (decisions.md: changes are additive), so the document does not close
+      // response objects; resources.ts keeps them strict so the tests catch an undocumented field.
+      if (typeMode === 'output' && valibotSchema.type === 'strict_object' && Object.keys(jsonSchema.properties ?? {}).length > 0) {
+        const { additionalProperties: _closed, ...open } = jsonSchema;
+        return open;
+      }
+      return undefined;
+    },
+  };
+}
+
+/**
+ * Converts many schemas at once, keyed by name. One call for all of them: the converter converts
+ * every definition again on each call. Schemas that are definitions come back as `$ref`s.
+ */
+function convertAll(schemas: Record<string, v.GenericSchema>, config: ConversionConfig): Record<string, Json> {
+  const converted = toJsonSchema(v.object(schemas), config) as { properties?: Record<string, Json> };
+  return converted.properties ?? {};
+}
+
+const ERROR_RESPONSE_NAMES: Record<ErrorStatus, string> = {
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  409: 'Conflict',
+  413: 'PayloadTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'ValidationFailed',
+  429: 'RateLimited',
+  500: 'Internal',
+  503: 'Unavailable',
+};
+
+/** What the query parameters mean (their schemas come from the handlers' query schemas). */
+const QUERY_PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  limit: 'How many records to answer: a whole number from 1 to 1000 (default 100).',
+  after: 'The id of the last record of the previous page; the page starts after it.',
+  agentId: 'Only links of this agent.',
+  documentId: 'Only links to this document.',
+  toolId: 'Only links to this tool.',
+};
+
+const REQUEST_ID_HEADER = {
+  description: "The request's id (the client's X-Request-Id when it sent a sane one); server logs carry it.",
+  schema: { type: 'string' },
+};
+const RETRY_AFTER_HEADER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } };
+
+/** The error statuses an operation can answer, from what it takes. */
+function errorStatuses(operation: Operation): ErrorStatus[] {
+  const statuses = new Set<ErrorStatus>(operation.errors ?? []);
+  if (operation.auth) statuses.add(401).add(429);
+  if (operation.body) statuses.add(400).add(413).add(415).add(422);
+  if (operation.query) statuses.add(422);
+  if (operation.path.includes('/:')) statuses.add(404).add(422);
+  statuses.add(500);
+  // Everything but the document itself reads the database, which may be busy.
+  if (!operation.success.raw) statuses.add(503);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** `/agents/:id` → `/agents/{id}`. */
+export function openApiPath(routerPath: string): string {
+  return routerPath.replace(/:(\w+)/g, '{$1}');
+}
+
+/** `createTool` → `CreateToolBody`: the component name of an operation's request body. */
+function bodyName(operation: Operation): string {
+  return `${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}Body`;
+}
+
+function packageVersion(): string {
+  const path = new URL('../../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
+}
+
+/** The OpenAPI 3.1 document of the operations (the whole service by default). */
+export function buildOpenApiDocument(operations: Operation[] = OPERATIONS): Json {
+  // Each request body schema becomes a named component, once (the same schema object may serve two routes).
+  const requestDefs: Record<string, v.GenericSchema> = {};
+  const named = new Set<unknown>();
+  for (const operation of operations) {
+    if (operation.body && !named.has(operation.body)) {
+      named.add(operation.body);
+      requestDefs[bodyName(operation)] = operation.body;
+    }
+  }
+  const requestConfig = conversion('input', requestDefs);
+  const responseConfig = conversion('output', RESPONSE_COMPONENTS);
+  const schemas = {
+    ...toJsonSchemaDefs(RESPONSE_COMPONENTS, responseConfig),
+    ...toJsonSchemaDefs(requestDefs, requestConfig),
+  };
+
+  // Every schema an operation uses, converted in one pass per direction.
+  const requests: Record<string, v.GenericSchema> = {};
+  const answers: Record<string, v.GenericSchema> = {};
+  for (const operation of operations) {
+    const key = operation.operationId;
+    if (operation.body) requests[`${key} body`] = operation.body;
+    for (const query of operation.query ?? []) {
+      for (const [name, entry] of Object.entries(query.entries)) requests[`${key} query ${name}`] = entry;
+    }
+    for (const [, name] of operation.path.matchAll(/:(\w+)/g)) requests[`${key} path ${name}`] = IdSchema;
+    answers[key] = operation.success.raw ? operation.success.data : successEnvelope(operation.success.data);
+  }
+  const converted = { ...convertAll(requests, requestConfig), ...convertAll(answers, responseConfig) };
+
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const operation of operations) {
+    const path = openApiPath(operation.path);
+    paths[path] ??= {};
+    paths[path][operation.method] = describeOperation(operation, converted);
+  }
+
+  return {
+    openapi: '3.1.1',
+    info: {
+      title: 'Agent management service',
+      version: packageVersion(),
+      description: [
+        'A self-hosted HTTP API for language-model agents with their tools, documents, prompts and tags.',
+        '',
+        'Every success answer is `{ "success": true, "data": ... }`; every failure is',
+        '`{ "success": false, "data": null, "error": { "code", "message", "details"? } }` with a real HTTP status.',
+        'Authenticate with `Autorization: Bearer <token>` (the interface spelling) or `Authorization: Bearer <token>`;',
+        'get a token from POST /api/v1/auth/sign-in. Lists take `limit` (1-1000, default 100) and `after`',
+        '(the id of the last record of the previous page) and answer `Link: <...>; rel="next"` while more records exist.',
+      ].join('\n'),
+    },
+    servers: [{ url: '/', description: 'This service' }],
+    tags: [...new Set(operations.map((operation) => operation.tag))].map((name) => ({ name })),
+    paths,
+    components: {
+      schemas,
+      responses: errorResponses(),
+      headers: { 'X-Request-Id': REQUEST_ID_HEADER, 'Retry-After': RETRY_AFTER_HEADER },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API token in `Authorization: Bearer <token>`.',
+        },
+        autorizationHeader: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Autorization',
+          description: 'The same token in the header as interface.md spells it: the value is `Bearer <token>`.',
+        },
+      },
+    },
+  };
+}
+
+/** One operation object; `converted` holds its schemas, keyed as buildOpenApiDocument keys them. */
+function describeOperation(operation: Operation, converted: Record<string, Json>): Json {
+  const key = operation.operationId;
+  const parameters: Json[] = [];
+  for (const [, name] of operation.path.matchAll(/:(\w+)/g)) {
+    parameters.push({ name, in: 'path', required: true, schema: converted[`${key} path ${name}`] });
+  }
+  for (const query of operation.query ?? []) {
+    for (const [name, entry] of Object.entries(query.entries)) {
+      const optional = entry.type === 'optional' || entry.type === 'exact_optional' || entry.type === 'nullish';
+      const description = QUERY_PARAMETER_DESCRIPTIONS[name];
+      parameters.push({ name, in: 'query', required: !optional, ...(description ? { description } : {}), schema: converted[`${key} query ${name}`] });
+    }
+  }
+
+  const described: Json = {
+    operationId: operation.operationId,
+    summary: operation.summary,
+    tags: [operation.tag],
+    security: operation.auth ? [{ bearerAuth: [] }, { autorizationHeader: [] }] : [],
+  };
+  const notes = [operation.description, operation.interfaceEndpoint ? `Interface endpoint ${operation.interfaceEndpoint}.` : undefined];
+  if (notes.some(Boolean)) described.description = notes.filter(Boolean).join(' ');
+  if (parameters.length > 0) described.parameters = parameters;
+  if (operation.body) {
+    described.requestBody = {
+      // A missing body counts as `{}`: it is optional exactly when `{}` is a valid body.
+      required: !v.safeParse(operation.body, {}).success,
+      content: { 'application/json': { schema: converted[`${key} body`] } },
+    };
+  }
+
+  const { success } = operation;
+  const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+  if (success.paged) {
+    headers.Link = {
+      description: 'Present while more records exist: `<URL of the next page>; rel="next"`.',
+      schema: { type: 'string' },
+    };
+  }
+  const responses: Json = {
+    [success.status]: {
+      description: success.description,
+      headers,
+      content: { 'application/json': { schema: converted[key] } },
+    },
+  };
+  for (const status of errorStatuses(operation)) {
+    responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]}` };
+  }
+  described.responses = responses;
+  return described;
+}
+
+/** One reusable response per error status: the error envelope, the codes it carries and why. */
+function errorResponses(): Json {
+  const responses: Json = {};
+  for (const status of Object.keys(ERROR_RESPONSE_NAMES).map(Number) as ErrorStatus[]) {
+    const errors = ERRORS.filter((error) => error.status === status);
+    const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+    if (status === 429 || status === 503) headers['Retry-After'] = { $ref: '#/components/headers/Retry-After' };
+    if (status === 405) headers.Allow = { description: 'The methods the path serves.', schema: { type: 'string' } };
+    responses[ERROR_RESPONSE_NAMES[status]] = {
+      description: errors.map((error) => `\`${error.code}\`: ${error.when}`).join(' '),
+      headers,
+      content: {
+        'application/json': {
+          schema: { $ref: `${SCHEMA_REF}ErrorEnvelope` },
+          example: { success: false, data: null, error: { code: errors[0].code, message: errors[0].when } },
+        },
+      },
+    };
+  }
+  return responses;
+}

@@ -1,0 +1,291 @@
+// The OpenAPI document: valid OpenAPI 3.1, served without auth, in step with the router (every
+// served route documented, nothing else), and truthful: every operation is called for real and its
+// answer is parsed with the documented shape, and the documented errors are ones the service gives.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import * as v from 'valibot';
+import { createApp } from '../src/app.js';
+import { silentLogger } from '../src/lib/log.js';
+import { buildOpenApiDocument, caseInsensitivePattern, openApiPath } from '../src/openapi/document.js';
+import { OPERATIONS, type Operation } from '../src/openapi/operations.js';
+import { ERRORS, ErrorEnvelopeSchema, successEnvelope } from '../src/openapi/resources.js';
+import { startService, type Reply, type RequestOptions, type TestService } from './helpers.js';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+const document: Json = buildOpenApiDocument();
+
+function operation(operationId: string): Operation {
+  const found = OPERATIONS.find((candidate) => candidate.operationId === operationId);
+  if (!found) throw new Error(`no operation ${operationId}`);
+  return found;
+}
+
+/** Every `$ref` in `value`, with where it was found. */
+function refsIn(value: Json, at = '#'): { ref: string; at: string }[] {
+  if (Array.isArray(value)) return value.flatMap((item, index) => refsIn(item, `${at}/${index}`));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) =>
+    key === '$ref' && typeof item === 'string' ? [{ ref: item, at }] : refsIn(item, `${at}/${key}`),
+  );
+}
+
+function resolvePointer(root: Json, ref: string): unknown {
+  return ref
+    .slice(2)
+    .split('/')
+    .map((part) => part.replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce<Json>((node, part) => (node === undefined ? undefined : node[part]), root);
+}
+
+test('the document is valid OpenAPI 3.1 and every $ref resolves', async () => {
+  const validator = new Validator();
+  const result = await validator.validate(structuredClone(document));
+  assert.equal(result.valid, true, JSON.stringify(result.errors, null, 2));
+  assert.equal(validator.version, '3.1');
+  for (const { ref, at } of refsIn(document)) {
+    assert.ok(ref.startsWith('#/'), `${at}: only local references (${ref})`);
+    assert.notEqual(resolvePointer(document, ref), undefined, `${at}: ${ref} does not resolve`);
+  }
+  // The validator's own dereferencing agrees.
+  assert.doesNotThrow(() => validator.resolveRefs());
+});
+
+test('GET /api/v1/openapi.json answers the document without a token', async () => {
+  const service = await startService();
+  const reply = await service.request('GET', '/api/v1/openapi.json');
+  assert.equal(reply.status, 200);
+  assert.match(reply.headers.get('content-type') ?? '', /^application\/json/);
+  assert.deepEqual(reply.body, JSON.parse(JSON.stringify(document)));
+  assert.equal(reply.body.openapi, '3.1.1');
+});
+
+test('every route the router serves is documented, and nothing else is', async () => {
+  const service = await startService();
+  const app = createApp({ db: service.db, config: service.config, secretKey: randomBytes(32), log: silentLogger });
+  const served = new Set<string>();
+  for (const middleware of app.middleware as Json[]) {
+    // @koa/router's routes() middleware carries its router.
+    for (const layer of middleware.router?.stack ?? []) {
+      for (const method of layer.methods as string[]) if (method !== 'HEAD') served.add(`${method} ${layer.path}`);
+    }
+  }
+  assert.ok(served.size > 40, `found only ${served.size} routes: is the walk still finding the routers?`);
+
+  const tabled = new Set(OPERATIONS.map((op) => `${op.method.toUpperCase()} ${op.path}`));
+  assert.equal(tabled.size, OPERATIONS.length, 'an operation is in the table twice');
+  const documented = new Set<string>();
+  for (const [path, item] of Object.entries<Json>(document.paths)) {
+    for (const method of Object.keys(item)) documented.add(`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`);
+  }
+
+  assert.deepEqual([...served].filter((route) => !documented.has(route)), [], 'served but not documented');
+  assert.deepEqual([...documented].filter((route) => !served.has(route)), [], 'documented but not served');
+  assert.deepEqual([...tabled].sort(), [...documented].sort());
+  assert.equal(new Set(OPERATIONS.map((op) => op.operationId)).size, OPERATIONS.length, 'operation ids are unique');
+});
+
+test('the document describes parameters, bodies, security and the error envelope', () => {
+  const agents = document.paths['/api/v1/agents'];
+  assert.deepEqual(
+    agents.get.parameters.map((parameter: Json) => [parameter.name, parameter.in, parameter.required]),
+    [
+      ['limit', 'query', false],
+      ['after', 'query', false],
+    ],
+  );
+  assert.ok(agents.get.responses['200'].headers.Link, 'lists document the Link header');
+  const links = document.paths['/api/v1/agent-tools'].get.parameters.map((parameter: Json) => parameter.name);
+  assert.deepEqual(links, ['limit', 'after', 'agentId', 'toolId']);
+  assert.deepEqual(
+    document.paths['/api/v1/agent-documents/{id}'].get.parameters.map((parameter: Json) => [parameter.name, parameter.in, parameter.required]),
+    [['id', 'path', true]],
+  );
+
+  // Request bodies are the handlers' schemas in their input shape: required fields, enums, defaults.
+  const createAgent = document.components.schemas.CreateAgentBody;
+  assert.deepEqual(createAgent.anyOf[0].required, ['name', 'type', 'llm']);
+  assert.deepEqual(createAgent.anyOf[0].properties.type.enum, ['VENDOR_A', 'REACT']);
+  assert.equal(createAgent.anyOf[0].properties.hasMemory.default, false);
+  assert.deepEqual(createAgent.anyOf[1], { $ref: '#/components/schemas/CreateAgentDocumentBody' });
+  const createDocument = document.components.schemas.CreateDocumentBody;
+  assert.deepEqual(createDocument.properties.to_page.anyOf[0], { anyOf: [{ type: 'number' }, { type: 'string' }] });
+  assert.deepEqual(createDocument.properties.metadata.type, 'object');
+  assert.equal(document.components.schemas.CreateTagBody.properties.color.pattern, '^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$');
+  assert.equal(document.paths['/api/v1/api-tokens'].post.requestBody.required, false, 'an API token needs no body');
+  assert.equal(document.paths['/api/v1/tools'].post.requestBody.required, true);
+
+  // Answers: the envelope around the presented resource.
+  const getTool = document.paths['/api/v1/tools/{id}'].get.responses['200'].content['application/json'].schema;
+  assert.deepEqual(getTool.properties.success, { const: true });
+  assert.deepEqual(getTool.properties.data, { $ref: '#/components/schemas/Tool' });
+  assert.equal(document.paths['/api/v1/tools'].post.responses['201'].description, 'The new tool.');
+
+  // Security: both header spellings; public operations say so.
+  const schemes = document.components.securitySchemes;
+  assert.deepEqual(schemes.bearerAuth, { type: 'http', scheme: 'bearer', description: schemes.bearerAuth.description });
+  assert.equal(schemes.autorizationHeader.type, 'apiKey');
+  assert.equal(schemes.autorizationHeader.in, 'header');
+  assert.equal(schemes.autorizationHeader.name, 'Autorization');
+  assert.deepEqual(agents.get.security, [{ bearerAuth: [] }, { autorizationHeader: [] }]);
+  for (const path of ['/api/v1/auth/sign-up', '/api/v1/auth/sign-in']) assert.deepEqual(document.paths[path].post.security, []);
+  assert.deepEqual(document.paths['/healthz'].get.security, []);
+  assert.deepEqual(document.paths['/api/v1/openapi.json'].get.security, []);
+
+  // Errors: every code, by status.
+  assert.deepEqual(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum, ERRORS.map((error) => error.code));
+  assert.deepEqual(agents.get.responses['401'], { $ref: '#/components/responses/Unauthorized' });
+  assert.match(document.components.responses.ValidationFailed.description, /validation_failed/);
+  assert.equal(document.paths['/api/v1/tags'].post.responses['409'].$ref, '#/components/responses/Conflict');
+});
+
+test('the documented error codes are exactly the ones the code raises', () => {
+  const raised = new Set<string>();
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? files(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    );
+  for (const file of files('src')) {
+    for (const [, status, code] of readFileSync(file, 'utf8').matchAll(/new ApiError\(\s*(\d{3}),\s*'([a-z_]+)'/g)) raised.add(`${status} ${code}`);
+  }
+  assert.ok(raised.has('422 validation_failed'), 'the scan finds the error factories');
+  assert.deepEqual([...raised].sort(), ERRORS.map((error) => `${error.status} ${error.code}`).sort());
+});
+
+test('case-insensitive patterns are spelled out for JSON Schema', () => {
+  assert.equal(caseInsensitivePattern('^#(?:[0-9a-f]{3})$'), '^#(?:[0-9a-fA-F]{3})$');
+  assert.equal(caseInsensitivePattern('^ab\\d[^x]$'), '^[aA][bB]\\d[^xX]$');
+  const pattern = new RegExp(caseInsensitivePattern('^#(?:[0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$'));
+  for (const color of ['#ABC', '#abcd', '#0E8a16', '#0e8a16ff']) assert.ok(pattern.test(color), color);
+  assert.ok(!pattern.test('#ggg'));
+});
+
+/** Calls an operation by id, with its method and path from the table. */
+async function call(service: TestService, operationId: string, options: RequestOptions & { id?: string; query?: string } = {}): Promise<Reply> {
+  const op = operation(operationId);
+  const path = op.path.replace(':id', options.id ?? '') + (options.query ?? '');
+  return service.request(op.method.toUpperCase(), path, options);
+}
+
+test('every operation answers its documented status and shape', async () => {
+  const service = await startService();
+  const covered = new Set<string>();
+  /** Calls the operation and parses its answer with the documented success schema (strictly). */
+  async function expectDocumented(operationId: string, options: Parameters<typeof call>[2] = {}): Promise<Json> {
+    const op = operation(operationId);
+    const reply = await call(service, operationId, options);
+    assert.equal(reply.status, op.success.status, `${operationId}: ${JSON.stringify(reply.body)}`);
+    const schema = op.success.raw ? op.success.data : successEnvelope(op.success.data);
+    const parsed = v.safeParse(schema, reply.body);
+    assert.ok(parsed.success, `${operationId} answered a shape the document does not describe: ${JSON.stringify(parsed.issues?.map((issue) => [v.getDotPath(issue), issue.message]))}\n${JSON.stringify(reply.body, null, 1)}`);
+    assert.ok(reply.headers.get('x-request-id'));
+    covered.add(operationId);
+    return reply.body.data;
+  }
+
+  const password = 'correct horse battery';
+  const email = `openapi.${Date.now()}@example.com`;
+  await expectDocumented('signUp', { body: { name: 'Ada', email, password } });
+  const { token } = await expectDocumented('signIn', { body: { email, password } });
+  const auth = { token };
+  await expectDocumented('getMe', auth);
+  await expectDocumented('updateMe', { ...auth, body: { name: 'Ada L.' } });
+
+  const apiToken = await expectDocumented('createApiToken', { ...auth, body: { description: 'ci', expiresAt: '2099-01-01T00:00:00Z' } });
+  await expectDocumented('listApiTokens', auth);
+  await expectDocumented('getApiToken', { ...auth, id: apiToken.id });
+  await expectDocumented('updateApiToken', { ...auth, id: apiToken.id, body: { description: 'ci, renamed' } });
+
+  const tool = await expectDocumented('createTool', { ...auth, body: { name: 'search', type: 'SEARCH', metadata: { key: 'secret' } } });
+  await expectDocumented('listTools', auth);
+  await expectDocumented('getTool', { ...auth, id: tool.id });
+  await expectDocumented('updateTool', { ...auth, id: tool.id, body: { type: 'AGENT' } });
+
+  const documentBody = { name: 'handbook', type: 'PDF', url: 'https://example.com/h.pdf', from_page: 2, to_page: '9', splitter: { type: 'CharacterTextSplitter' } };
+  const doc = await expectDocumented('createDocument', { ...auth, body: documentBody });
+  await expectDocumented('createDocument', { ...auth, body: { name: 'plain', type: 'TXT', url: 'https://example.com/a.txt' } });
+  await expectDocumented('listDocuments', auth);
+  await expectDocumented('getDocument', { ...auth, id: doc.id });
+  await expectDocumented('updateDocument', { ...auth, id: doc.id, body: { to_page: null, splitter: null } });
+
+  const prompt = await expectDocumented('createPrompt', { ...auth, body: { name: 'greet', template: 'Hi {who}', input_variables: ['who'] } });
+  await expectDocumented('listPrompts', auth);
+  await expectDocumented('getPrompt', { ...auth, id: prompt.id });
+  await expectDocumented('updatePrompt', { ...auth, id: prompt.id, body: { name: 'greeter' } });
+
+  const tag = await expectDocumented('createTag', { ...auth, body: { name: 'demo', color: '#ABC' } });
+  await expectDocumented('listTags', auth);
+  await expectDocumented('getTag', { ...auth, id: tag.id });
+  await expectDocumented('updateTag', { ...auth, id: tag.id, body: { color: '#0e8a16' } });
+
+  const llm = { model: 'm', provider: 'p', api_key: 'never echoed' };
+  const agent = await expectDocumented('createAgent', {
+    ...auth,
+    body: { name: 'helper', type: 'REACT', llm, hasMemory: true, promptId: prompt.id, documentId: doc.id, tags: [tag.id] },
+  });
+  const bare = await expectDocumented('createAgent', { ...auth, body: { name: 'bare', type: 'VENDOR_A', llm } });
+  assert.deepEqual(bare.document, {});
+  await expectDocumented('listAgents', auth);
+  await expectDocumented('getAgent', { ...auth, id: agent.id });
+  await expectDocumented('updateAgent', { ...auth, id: agent.id, body: { tags: [{ id: tag.id }], hasMemory: false } });
+
+  // Interface endpoint 19's form of POST /agents answers an agent-document link.
+  const viaAgents = await expectDocumented('createAgent', { ...auth, body: { agentId: bare.id, documentId: doc.id } });
+  assert.equal(viaAgents.documentId, doc.id);
+  const agentDocument = await expectDocumented('createAgentDocument', { ...auth, body: { agentId: agent.id, documentId: doc.id } });
+  await expectDocumented('listAgentDocuments', { ...auth, query: `?agentId=${agent.id}&documentId=${doc.id}&limit=5` });
+  await expectDocumented('getAgentDocument', { ...auth, id: agentDocument.id });
+  await expectDocumented('deleteAgentDocument', { ...auth, id: agentDocument.id });
+
+  const agentTool = await expectDocumented('createAgentTool', { ...auth, body: { agentId: agent.id, toolId: tool.id } });
+  await expectDocumented('listAgentTools', { ...auth, query: `?toolId=${tool.id}` });
+  await expectDocumented('getAgentTool', { ...auth, id: agentTool.id });
+  await expectDocumented('deleteAgentTool', { ...auth, id: agentTool.id });
+
+  await expectDocumented('deleteAgent', { ...auth, id: agent.id });
+  await expectDocumented('deleteTag', { ...auth, id: tag.id });
+  await expectDocumented('deletePrompt', { ...auth, id: prompt.id });
+  await expectDocumented('deleteDocument', { ...auth, id: doc.id });
+  await expectDocumented('deleteTool', { ...auth, id: tool.id });
+  await expectDocumented('deleteApiToken', { ...auth, id: apiToken.id });
+  await expectDocumented('getOpenApiDocument');
+  await expectDocumented('getHealth');
+  await expectDocumented('deleteMe', { ...auth, body: { password } });
+
+  assert.deepEqual(OPERATIONS.map((op) => op.operationId).filter((id) => !covered.has(id)), [], 'operations this test did not call');
+});
+
+test('the errors each operation documents are ones it really answers, in the error envelope', async () => {
+  const service = await startService();
+  const { token } = await service.signUp();
+  const missing = randomUUID();
+  const documented = (op: Operation, status: number) =>
+    assert.ok(document.paths[openApiPath(op.path)][op.method].responses[status], `${op.method} ${op.path} does not document ${status}`);
+  const expectError = (op: Operation, reply: Reply, status: number) => {
+    assert.equal(reply.status, status, `${op.method} ${op.path}: ${JSON.stringify(reply.body)}`);
+    documented(op, status);
+    assert.ok(v.safeParse(ErrorEnvelopeSchema, reply.body).success, JSON.stringify(reply.body));
+  };
+
+  for (const op of OPERATIONS) {
+    if (op.auth) expectError(op, await call(service, op.operationId, { id: missing }), 401);
+    if (op.path.includes(':id') && op.method !== 'post') {
+      // A body every PATCH accepts (unknown keys are ignored; api-tokens need a description).
+      const body = op.method === 'patch' ? { description: 'x' } : undefined;
+      expectError(op, await call(service, op.operationId, { token, id: missing, body }), 404);
+      expectError(op, await call(service, op.operationId, { token, id: 'x'.repeat(65), body }), 422);
+    }
+    if (op.body) {
+      const auth = op.auth ? { token, id: missing } : { id: missing };
+      expectError(op, await call(service, op.operationId, { ...auth, body: [] }), 422);
+      expectError(op, await call(service, op.operationId, { ...auth, raw: '{"name":', contentType: 'application/json' }), 400);
+      expectError(op, await call(service, op.operationId, { ...auth, raw: 'name=x', contentType: 'text/plain' }), 415);
+    }
+    if (op.query) expectError(op, await call(service, op.operationId, { token, query: '?limit=0' }), 422);
+  }
+});
