@@ -205,8 +205,11 @@ function send(url: URL, headers: Record<string, string>, addresses: ResolvedAddr
       lookup: pinnedLookup(addresses),
       signal,
     });
-    request.once('response', resolve);
-    request.once('error', reject);
+    request.once('response', (response) => {
+      response.on('error', () => {}); // errors reach the reader through its iterator; never unhandled
+      resolve(response);
+    });
+    request.on('error', reject); // a later error (after the response) has nothing left to reject
     request.end();
   });
 }
