@@ -81,9 +81,40 @@ CREATE TABLE IF NOT EXISTS documents (
   splitter      TEXT,                    -- JSON object or NULL (the default splitter)
   metadata      TEXT    NOT NULL,        -- JSON object
   created_at    TEXT    NOT NULL,
-  updated_at    TEXT    NOT NULL
+  updated_at    TEXT    NOT NULL,
+  -- Ingestion (src/documents/ingestion.ts): pending → processing → ready | failed.
+  status            TEXT    NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processing', 'ready', 'failed')),
+  error             TEXT,              -- why ingestion failed, for people
+  index_summary     TEXT,              -- JSON summary of the last successful ingestion
+  ingest_generation INTEGER NOT NULL DEFAULT 0  -- bumped by each request, so a superseded run is discarded
 );
 CREATE INDEX IF NOT EXISTS documents_by_user ON documents (user_id, seq);
+CREATE INDEX IF NOT EXISTS documents_to_ingest ON documents (seq) WHERE status IN ('pending', 'processing');
+
+-- The text of ingested documents, in order, and a BM25 full-text index over it (FTS5).
+CREATE TABLE IF NOT EXISTS document_chunks (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT    NOT NULL UNIQUE,
+  user_id     TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  document_id TEXT    NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+  position    INTEGER NOT NULL,
+  content     TEXT    NOT NULL,
+  created_at  TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS document_chunks_by_document ON document_chunks (document_id, seq);
+CREATE INDEX IF NOT EXISTS document_chunks_by_user ON document_chunks (user_id);
+
+-- External-content FTS5 table: the text lives once, in document_chunks; triggers keep the index
+-- in step (also when chunks go through ON DELETE CASCADE).
+CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5(
+  content, content = 'document_chunks', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER IF NOT EXISTS document_chunks_fts_insert AFTER INSERT ON document_chunks BEGIN
+  INSERT INTO document_chunks_fts (rowid, content) VALUES (new.seq, new.content);
+END;
+CREATE TRIGGER IF NOT EXISTS document_chunks_fts_delete AFTER DELETE ON document_chunks BEGIN
+  INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
 
 CREATE TABLE IF NOT EXISTS agents (
   seq          INTEGER PRIMARY KEY,

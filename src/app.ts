@@ -18,6 +18,8 @@ import { apiTokenRoutes } from './api-tokens/routes.js';
 import { agentRoutes } from './agents/routes.js';
 import { agentDocumentRoutes, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
+import { documentIngestionRoutes } from './documents/ingestion-routes.js';
+import { IngestionQueue } from './documents/ingestion.js';
 import { promptRoutes } from './prompts/routes.js';
 import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
@@ -33,14 +35,19 @@ export interface AppOptions {
 }
 
 /** Every route module, mounted under /api/v1 in this order. */
-const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes, openApiRoutes];
+const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentIngestionRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes, openApiRoutes];
 
-export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): Koa<AppState, AppContext> {
+/** The Koa app, and the background work that must be stopped before the database is closed. */
+export type App = Koa<AppState, AppContext> & { ingestion: IngestionQueue };
+
+export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
-  const stores = createStores(db, createSealer(secretKey));
+  const sealer = createSealer(secretKey);
+  const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
-  const deps: Deps = { config, stores, rateLimits, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
+  const ingestion = new IngestionQueue(stores.ingestion, sealer, config.ingestion, log);
+  const deps: Deps = { config, stores, rateLimits, ingestion, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
 
   app.use(envelope(log, { logRequests: config.logRequests }));
   app.use(cors(config.corsOrigins));
@@ -61,5 +68,6 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
-  return app;
+  ingestion.start();
+  return Object.assign(app, { ingestion });
 }

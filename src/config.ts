@@ -3,6 +3,7 @@
 import * as v from 'valibot';
 import { resolve } from 'node:path';
 import { parseSecretKey } from './lib/secrets.js';
+import type { IngestionConfig } from './documents/ingestion.js';
 
 /** The scrypt cost of new password hashes (cost = 2^logN). */
 export interface ScryptCost {
@@ -33,6 +34,7 @@ export interface Config {
   rateLimit: RateLimitConfig;
   /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
   secretKey?: Buffer;
+  ingestion: IngestionConfig;
 }
 
 export interface RateLimitConfig {
@@ -84,6 +86,11 @@ const EnvSchema = v.object({
   RATE_LIMIT_AUTH_PER_MINUTE: v.optional(integerSetting(1, 1_000_000), '30'),
   RATE_LIMIT_FAILED_SIGN_INS: v.optional(integerSetting(1, 1_000_000), '10'),
   RATE_LIMIT_TOKEN_PER_MINUTE: v.optional(integerSetting(1, 100_000_000), '6000'),
+  INGEST: v.optional(onOff, 'on'),
+  INGEST_CONCURRENCY: v.optional(integerSetting(1, 32), '2'),
+  INGEST_MAX_BYTES: v.optional(integerSetting(1024, 1024 * 1024 * 1024), String(20 * 1024 * 1024)),
+  INGEST_TIMEOUT_MS: v.optional(integerSetting(1000, 600_000), '30000'),
+  INGEST_ALLOW_PRIVATE_NETWORKS: v.optional(onOff, 'off'),
   SECRET_KEY: v.optional(
     v.pipe(
       v.string(),
@@ -136,5 +143,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perTokenPerMinute: settings.RATE_LIMIT_TOKEN_PER_MINUTE,
     },
     secretKey: settings.SECRET_KEY,
+    ingestion: {
+      enabled: settings.INGEST === 'on',
+      concurrency: settings.INGEST_CONCURRENCY,
+      maxBytes: settings.INGEST_MAX_BYTES,
+      timeoutMs: settings.INGEST_TIMEOUT_MS,
+      allowPrivateNetworks: settings.INGEST_ALLOW_PRIVATE_NETWORKS === 'on',
+    },
   };
 }

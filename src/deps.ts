@@ -8,6 +8,8 @@ import { createApiTokenStore } from './api-tokens/store.js';
 import { createAgentStore } from './agents/store.js';
 import { createDocumentStore, documentFromJson, documentJsonSql } from './documents/store.js';
 import { createLinkStore } from './links/store.js';
+import { createIngestionStore } from './documents/ingestion-store.js';
+import type { IngestionQueue } from './documents/ingestion.js';
 import { createPromptStore } from './prompts/store.js';
 import { createTagStore } from './tags/store.js';
 import { createToolStore, toolJsonSql, type ToolRow } from './tools/store.js';
@@ -24,6 +26,7 @@ export function createStores(db: Db, sealer: Sealer) {
     tags: createTagStore(db),
     tools: createToolStore(db, sealer),
     documents: createDocumentStore(db, sealer),
+    ingestion: createIngestionStore(db),
     agents: createAgentStore(db, sealer),
     agentDocuments: createLinkStore(db, {
       table: 'agent_documents',
@@ -50,6 +53,8 @@ export interface Deps {
   config: Config;
   stores: Stores;
   rateLimits: RateLimits;
+  /** Background ingestion of documents: routes enqueue created or changed documents. */
+  ingestion: IngestionQueue;
   /** Route middleware: only callers with a valid token pass; sets `ctx.state.caller`. */
   requireCaller: AppMiddleware;
 }

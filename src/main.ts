@@ -42,8 +42,10 @@ function main(): void {
       server.closeAllConnections();
     }, config.shutdownTimeoutMs);
     deadline.unref();
-    server.close(() => {
+    server.close(async () => {
       clearTimeout(deadline);
+      // Running ingestion jobs are abandoned (their documents go back to pending at the next start).
+      await app.ingestion.stop();
       closeDatabase(db);
       log.info({ msg: 'stopped' });
       process.exit(0);

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp } from '../src/app.js';
+import { createApp, type App } from '../src/app.js';
 import { createHttpServer } from '../src/server.js';
 import type { Config } from '../src/config.js';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
@@ -39,6 +39,7 @@ export interface TestService {
   url: string;
   db: Db;
   config: Config;
+  app: App;
   dir: string;
   /** Decrypts a sealed column value (tool metadata, llm extras, document authorization). */
   unseal(sealed: string): string;
@@ -69,6 +70,8 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     trustProxy: false,
     corsOrigins: [],
     rateLimit: { enabled: false, authPerMinute: 30, failedSignInsPer15Minutes: 10, perTokenPerMinute: 6000 },
+    // Off unless a test ingests: documents then stay `pending`, so responses do not change under a test.
+    ingestion: { enabled: false, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true },
     ...overrides,
   };
   const db = openDatabase(config.databasePath);
@@ -113,13 +116,14 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     closed = true;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    await app.ingestion.stop();
     closeDatabase(db);
     rmSync(dir, { recursive: true, force: true });
   }
   after(close);
 
   const { open: unseal } = createSealer(secretKey);
-  return { url, db, config, dir, unseal, request, signUp, close };
+  return { url, db, config, app, dir, unseal, request, signUp, close };
 }
 
 /** Asserts the failure envelope and returns its error object. */

@@ -212,6 +212,9 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('listDocuments', auth);
   await expectDocumented('getDocument', { ...auth, id: doc.id });
   await expectDocumented('updateDocument', { ...auth, id: doc.id, body: { to_page: null, splitter: null } });
+  await expectDocumented('ingestDocument', { ...auth, id: doc.id });
+  await expectDocumented('listDocumentChunks', { ...auth, id: doc.id, query: '?limit=5' });
+  await expectDocumented('searchDocuments', { ...auth, query: `?q=handbook&documentId=${doc.id}&limit=5` });
 
   const prompt = await expectDocumented('createPrompt', { ...auth, body: { name: 'greet', template: 'Hi {who}', input_variables: ['who'] } });
   await expectDocumented('listPrompts', auth);
@@ -286,6 +289,6 @@ test('the errors each operation documents are ones it really answers, in the err
       expectError(op, await call(service, op.operationId, { ...auth, raw: '{"name":', contentType: 'application/json' }), 400);
       expectError(op, await call(service, op.operationId, { ...auth, raw: 'name=x', contentType: 'text/plain' }), 415);
     }
-    if (op.query) expectError(op, await call(service, op.operationId, { token, query: '?limit=0' }), 422);
+    if (op.query) expectError(op, await call(service, op.operationId, { token, id: missing, query: '?limit=0' }), 422);
   }
 });

@@ -18,7 +18,11 @@ export function presentDocument(document: DocumentRow, owner?: Caller) {
     metadata: document.metadata,
     createdAt: document.createdAt,
     updatedAt: document.updatedAt,
-    index: null,
+    /** Ingestion: pending → processing → ready | failed (with `error` saying why). */
+    status: document.status,
+    error: document.error,
+    /** What the last successful ingestion produced (chunks, characters, pages, splitter, ingestedAt). */
+    index: document.index,
     Agent: null,
   };
 }

@@ -7,7 +7,10 @@ import { notFound, validationFailed } from '../http/errors.js';
 import { created, ok, okPage } from '../http/respond.js';
 import { parseBody, parseId, parsePageRequest } from '../http/validate.js';
 import { presentDocument } from './present.js';
-import { CreateDocumentSchema, UpdateDocumentSchema } from './schema.js';
+import { CreateDocumentSchema, UpdateDocumentSchema, type DocumentInput } from './schema.js';
+import type { DocumentRow } from './store.js';
+
+type DocumentInputWithOptionalAuthorization = Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null };
 
 /** The page range is inclusive and may not run backwards. */
 function checkPageRange<T extends { from_page: number; to_page: number | null }>(input: T): T {
@@ -17,7 +20,19 @@ function checkPageRange<T extends { from_page: number; to_page: number | null }>
   return input;
 }
 
-export function documentRoutes(router: Router<AppState>, { stores, requireCaller }: Deps): void {
+/** True when a change alters what ingestion reads (source, credentials, pages or splitting). */
+function changesContent(stored: DocumentRow, next: DocumentInputWithOptionalAuthorization): boolean {
+  return (
+    next.authorization !== undefined ||
+    next.type !== stored.type ||
+    next.url !== stored.url ||
+    next.from_page !== stored.fromPage ||
+    next.to_page !== stored.toPage ||
+    JSON.stringify(next.splitter) !== JSON.stringify(stored.splitter)
+  );
+}
+
+export function documentRoutes(router: Router<AppState>, { stores, ingestion, requireCaller }: Deps): void {
   const { documents } = stores;
 
   router.get('/documents', requireCaller, (ctx) => {
@@ -29,7 +44,9 @@ export function documentRoutes(router: Router<AppState>, { stores, requireCaller
   router.post('/documents', requireCaller, (ctx) => {
     const caller = callerOf(ctx);
     const input = checkPageRange(parseBody(ctx, CreateDocumentSchema));
-    created(ctx, presentDocument(documents.createDocument(caller.id, input), caller));
+    const document = documents.createDocument(caller.id, input);
+    ingestion.enqueue(document.id);
+    created(ctx, presentDocument(document, caller));
   });
 
   router.get('/documents/:id', requireCaller, (ctx) => {
@@ -55,7 +72,10 @@ export function documentRoutes(router: Router<AppState>, { stores, requireCaller
       metadata: change.metadata ?? stored.metadata,
       authorization: change.authorization,
     });
-    ok(ctx, presentDocument(documents.updateDocument(caller.id, id, next)!, caller));
+    const reingest = changesContent(stored, next);
+    const document = documents.updateDocument(caller.id, id, next, reingest)!;
+    if (reingest) ingestion.enqueue(id);
+    ok(ctx, presentDocument(document, caller));
   });
 
   router.delete('/documents/:id', requireCaller, (ctx) => {

@@ -4,6 +4,7 @@ import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import type { DocumentInput, Splitter } from './schema.js';
+import type { IndexSummary, IngestStatus } from './ingestion-store.js';
 
 export interface DocumentRow {
   id: string;
@@ -17,16 +18,20 @@ export interface DocumentRow {
   metadata: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
+  status: IngestStatus;
+  error: string | null;
+  index: IndexSummary | null;
 }
 
 export const DOCUMENT_COLUMNS = `id, user_id AS userId, name, type, url, from_page AS fromPage, to_page AS toPage,
-  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt`;
+  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt, status, error, index_summary AS "index"`;
 
 /** SQL for the document `alias` as one JSON object shaped like DocumentRow (for nesting in other rows). */
 export const documentJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'url', ${alias}.url, 'fromPage', ${alias}.from_page, 'toPage', ${alias}.to_page, 'splitter', json(${alias}.splitter),
-    'metadata', json(${alias}.metadata), 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
+    'metadata', json(${alias}.metadata), 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at,
+    'status', ${alias}.status, 'error', ${alias}.error, 'index', json(${alias}.index_summary))`;
 
 /** Reads a document built by documentJsonSql (its JSON columns arrive already parsed). */
 export const documentFromJson = (raw: Record<string, unknown>): DocumentRow => raw as unknown as DocumentRow;
@@ -37,6 +42,7 @@ export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
     ...(raw as unknown as DocumentRow),
     splitter: raw.splitter === null ? null : JSON.parse(raw.splitter as string),
     metadata: JSON.parse(raw.metadata as string),
+    index: raw.index === null ? null : JSON.parse(raw.index as string),
   };
 }
 
@@ -50,9 +56,14 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
   );
   const update = db.prepare(
     `UPDATE documents
-        SET name = ?, type = ?, url = ?, from_page = ?, to_page = ?, splitter = ?, metadata = ?,
-            authorization = CASE WHEN ? THEN ? ELSE authorization END, updated_at = ?
-      WHERE id = ? AND user_id = ? RETURNING ${DOCUMENT_COLUMNS}`,
+        SET name = @name, type = @type, url = @url, from_page = @fromPage, to_page = @toPage, splitter = @splitter,
+            metadata = @metadata,
+            authorization = CASE WHEN @replaceAuthorization THEN @authorization ELSE authorization END,
+            status = CASE WHEN @reingest THEN 'pending' ELSE status END,
+            error = CASE WHEN @reingest THEN NULL ELSE error END,
+            ingest_generation = ingest_generation + @reingest,
+            updated_at = @now
+      WHERE id = @id AND user_id = @userId RETURNING ${DOCUMENT_COLUMNS}`,
   );
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
@@ -78,6 +89,9 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         metadata: input.metadata,
         createdAt: now,
         updatedAt: now,
+        status: 'pending',
+        error: null,
+        index: null,
       };
       insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, sealed(input.authorization), json(row.splitter), json(row.metadata), now, now);
       return row;
@@ -85,14 +99,29 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
 
     /**
      * Writes `next` (the stored document with the change applied). `authorization` undefined keeps
-     * the stored credentials; null clears them.
+     * the stored credentials; null clears them. `reingest` puts the document back to pending.
      */
-    updateDocument(userId: string, id: string, next: Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null }): DocumentRow | undefined {
-      const replaceAuthorization = next.authorization === undefined ? 0 : 1;
-      const raw = update.get(
-        next.name, next.type, next.url, next.from_page, next.to_page, json(next.splitter), json(next.metadata),
-        replaceAuthorization, sealed(next.authorization ?? null), timestamp(), id, userId,
-      );
+    updateDocument(
+      userId: string,
+      id: string,
+      next: Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null },
+      reingest: boolean,
+    ): DocumentRow | undefined {
+      const raw = update.get({
+        name: next.name,
+        type: next.type,
+        url: next.url,
+        fromPage: next.from_page,
+        toPage: next.to_page,
+        splitter: json(next.splitter),
+        metadata: json(next.metadata),
+        replaceAuthorization: next.authorization === undefined ? 0 : 1,
+        authorization: sealed(next.authorization ?? null),
+        reingest: reingest ? 1 : 0,
+        now: timestamp(),
+        id,
+        userId,
+      });
       return raw === undefined ? undefined : documentFromRow(raw as Record<string, unknown>);
     },
   };

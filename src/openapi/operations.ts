@@ -6,6 +6,7 @@ import { CreateAgentSchema, UpdateAgentSchema } from '../agents/schema.js';
 import { CreateApiTokenSchema, UpdateApiTokenSchema } from '../api-tokens/routes.js';
 import { DeleteMeSchema, SignInSchema, SignUpSchema, UpdateMeSchema } from '../auth/schema.js';
 import { CreateDocumentSchema, UpdateDocumentSchema } from '../documents/schema.js';
+import { SearchQuerySchema } from '../documents/ingestion-routes.js';
 import { ListQuerySchema } from '../http/validate.js';
 import {
   AgentDocumentBodySchema,
@@ -21,6 +22,8 @@ import {
   AgentSchema,
   AgentToolSchema,
   ApiTokenSchema,
+  ChunkSchema,
+  SearchHitSchema,
   DocumentSchema,
   HealthSchema,
   PromptSchema,
@@ -53,7 +56,7 @@ export interface Operation {
   /** The object schemas the handler parses `ctx.query` with; their entries are the query parameters. */
   query?: QuerySchema[];
   success: {
-    status: 200 | 201;
+    status: 200 | 201 | 202;
     description: string;
     /** The shape of `data` in `{ success: true, data }`. */
     data: v.GenericSchema;
@@ -257,10 +260,46 @@ export const OPERATIONS: Operation[] = [
     update: UpdateDocumentSchema,
     interfaceEndpoints: { list: 8, get: 9, create: 10 },
     notes: {
-      create: '`to_page` takes a number or a numeric string, at least `from_page`. `authorization` is stored and never returned.',
-      delete: "Its agent-document links are deleted; agents' `documentId` becomes null.",
+      create:
+        '`to_page` takes a number or a numeric string, at least `from_page`. `authorization` is stored and never returned. ' +
+        'The document is ingested in the background: watch `status`.',
+      update: 'Changing `type`, `url`, the page range, `splitter` or `authorization` ingests the document again.',
+      delete: "Its agent-document links and chunks are deleted; agents' `documentId` becomes null.",
     },
   }),
+  {
+    method: 'get',
+    path: `${API}/documents/search`,
+    operationId: 'searchDocuments',
+    summary: "Search the caller's documents",
+    description:
+      'Full-text search (BM25) over the chunks of ready documents. Every word of `q` must match; ' +
+      'punctuation and query syntax in `q` are ignored. Narrow it with `documentId` or `agentId` (its linked documents).',
+    tag: 'Documents',
+    auth: true,
+    query: [SearchQuerySchema],
+    success: { status: 200, description: 'The best-ranked chunks first.', data: v.array(SearchHitSchema) },
+  },
+  {
+    method: 'post',
+    path: `${API}/documents/:id/ingest`,
+    operationId: 'ingestDocument',
+    summary: 'Ingest a document again',
+    description: 'Puts the document back to `pending` and queues it; a run still going is superseded.',
+    tag: 'Documents',
+    auth: true,
+    success: { status: 202, description: 'The document, now pending.', data: DocumentSchema },
+  },
+  {
+    method: 'get',
+    path: `${API}/documents/:id/chunks`,
+    operationId: 'listDocumentChunks',
+    summary: "List a document's chunks",
+    tag: 'Documents',
+    auth: true,
+    query: [ListQuerySchema],
+    success: { status: 200, description: 'A page of the chunks, in document order.', data: v.array(ChunkSchema), paged: true },
+  },
   ...resourceOperations({
     path: '/agents',
     tag: 'Agents',

@@ -68,6 +68,15 @@ const SplitterSchema = v.strictObject({
   chunk_overlap: v.pipe(v.number(), v.integer()),
 });
 
+const IndexSummarySchema = v.strictObject({
+  chunks: v.pipe(v.number(), v.integer()),
+  characters: v.pipe(v.number(), v.integer()),
+  pages: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description('Pages in the PDF; null for other types.')),
+  pagesRead: v.pipe(v.nullable(v.pipe(v.number(), v.integer())), v.description('Pages read (the page range); null for other types.')),
+  splitter: SplitterSchema,
+  ingestedAt: Timestamp,
+});
+
 /** A document; its `authorization` is stored and never returned. */
 export const DocumentSchema = v.strictObject({
   id: Id,
@@ -82,8 +91,31 @@ export const DocumentSchema = v.strictObject({
   metadata: v.record(v.string(), v.unknown()),
   createdAt: Timestamp,
   updatedAt: Timestamp,
-  index: AlwaysNull,
+  status: v.pipe(
+    v.picklist(['pending', 'processing', 'ready', 'failed']),
+    v.description('Ingestion: pending → processing → ready, or failed with `error` saying why.'),
+  ),
+  error: v.pipe(v.nullable(v.string()), v.description('Why the last ingestion failed; null otherwise.')),
+  index: v.pipe(v.nullable(IndexSummarySchema), v.description('What the last successful ingestion produced; null before.')),
   Agent: AlwaysNull,
+});
+
+/** One chunk of an ingested document's text. */
+export const ChunkSchema = v.strictObject({
+  id: Id,
+  documentId: Id,
+  position: v.pipe(v.number(), v.integer(), v.description('0-based order of the chunk in its document.')),
+  content: v.string(),
+  createdAt: Timestamp,
+});
+
+/** A search result: a chunk ranked by BM25. */
+export const SearchHitSchema = v.strictObject({
+  chunkId: Id,
+  documentId: Id,
+  position: v.pipe(v.number(), v.integer()),
+  score: v.pipe(v.number(), v.description('BM25 relevance: higher is better.')),
+  snippet: v.pipe(v.string(), v.description('HTML: the text around the matches, escaped, with matches in <mark>…</mark>.')),
 });
 
 export const TagSchema = v.strictObject({

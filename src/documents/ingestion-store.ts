@@ -1,0 +1,150 @@
+// SQL for the ingestion lifecycle of documents (pending → processing → ready | failed), their
+// chunks and the FTS5 index over them. Only the ingestion queue and the chunk/search routes use it.
+import type { Db } from '../db.js';
+import { newId, timestamp } from '../lib/ids.js';
+import { toPage, type Page, type PageRequest } from '../lib/paging.js';
+import type { Splitter } from './schema.js';
+
+export type IngestStatus = 'pending' | 'processing' | 'ready' | 'failed';
+
+/** What a worker needs to ingest one document (credentials still sealed). */
+export interface IngestJob {
+  id: string;
+  userId: string;
+  type: string;
+  url: string;
+  fromPage: number;
+  toPage: number | null;
+  splitter: Splitter | null;
+  sealedAuthorization: string | null;
+  generation: number;
+}
+
+/** The `index` a ready document shows. */
+export interface IndexSummary {
+  chunks: number;
+  characters: number;
+  pages: number | null;
+  pagesRead: number | null;
+  splitter: Splitter;
+  ingestedAt: string;
+}
+
+export interface ChunkRow {
+  id: string;
+  documentId: string;
+  position: number;
+  content: string;
+  createdAt: string;
+}
+
+export interface SearchHit {
+  chunkId: string;
+  documentId: string;
+  position: number;
+  /** BM25 relevance: higher is better. */
+  score: number;
+  /** Text around the matches; matched terms wrapped in \u0001 … \u0002 (see search.ts). */
+  rawSnippet: string;
+}
+
+export type IngestionStore = ReturnType<typeof createIngestionStore>;
+
+export function createIngestionStore(db: Db) {
+  const requeueStuck = db.prepare(`UPDATE documents SET status = 'pending' WHERE status = 'processing'`);
+  const selectPending = db.prepare(`SELECT id FROM documents WHERE status = 'pending' ORDER BY seq`).pluck();
+  const claim = db.prepare(
+    `UPDATE documents SET status = 'processing', error = NULL
+      WHERE id = ? AND status = 'pending'
+      RETURNING id, user_id AS userId, type, url, from_page AS fromPage, to_page AS toPage, splitter,
+                authorization AS sealedAuthorization, ingest_generation AS generation`,
+  );
+  const request = db.prepare(
+    `UPDATE documents SET status = 'pending', error = NULL, ingest_generation = ingest_generation + 1
+      WHERE id = ? AND user_id = ?`,
+  );
+  const markReady = db.prepare(
+    `UPDATE documents SET status = 'ready', error = NULL, index_summary = ? WHERE id = ? AND ingest_generation = ?`,
+  );
+  const markFailed = db.prepare(
+    `UPDATE documents SET status = 'failed', error = ?, index_summary = NULL WHERE id = ? AND ingest_generation = ?`,
+  );
+  const deleteChunks = db.prepare(`DELETE FROM document_chunks WHERE document_id = ?`);
+  const insertChunk = db.prepare(
+    `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+  const chunkColumns = `id, document_id AS documentId, position, content, created_at AS createdAt`;
+  const selectChunkSeq = db.prepare(`SELECT seq FROM document_chunks WHERE id = ? AND document_id = ?`).pluck();
+  const selectChunkPage = db.prepare(
+    `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+  );
+  const search = db.prepare(
+    `SELECT c.id AS chunkId, c.document_id AS documentId, c.position,
+            -bm25(document_chunks_fts) AS score,
+            snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
+       FROM document_chunks_fts
+       JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
+      WHERE document_chunks_fts MATCH @query AND c.user_id = @userId
+        AND (@documentId IS NULL OR c.document_id = @documentId)
+        AND (@agentId IS NULL OR c.document_id IN
+              (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId))
+      ORDER BY bm25(document_chunks_fts)
+      LIMIT @limit`,
+  );
+
+  const completeInTransaction = db.transaction((job: IngestJob, chunks: string[], summary: IndexSummary): boolean => {
+    // A document deleted or re-requested meanwhile is left alone: its newer job owns it.
+    if (markReady.run(JSON.stringify(summary), job.id, job.generation).changes === 0) return false;
+    deleteChunks.run(job.id);
+    const now = timestamp();
+    chunks.forEach((content, position) => insertChunk.run(newId(), job.userId, job.id, position, content, now));
+    return true;
+  });
+
+  return {
+    /** Documents a stopped process left mid-way go back to pending; returns every pending id, oldest first. */
+    recoverPending(): string[] {
+      requeueStuck.run();
+      return selectPending.all() as string[];
+    },
+
+    /** Takes a pending document for processing; undefined when it is gone or no longer pending. */
+    claim(id: string): IngestJob | undefined {
+      const raw = claim.get(id) as (Omit<IngestJob, 'splitter'> & { splitter: string | null }) | undefined;
+      return raw && { ...raw, splitter: raw.splitter === null ? null : JSON.parse(raw.splitter) };
+    },
+
+    /** Asks for a (re-)ingestion of the user's document; false when there is no such document. */
+    requestIngestion(userId: string, id: string): boolean {
+      return request.run(id, userId).changes > 0;
+    },
+
+    /** Stores the chunks and the summary in one transaction; false when the job was superseded. */
+    complete(job: IngestJob, chunks: string[], summary: IndexSummary): boolean {
+      return completeInTransaction(job, chunks, summary);
+    },
+
+    /** Records why ingestion failed (unless the job was superseded). */
+    fail(job: IngestJob, reason: string): void {
+      markFailed.run(reason, job.id, job.generation);
+    },
+
+    seqOfChunk: (documentId: string, id: string) => selectChunkSeq.get(id, documentId) as number | undefined,
+
+    /** One page of a document's chunks, in order. */
+    listChunks(documentId: string, page: PageRequest): Page<ChunkRow> {
+      return toPage(selectChunkPage.all(documentId, page.afterSeq, page.limit + 1) as ChunkRow[], page.limit);
+    },
+
+    /** Ranked chunks of the user's documents matching an FTS5 `query` (built by search.ts, never raw input). */
+    search(userId: string, query: string, filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] {
+      return search.all({
+        query,
+        userId,
+        documentId: filter.documentId ?? null,
+        agentId: filter.agentId ?? null,
+        limit: filter.limit,
+      }) as SearchHit[];
+    },
+  };
+}

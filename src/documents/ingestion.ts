@@ -1,0 +1,113 @@
+// The ingestion queue: turns pending documents into chunks in the background, a bounded number at
+// a time. Each job: fetch the URL (SSRF-guarded), extract text for the document's type and page
+// range, split it, then store chunks and summary in one transaction. A restart re-queues whatever a
+// stopped process left pending or processing, so no document stays stuck.
+import type { Logger } from '../lib/log.js';
+import type { Sealer } from '../lib/secrets.js';
+import { formatTimestamp } from '../lib/ids.js';
+import { fetchDocument } from '../ingest/fetch.js';
+import { extractText, type DocumentType } from '../ingest/extract.js';
+import { splitText } from '../ingest/splitters.js';
+import type { IngestionStore, IngestJob } from './ingestion-store.js';
+import type { Splitter } from './schema.js';
+
+export interface IngestionConfig {
+  /** Off: documents stay pending (a sandbox without network, or tests that do not ingest). */
+  enabled: boolean;
+  concurrency: number;
+  maxBytes: number;
+  timeoutMs: number;
+  /** Allow URLs on loopback/private/link-local addresses (off by default: SSRF). */
+  allowPrivateNetworks: boolean;
+}
+
+/** The splitter a document without one gets: LangChain's CharacterTextSplitter defaults. */
+export const DEFAULT_SPLITTER: Splitter = { type: 'character', chunk_size: 1000, chunk_overlap: 200 };
+
+export class IngestionQueue {
+  private readonly waiting: string[] = [];
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+  /** Aborts the fetches of running jobs on stop(), so shutdown does not wait for slow servers. */
+  private readonly aborter = new AbortController();
+
+  constructor(
+    private readonly store: IngestionStore,
+    private readonly sealer: Sealer,
+    private readonly config: IngestionConfig,
+    private readonly log: Logger,
+  ) {}
+
+  /** Re-queues what a previous process left unfinished and starts working. */
+  start(): void {
+    if (!this.config.enabled) return;
+    for (const id of this.store.recoverPending()) this.enqueue(id);
+  }
+
+  /** Queues a document that was just created or asked to be ingested again. */
+  enqueue(id: string): void {
+    if (!this.config.enabled || this.stopped) return;
+    if (!this.waiting.includes(id)) this.waiting.push(id);
+    this.pump();
+  }
+
+  /** Stops taking work and waits for running jobs; what is left stays pending for the next start. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.waiting.length = 0;
+    this.aborter.abort(new Error('the service is stopping'));
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Resolves when nothing is waiting or running (tests). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0 || this.waiting.length > 0) {
+      await Promise.allSettled([...this.running]);
+    }
+  }
+
+  private pump(): void {
+    while (!this.stopped && this.running.size < this.config.concurrency && this.waiting.length > 0) {
+      const id = this.waiting.shift()!;
+      const job = this.store.claim(id);
+      if (!job) continue;
+      const run = this.run(job).finally(() => {
+        this.running.delete(run);
+        this.pump();
+      });
+      this.running.add(run);
+    }
+  }
+
+  private async run(job: IngestJob): Promise<void> {
+    const splitter = job.splitter ?? DEFAULT_SPLITTER;
+    try {
+      const authorization = job.sealedAuthorization === null ? null : JSON.parse(this.sealer.open(job.sealedAuthorization));
+      const fetched = await fetchDocument(job.url, {
+        authorization,
+        maxBytes: this.config.maxBytes,
+        timeoutMs: this.config.timeoutMs,
+        allowPrivateNetworks: this.config.allowPrivateNetworks,
+        signal: this.aborter.signal,
+      });
+      const extracted = await extractText(job.type as DocumentType, fetched.bytes, fetched.contentType, { fromPage: job.fromPage, toPage: job.toPage });
+      const chunks = splitText(extracted.text, splitter);
+      if (this.stopped) return;
+      this.store.complete(job, chunks, {
+        chunks: chunks.length,
+        characters: extracted.text.length,
+        pages: extracted.pages ?? null,
+        pagesRead: extracted.pagesRead ?? null,
+        splitter,
+        ingestedAt: formatTimestamp(Date.now()),
+      });
+    } catch (error) {
+      if (this.stopped) return;
+      const reason = error instanceof Error && error.name === 'IngestError' ? error.message : 'ingestion failed unexpectedly';
+      if (reason === 'ingestion failed unexpectedly') {
+        this.log.error({ msg: 'ingestion failed', documentId: job.id, error: error instanceof Error ? error.stack : String(error) });
+      }
+      this.store.fail(job, reason);
+    }
+  }
+}

@@ -1,0 +1,299 @@
+// Issue 7 through HTTP: documents are fetched from a fixture server on loopback, ingested in the
+// background (pending → processing → ready | failed), their chunks listed and searched.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { makePdf } from './fixtures/ingest/pdf.js';
+import { errorOf, startService, type TestService } from './helpers.js';
+
+// ---- The fixture server -----------------------------------------------------------------------
+
+type Route = (request: IncomingMessage, response: ServerResponse) => void;
+const routes = new Map<string, Route>();
+const send = (type: string, body: string | Buffer): Route => (_request, response) => {
+  response.writeHead(200, { 'content-type': type });
+  response.end(body);
+};
+const fixture = createServer((request, response) => {
+  const route = routes.get(request.url ?? '');
+  if (route) return route(request, response);
+  response.writeHead(404, { 'content-type': 'text/plain' });
+  response.end('not here');
+});
+await new Promise<void>((resolve) => fixture.listen(0, '127.0.0.1', resolve));
+after(() => {
+  fixture.closeAllConnections();
+  fixture.close();
+});
+const origin = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
+
+routes.set('/notes.txt', send('text/plain; charset=utf-8', 'Aardvarks dig burrows at night.\n\nPangolins roll into armoured balls.'));
+routes.set('/table.csv', send('text/csv', 'animal,habitat\nokapi,rainforest\nquokka,island\n'));
+routes.set(
+  '/page.html',
+  send(
+    'text/html',
+    `<html><head><title>T</title><style>.x{color:red}</style><script>var hiddenscriptword = 1;</script></head>
+     <body><nav>navigationlinkword</nav><h1>Narwhal facts</h1><p>The narwhal tusk is a tooth.</p></body></html>`,
+  ),
+);
+routes.set('/book.pdf', send('application/pdf', makePdf([['Chapter one about otters'], ['Chapter two about beavers'], ['Chapter three about herons']])));
+routes.set('/talk.vtt', send('text/vtt', 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nWelcome to the axolotl lecture.\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker>They regrow limbs.</v>\n'));
+routes.set('/movie.mp4', send('video/mp4', Buffer.from([0, 0, 0, 24, 102, 116, 121, 112, 109, 112, 52, 50])));
+routes.set('/big.txt', send('text/plain', 'x'.repeat(64 * 1024)));
+routes.set('/silent.txt', () => {}); // never answers
+routes.set('/secret.txt', (request, response) => {
+  const ok = request.headers.authorization === 'Bearer fixture-token';
+  response.writeHead(ok ? 200 : 401, { 'content-type': 'text/plain' });
+  response.end(ok ? 'Classified capybara census.' : 'who are you');
+});
+
+// ---- Helpers ------------------------------------------------------------------------------------
+
+const ingesting = { enabled: true, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true };
+const service = await startService({ ingestion: ingesting });
+const { token } = await service.signUp();
+
+/** Polls the document until ingestion has finished (ready or failed), as a client would. */
+async function settled(svc: TestService, auth: string, id: string, timeoutMs = 8000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const document = (await svc.request('GET', `/api/v1/documents/${id}`, { token: auth })).body.data;
+    if (document.status === 'ready' || document.status === 'failed') return document;
+    if (Date.now() > deadline) throw new Error(`still ${document.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function ingest(body: Record<string, unknown>, svc = service, auth = token): Promise<any> {
+  const created = await svc.request('POST', '/api/v1/documents', { token: auth, body: { name: 'doc', ...body } });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  assert.ok(['pending', 'processing'].includes(created.body.data.status));
+  return settled(svc, auth, created.body.data.id);
+}
+
+async function search(query: string, extra = '', auth = token) {
+  const reply = await service.request('GET', `/api/v1/documents/search?q=${encodeURIComponent(query)}${extra}`, { token: auth });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  return reply.body.data as { chunkId: string; documentId: string; position: number; score: number; snippet: string }[];
+}
+
+// ---- Tests --------------------------------------------------------------------------------------
+
+describe('each type ingests and its text is findable', () => {
+  test('TXT: ready, with an index summary, chunks in order and a highlighted search hit', async () => {
+    const document = await ingest({ type: 'TXT', url: `${origin}/notes.txt`, splitter: { chunk_size: 40, chunk_overlap: 0 } });
+    assert.equal(document.status, 'ready', document.error);
+    assert.equal(document.error, null);
+    assert.equal(document.index.chunks, 2);
+    assert.equal(document.index.characters, 'Aardvarks dig burrows at night.\n\nPangolins roll into armoured balls.'.length);
+    assert.deepEqual(document.index.splitter, { type: 'character', chunk_size: 40, chunk_overlap: 0 });
+    assert.match(document.index.ingestedAt, /\+00:00$/);
+
+    const chunks = await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token });
+    assert.deepEqual(chunks.body.data.map((chunk: { content: string }) => chunk.content), ['Aardvarks dig burrows at night.', 'Pangolins roll into armoured balls.']);
+    assert.deepEqual(chunks.body.data.map((chunk: { position: number }) => chunk.position), [0, 1]);
+
+    const hits = await search('pangolins');
+    assert.equal(hits.length, 1);
+    assert.equal(hits[0].documentId, document.id);
+    assert.equal(hits[0].chunkId, chunks.body.data[1].id);
+    assert.ok(hits[0].score > 0);
+    assert.match(hits[0].snippet, /<mark>Pangolins<\/mark> roll/);
+  });
+
+  test('CSV: each row rendered with its header names', async () => {
+    const document = await ingest({ type: 'CSV', url: `${origin}/table.csv` });
+    assert.equal(document.status, 'ready', document.error);
+    const [chunk] = (await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token })).body.data;
+    assert.match(chunk.content, /animal: okapi/);
+    assert.match(chunk.content, /habitat: island/);
+    assert.equal((await search('quokka island')).length, 1);
+  });
+
+  test('URL: HTML reduced to readable text; scripts, styles and navigation dropped', async () => {
+    const document = await ingest({ type: 'URL', url: `${origin}/page.html` });
+    assert.equal(document.status, 'ready', document.error);
+    assert.equal((await search('narwhal tusk')).length, 1);
+    assert.deepEqual(await search('hiddenscriptword'), []);
+    assert.deepEqual(await search('navigationlinkword'), []);
+  });
+
+  test('PDF: only the page range is read (inclusive); the page count is recorded', async () => {
+    const document = await ingest({ type: 'PDF', url: `${origin}/book.pdf`, from_page: 2, to_page: '3' });
+    assert.equal(document.status, 'ready', document.error);
+    assert.equal(document.index.pages, 3);
+    assert.equal(document.index.pagesRead, 2);
+    assert.equal((await search('beavers', `&documentId=${document.id}`)).length, 1);
+    assert.equal((await search('herons', `&documentId=${document.id}`)).length, 1);
+    assert.deepEqual(await search('otters', `&documentId=${document.id}`), []);
+  });
+
+  test('VIDEO: a WebVTT caption file becomes its text; any other video fails saying captions are needed', async () => {
+    const captions = await ingest({ type: 'VIDEO', url: `${origin}/talk.vtt` });
+    assert.equal(captions.status, 'ready', captions.error);
+    assert.equal((await search('axolotl')).length, 1);
+    const [chunk] = (await service.request('GET', `/api/v1/documents/${captions.id}/chunks`, { token })).body.data;
+    assert.doesNotMatch(chunk.content, /-->|<v /);
+
+    const movie = await ingest({ type: 'VIDEO', url: `${origin}/movie.mp4` });
+    assert.equal(movie.status, 'failed');
+    assert.match(movie.error, /caption/i);
+    assert.equal(movie.index, null);
+  });
+
+  test('authorization is sent as the request credentials', async () => {
+    const document = await ingest({ type: 'TXT', url: `${origin}/secret.txt`, authorization: { bearer: 'fixture-token' } });
+    assert.equal(document.status, 'ready', document.error);
+    assert.equal((await search('capybara')).length, 1);
+  });
+});
+
+describe('failures end as failed with a reason', () => {
+  test('a 404 URL', async () => {
+    const document = await ingest({ type: 'TXT', url: `${origin}/missing.txt` });
+    assert.equal(document.status, 'failed');
+    assert.match(document.error, /404/);
+  });
+
+  test('a body over the size cap', async () => {
+    const small = await startService({ ingestion: { ...ingesting, maxBytes: 1024 } });
+    const user = await small.signUp();
+    const document = await ingest({ type: 'TXT', url: `${origin}/big.txt` }, small, user.token);
+    assert.equal(document.status, 'failed');
+    assert.match(document.error, /larger than/);
+  });
+
+  test('a server that never answers times out', async () => {
+    const impatient = await startService({ ingestion: { ...ingesting, timeoutMs: 1000 } });
+    const user = await impatient.signUp();
+    const document = await ingest({ type: 'TXT', url: `${origin}/silent.txt` }, impatient, user.token);
+    assert.equal(document.status, 'failed');
+    assert.match(document.error, /within|time/i);
+  });
+
+  test('with INGEST_ALLOW_PRIVATE_NETWORKS off, a loopback URL is refused (SSRF)', async () => {
+    const guarded = await startService({ ingestion: { ...ingesting, allowPrivateNetworks: false } });
+    const user = await guarded.signUp();
+    const document = await ingest({ type: 'TXT', url: `${origin}/notes.txt` }, guarded, user.token);
+    assert.equal(document.status, 'failed');
+    assert.match(document.error, /refused/);
+    assert.match(document.error, /127\.0\.0\.1/);
+  });
+});
+
+describe('re-ingestion', () => {
+  test('POST /documents/{id}/ingest re-runs it (202) and replaces the chunks', async () => {
+    routes.set('/changing.txt', send('text/plain', 'First version mentions walruses.'));
+    const document = await ingest({ type: 'TXT', url: `${origin}/changing.txt` });
+    assert.equal((await search('walruses')).length, 1);
+
+    routes.set('/changing.txt', send('text/plain', 'Second version mentions manatees.'));
+    const again = await service.request('POST', `/api/v1/documents/${document.id}/ingest`, { token });
+    assert.equal(again.status, 202);
+    assert.ok(['pending', 'processing'].includes(again.body.data.status));
+    assert.equal((await settled(service, token, document.id)).status, 'ready');
+    assert.deepEqual(await search('walruses'), []);
+    assert.equal((await search('manatees')).length, 1);
+  });
+
+  test('a PATCH of the url ingests again; a PATCH of the name does not', async () => {
+    const document = await ingest({ type: 'TXT', url: `${origin}/missing-at-first.txt` });
+    assert.equal(document.status, 'failed');
+    const renamed = await service.request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { name: 'renamed' } });
+    assert.equal(renamed.body.data.status, 'failed');
+    const moved = await service.request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: `${origin}/notes.txt` } });
+    assert.ok(['pending', 'processing'].includes(moved.body.data.status));
+    assert.equal((await settled(service, token, document.id)).status, 'ready');
+  });
+
+  test("another user's document: ingest and chunks are 404", async () => {
+    const other = await service.signUp();
+    const document = await ingest({ type: 'TXT', url: `${origin}/notes.txt` });
+    assert.equal(errorOf(await service.request('POST', `/api/v1/documents/${document.id}/ingest`, { token: other.token })).code, 'not_found');
+    assert.equal((await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token: other.token })).status, 404);
+  });
+});
+
+describe('search', () => {
+  test("only the caller's documents; narrowed by documentId or by agentId through agent-document links", async () => {
+    routes.set('/lemur.txt', send('text/plain', 'Lemurs live on Madagascar.'));
+    const first = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
+    const second = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
+    assert.equal((await search('lemurs')).length, 2);
+    assert.deepEqual((await search('lemurs', `&documentId=${second.id}`)).map((hit) => hit.documentId), [second.id]);
+
+    const agent = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm: { model: 'm', provider: 'p' } } })).body.data;
+    assert.deepEqual(await search('lemurs', `&agentId=${agent.id}`), []);
+    await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: first.id } });
+    assert.deepEqual((await search('lemurs', `&agentId=${agent.id}`)).map((hit) => hit.documentId), [first.id]);
+
+    const stranger = await service.signUp();
+    assert.deepEqual(await search('lemurs', '', stranger.token), []);
+  });
+
+  test('query syntax in the input is taken literally, never an FTS5 error', async () => {
+    for (const q of ['"', 'AND (', 'lemurs OR', 'NEAR(a b)', '*', 'col:lemurs', "'; DROP TABLE documents; --"]) {
+      const reply = await service.request('GET', `/api/v1/documents/search?q=${encodeURIComponent(q)}`, { token });
+      assert.ok(reply.status === 200 || reply.status === 422, `${q}: ${reply.status}`);
+    }
+    const noWords = await service.request('GET', '/api/v1/documents/search?q=%22%22', { token });
+    assert.equal(noWords.status, 422);
+    assert.equal(errorOf(noWords).details?.[0].path, 'q');
+    assert.equal((await service.request('GET', '/api/v1/documents/search', { token })).status, 422);
+  });
+
+  test('snippets are escaped HTML: document text cannot inject markup', async () => {
+    routes.set('/xss.txt', send('text/plain', 'Tapirs <script>alert(1)</script> & co'));
+    await ingest({ type: 'TXT', url: `${origin}/xss.txt` });
+    const [hit] = await search('tapirs');
+    assert.equal(hit.snippet, '<mark>Tapirs</mark> &lt;script&gt;alert(1)&lt;/script&gt; &amp; co');
+  });
+
+  test('deleting a document deletes its chunks from the index', async () => {
+    routes.set('/ibis.txt', send('text/plain', 'Ibises wade in marshes.'));
+    const document = await ingest({ type: 'TXT', url: `${origin}/ibis.txt` });
+    assert.equal((await search('ibises')).length, 1);
+    await service.request('DELETE', `/api/v1/documents/${document.id}`, { token });
+    assert.deepEqual(await search('ibises'), []);
+    assert.equal(service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id), 0);
+  });
+});
+
+describe('restart', () => {
+  test('a document left processing by a stopped service is ingested by the next start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ams-restart-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const databasePath = join(dir, 'service.db');
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    routes.set('/slow.txt', async (_request, response) => {
+      await held;
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      response.end('Slow lorises arrive eventually.');
+    });
+
+    const first = await startService({ databasePath, ingestion: ingesting });
+    const user = await first.signUp();
+    const created = await first.request('POST', '/api/v1/documents', { token: user.token, body: { name: 'slow', type: 'TXT', url: `${origin}/slow.txt` } });
+    const id = created.body.data.id;
+    const deadline = Date.now() + 5000;
+    while ((await first.request('GET', `/api/v1/documents/${id}`, { token: user.token })).body.data.status !== 'processing') {
+      assert.ok(Date.now() < deadline, 'never reached processing');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await first.close(); // stops mid-fetch: the row stays `processing`
+    release();
+
+    const second = await startService({ databasePath, ingestion: ingesting });
+    const token2 = (await second.request('POST', '/api/v1/auth/sign-in', { body: { email: user.email, password: user.password } })).body.data.token;
+    const document = await settled(second, token2, id);
+    assert.equal(document.status, 'ready', document.error);
+    const hits = (await second.request('GET', '/api/v1/documents/search?q=lorises', { token: token2 })).body.data;
+    assert.equal(hits.length, 1);
+  });
+});
