@@ -3,21 +3,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { errorOf, startService, TIMESTAMP, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, create } = service;
 
 const SECRET = 'sk-agent-secret-do-not-echo-7f3a9c';
 const OTHER_SECRET = 'sk-agent-second-secret-b81e22';
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function create(token: string, path: string, body: unknown): Promise<Json> {
-  const reply = await request('POST', `/api/v1${path}`, { token, body });
-  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
-  return reply.body.data;
-}
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix} ${++counter}`;

@@ -2,22 +2,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
 
 /** Creates a token for the holder of `token` and returns the new record. */
-async function createToken(token: string, description?: string) {
-  const reply = await request('POST', '/api/v1/api-tokens', { token, body: description === undefined ? {} : { description } });
-  assert.equal(reply.status, 201);
-  return reply.body.data;
-}
-
-function assertNotFound(reply: Reply, what: string): void {
-  assert.equal(reply.status, 404, what);
-  assert.equal(errorOf(reply).code, 'not_found', what);
-}
+const createToken = (token: string, description?: string) =>
+  service.create(token, '/api-tokens', description === undefined ? {} : { description });
 
 describe('POST /api-tokens', () => {
   test('201 with the full record; description defaults to ""', async () => {

@@ -3,18 +3,10 @@
 // clears `promptId`; deleting a tag removes it from agents' `tags`; a deleted API token stops working.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, startService, type Reply } from './helpers.js';
+import { assertNotFound, errorOf, startService, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function create(token: string, path: string, body: unknown): Promise<Json> {
-  const reply = await request('POST', `/api/v1${path}`, { token, body });
-  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
-  return reply.body.data;
-}
+const { request, create } = service;
 
 async function get(token: string, path: string): Promise<Json> {
   const reply = await request('GET', `/api/v1${path}`, { token });
@@ -34,11 +26,6 @@ async function remove(token: string, path: string): Promise<Reply> {
   assert.equal(reply.status, 200, `DELETE ${path}: ${JSON.stringify(reply.body)}`);
   assert.equal(reply.body.success, true);
   return reply;
-}
-
-function assertNotFound(reply: Reply): void {
-  assert.equal(reply.status, 404, JSON.stringify(reply.body));
-  assert.equal(errorOf(reply).code, 'not_found');
 }
 
 let counter = 0;

@@ -3,14 +3,12 @@
 // and SQLite finds the file intact.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import { startServiceProcess } from './run-script.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'ams-crash-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const databasePath = join(dir, 'service.db');
@@ -18,63 +16,6 @@ const databasePath = join(dir, 'service.db');
 /** How long the clients write before the process is killed. */
 const LOAD_MS = 700;
 const CLIENTS = 8;
-
-type ServiceProcess = ChildProcess & { stdoutText: () => string; stderrText: () => string; exited: Promise<number | null> };
-
-/** Starts `node --import tsx src/main.ts` on the shared database file, rate limiting and request logs off. */
-function startProcess(): ServiceProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATABASE_PATH: databasePath,
-      LOG_REQUESTS: 'off',
-      RATE_LIMIT: 'off',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  // Never leave a process behind when a test fails half-way.
-  after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  return Object.assign(child, { stdoutText: () => stdout, stderrText: () => stderr, exited });
-}
-
-/** Resolves with the URL of the process's `listening` log line. */
-function listeningUrl(child: ServiceProcess, timeoutMs = 15_000): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "listening" line; stderr: ${child.stderrText()}`)), timeoutMs);
-    const look = () => {
-      for (const line of child.stdoutText().split('\n').slice(0, -1)) {
-        let entry: { msg?: string; url?: string };
-        try {
-          entry = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (entry.msg === 'listening' && typeof entry.url === 'string') {
-          clearTimeout(timer);
-          child.stdout!.off('data', look);
-          resolve(entry.url);
-          return;
-        }
-      }
-    };
-    child.stdout!.on('data', look);
-    look();
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`exited with ${code} before listening; stderr: ${child.stderrText()}`));
-    });
-  });
-}
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function call(url: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -117,9 +58,8 @@ async function listAll(url: string, resource: string, token: string): Promise<Ma
 
 describe('crash safety: SIGKILL under concurrent writes', () => {
   test(`every record acknowledged with a 2xx survives a SIGKILL after ${LOAD_MS} ms of ${CLIENTS} concurrent writers`, async (t) => {
-    const first = startProcess();
-    const firstUrl = await listeningUrl(first);
-    const tokens = [await signUpAndIn(firstUrl, 'crash.one@example.com'), await signUpAndIn(firstUrl, 'crash.two@example.com')];
+    const first = await startServiceProcess({ DATABASE_PATH: databasePath });
+    const tokens = [await signUpAndIn(first.url, 'crash.one@example.com'), await signUpAndIn(first.url, 'crash.two@example.com')];
 
     const acknowledged: Acknowledged[] = [];
     const unexpected: string[] = [];
@@ -137,7 +77,7 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
         inFlight += 1;
         let reply;
         try {
-          reply = await call(firstUrl, 'POST', `/${resource}`, token, body);
+          reply = await call(first.url, 'POST', `/${resource}`, token, body);
         } catch {
           // The connection died with the process: this write was never acknowledged.
           if (killed) failedInFlight += 1;
@@ -158,23 +98,22 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
     await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
     const inFlightAtKill = inFlight;
     killed = true;
-    first.kill('SIGKILL');
+    first.child.kill('SIGKILL');
     await Promise.all(clients);
     await first.exited;
 
-    assert.equal(first.signalCode, 'SIGKILL');
+    assert.equal(first.child.signalCode, 'SIGKILL');
     assert.deepEqual(unexpected, [], 'before the kill every write is a 2xx');
     assert.ok(acknowledged.length >= CLIENTS, `only ${acknowledged.length} writes were acknowledged before the kill`);
     assert.ok(inFlightAtKill > 0, 'the kill lands while requests are in flight');
     assert.ok(failedInFlight > 0, 'some writes were cut off by the kill');
     t.diagnostic(`${acknowledged.length} writes acknowledged, ${failedInFlight} cut off by the kill`);
 
-    const second = startProcess();
-    const secondUrl = await listeningUrl(second);
+    const second = await startServiceProcess({ DATABASE_PATH: databasePath });
     const lost: string[] = [];
     for (const token of tokens) {
       for (const resource of ['tools', 'tags'] as const) {
-        const stored = await listAll(secondUrl, resource, token);
+        const stored = await listAll(second.url, resource, token);
         for (const record of acknowledged.filter((entry) => entry.token === token && entry.resource === resource)) {
           if (stored.get(record.id) !== record.name) lost.push(`${resource}/${record.id} (${record.name})`);
         }
@@ -184,13 +123,12 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
 
     // The lists agree with the records read one by one.
     for (const record of [acknowledged[0], acknowledged[acknowledged.length - 1]]) {
-      const one = await call(secondUrl, 'GET', `/${record.resource}/${record.id}`, record.token);
+      const one = await call(second.url, 'GET', `/${record.resource}/${record.id}`, record.token);
       assert.equal(one.status, 200, JSON.stringify(one.body));
       assert.equal(one.body.data.name, record.name);
     }
 
-    second.kill('SIGTERM');
-    assert.equal(await second.exited, 0, `stderr: ${second.stderrText()}`);
+    assert.equal(await second.stop(), 0, `stderr: ${second.stderrText()}`);
 
     const db = new Database(databasePath, { readonly: true });
     try {

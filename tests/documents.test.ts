@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
@@ -13,24 +13,7 @@ const SECRET = 'doc-bearer-3f9a61c2d7';
 const BASE = { name: 'Handbook', type: 'PDF', url: 'https://example.com/handbook.pdf' };
 
 /** Creates a document for the holder of `token` and returns the new record. */
-async function createDocument(token: string, body: Record<string, unknown> = {}) {
-  const reply = await request('POST', '/api/v1/documents', { token, body: { ...BASE, ...body } });
-  assert.equal(reply.status, 201, JSON.stringify(reply.body));
-  return reply.body.data;
-}
-
-/** Asserts a 422 `validation_failed` whose details name exactly `path`. */
-function assertInvalid(reply: Reply, path: string): void {
-  assert.equal(reply.status, 422, JSON.stringify(reply.body));
-  const error = errorOf(reply);
-  assert.equal(error.code, 'validation_failed');
-  assert.deepEqual(error.details?.map((issue) => issue.path), [path]);
-}
-
-function assertNotFound(reply: Reply, what: string): void {
-  assert.equal(reply.status, 404, what);
-  assert.equal(errorOf(reply).code, 'not_found', what);
-}
+const createDocument = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/documents', { ...BASE, ...body });
 
 /** Asserts the credentials appear nowhere in a response. */
 function assertNoAuthorization(reply: Reply): void {

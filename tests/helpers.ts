@@ -1,6 +1,7 @@
 // Test harness: a fresh service on its own temporary database file, reached over real HTTP,
 // and a tiny client that speaks the interface (envelope in, status/headers/body out).
 import { after } from 'node:test';
+import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
@@ -13,9 +14,13 @@ import type { Config } from '../src/config.js';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
 import { silentLogger, type Logger } from '../src/lib/log.js';
 import { createSealer } from '../src/lib/secrets.js';
+import { IngestError } from '../src/ingest/errors.js';
 
 /** Fast hashing for tests only: production refuses anything below MIN_SCRYPT (src/config.ts). */
 export const TEST_SCRYPT = { logN: 10, r: 8, p: 1 };
+
+/** A record as the interface returns it. */
+export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface Reply {
   status: number;
@@ -44,6 +49,8 @@ export interface TestService {
   /** Decrypts a sealed column value (tool metadata, llm extras, document authorization). */
   unseal(sealed: string): string;
   request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
+  /** POSTs `body` to `/api/v1${path}` as the holder of `token`, asserts 201 and returns the new record. */
+  create(token: string, path: string, body: unknown): Promise<Json>;
   /** Signs up a new user and signs in: returns the user and a bearer token. */
   signUp(name?: string): Promise<{ user: { id: string; email: string; name: string }; token: string; email: string; password: string }>;
   close(): Promise<void>;
@@ -99,6 +106,12 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     return { status: response.status, headers: response.headers, body: parsed };
   }
 
+  async function create(token: string, path: string, body: unknown): Promise<Json> {
+    const reply = await request('POST', `/api/v1${path}`, { token, body });
+    assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
+    return reply.body.data;
+  }
+
   async function signUp(name = 'Test User') {
     userCounter += 1;
     const email = `user${userCounter}.${Date.now()}@example.com`;
@@ -123,7 +136,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
   after(close);
 
   const { open: unseal } = createSealer(secretKey);
-  return { url, db, config, app, dir, unseal, request, signUp, close };
+  return { url, db, config, app, dir, unseal, request, create, signUp, close };
 }
 
 /** Asserts the failure envelope and returns its error object. */
@@ -136,3 +149,38 @@ export function errorOf(reply: Reply): { code: string; message: string; details?
 
 /** Matches the interface's timestamps: ISO 8601, six fractional digits, a UTC offset. */
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/;
+
+/** The message of a failed status check: `what` (when given), then the status and the body. */
+const failure = (reply: Reply, what?: string) => `${what === undefined ? '' : `${what}: `}${reply.status} ${JSON.stringify(reply.body)}`;
+
+/** Asserts a 422 `validation_failed` whose details name exactly `path`; returns the error. */
+export function assertInvalid(reply: Reply, path: string, what?: string): ReturnType<typeof errorOf> {
+  assert.equal(reply.status, 422, failure(reply, what));
+  const error = errorOf(reply);
+  assert.equal(error.code, 'validation_failed', what);
+  assert.deepEqual(error.details?.map((issue) => issue.path), [path], what);
+  return error;
+}
+
+/** Asserts a 404 `not_found`; `what` names the case in a failure. */
+export function assertNotFound(reply: Reply, what?: string): void {
+  assert.equal(reply.status, 404, failure(reply, what));
+  assert.equal(errorOf(reply).code, 'not_found', what);
+}
+
+/** Asserts a 409 `conflict`. */
+export function assertConflict(reply: Reply): void {
+  assert.equal(reply.status, 409, failure(reply));
+  assert.equal(errorOf(reply).code, 'conflict');
+}
+
+/** Awaits `promise`, asserts that it rejects with an IngestError and returns that error. */
+export async function rejection(promise: Promise<unknown>): Promise<IngestError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof IngestError, `expected an IngestError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail('expected the promise to reject');
+}

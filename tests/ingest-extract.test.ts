@@ -1,19 +1,9 @@
 // extractText per document type, on small fixtures made here (the PDFs by tests/fixtures/ingest/pdf.ts).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { IngestError } from '../src/ingest/errors.js';
 import { extractText, htmlToText } from '../src/ingest/extract.js';
 import { makePdf } from './fixtures/ingest/pdf.js';
-
-async function failure(promise: Promise<unknown>): Promise<IngestError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof IngestError, `expected an IngestError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected extraction to fail');
-}
+import { rejection } from './helpers.js';
 
 const utf8 = (text: string) => Buffer.from(text, 'utf8');
 
@@ -30,11 +20,11 @@ describe('TXT', () => {
   });
 
   it('refuses binary content', async () => {
-    const binary = await failure(extractText('TXT', Buffer.from([1, 2, 0, 3, 0, 0]), 'text/plain'));
+    const binary = await rejection(extractText('TXT', Buffer.from([1, 2, 0, 3, 0, 0]), 'text/plain'));
     assert.equal(binary.message, 'the text file is not text (it holds binary data)');
-    const pdf = await failure(extractText('TXT', makePdf([['x']]), 'application/pdf'));
+    const pdf = await rejection(extractText('TXT', makePdf([['x']]), 'application/pdf'));
     assert.equal(pdf.message, 'the text file is a PDF; give the document type PDF');
-    const image = await failure(extractText('TXT', utf8('GIF89a'), 'image/gif'));
+    const image = await rejection(extractText('TXT', utf8('GIF89a'), 'image/gif'));
     assert.equal(image.message, 'the text file is not text (the URL answered image/gif)');
   });
 });
@@ -65,7 +55,7 @@ describe('CSV', () => {
   });
 
   it('reports a file it cannot parse', async () => {
-    const error = await failure(extractText('CSV', utf8('a,b\n"unclosed,2\n'), 'text/csv'));
+    const error = await rejection(extractText('CSV', utf8('a,b\n"unclosed,2\n'), 'text/csv'));
     assert.equal(error.code, 'parse');
     assert.match(error.message, /^the CSV file could not be parsed: .*Quote Not Closed/i);
   });
@@ -123,9 +113,9 @@ describe('URL (HTML)', () => {
 
   it('takes a text/plain answer as it is and refuses a PDF or an image', async () => {
     assert.equal((await extractText('URL', utf8('just <text>\r\nhere\n'), 'text/plain')).text, 'just <text>\nhere');
-    const pdf = await failure(extractText('URL', makePdf([['x']]), 'application/pdf'));
+    const pdf = await rejection(extractText('URL', makePdf([['x']]), 'application/pdf'));
     assert.equal(pdf.message, 'the URL answered a PDF, not a web page; give the document type PDF');
-    const image = await failure(extractText('URL', Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'image/png'));
+    const image = await rejection(extractText('URL', Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'image/png'));
     assert.equal(image.message, 'the URL answered image/png, not a web page');
   });
 
@@ -175,20 +165,20 @@ describe('PDF', () => {
   });
 
   it('says so when the page range is beyond the document', async () => {
-    const from = await failure(extractText('PDF', pdf, 'application/pdf', { fromPage: 4 }));
+    const from = await rejection(extractText('PDF', pdf, 'application/pdf', { fromPage: 4 }));
     assert.equal(from.code, 'page_range');
     assert.equal(from.message, 'from_page 4 is beyond the end of the document, which has 3 pages');
-    const to = await failure(extractText('PDF', pdf, 'application/pdf', { fromPage: 1, toPage: 7 }));
+    const to = await rejection(extractText('PDF', pdf, 'application/pdf', { fromPage: 1, toPage: 7 }));
     assert.equal(to.message, 'to_page 7 is beyond the end of the document, which has 3 pages');
   });
 
   it('refuses what is not a PDF, a broken PDF, and one without text', async () => {
-    const html = await failure(extractText('PDF', utf8('<html>login page</html>'), 'text/html'));
+    const html = await rejection(extractText('PDF', utf8('<html>login page</html>'), 'text/html'));
     assert.equal(html.message, 'the document is not a PDF (the URL answered text/html)');
-    const broken = await failure(extractText('PDF', Buffer.from('%PDF-1.4\ngarbage with no objects\n'), 'application/pdf'));
+    const broken = await rejection(extractText('PDF', Buffer.from('%PDF-1.4\ngarbage with no objects\n'), 'application/pdf'));
     assert.equal(broken.code, 'parse');
     assert.match(broken.message, /^the PDF could not be read: /);
-    const blank = await failure(extractText('PDF', makePdf([[], []]), 'application/pdf'));
+    const blank = await rejection(extractText('PDF', makePdf([[], []]), 'application/pdf'));
     assert.equal(blank.code, 'no_text');
     assert.equal(blank.message, 'the PDF has no text on pages 1–2 (a scanned PDF needs OCR, which is not done here)');
   });
@@ -235,12 +225,12 @@ Goodbye.
   });
 
   it('refuses anything but captions', async () => {
-    const mp4 = await failure(extractText('VIDEO', Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70]), 'video/mp4'));
+    const mp4 = await rejection(extractText('VIDEO', Buffer.from([0, 0, 0, 0x20, 0x66, 0x74, 0x79, 0x70]), 'video/mp4'));
     assert.equal(mp4.code, 'unsupported');
     assert.equal(mp4.message, 'transcripts must be given as WebVTT or SRT captions; the URL answered video/mp4');
-    const page = await failure(extractText('VIDEO', utf8('<html>a video player</html>'), 'text/html'));
+    const page = await rejection(extractText('VIDEO', utf8('<html>a video player</html>'), 'text/html'));
     assert.equal(page.message, 'transcripts must be given as WebVTT or SRT captions; the URL answered text/html');
-    const text = await failure(extractText('VIDEO', utf8('just a transcript without timings'), 'text/plain'));
+    const text = await rejection(extractText('VIDEO', utf8('just a transcript without timings'), 'text/plain'));
     assert.equal(text.message, 'transcripts must be given as WebVTT or SRT captions');
   });
 });

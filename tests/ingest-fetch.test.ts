@@ -9,6 +9,7 @@ import { gzipSync } from 'node:zlib';
 import { blockedAddressReason, isPublicAddress } from '../src/ingest/addresses.js';
 import { IngestError } from '../src/ingest/errors.js';
 import { authorizationHeaders, fetchDocument, vetHost } from '../src/ingest/fetch.js';
+import { rejection } from './helpers.js';
 
 interface Seen {
   path: string;
@@ -32,16 +33,6 @@ function startServer(handler: (req: http.IncomingMessage, res: http.ServerRespon
 function stop(server: http.Server): Promise<void> {
   server.closeAllConnections();
   return new Promise((resolve) => server.close(() => resolve()));
-}
-
-async function rejection(promise: Promise<unknown>): Promise<IngestError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof IngestError, `expected an IngestError, got ${String(error)}`);
-    return error;
-  }
-  assert.fail('expected the fetch to fail');
 }
 
 const MiB = 1024 * 1024;

@@ -4,18 +4,10 @@
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, type Reply } from './helpers.js';
+import { errorOf, startService, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function create(token: string, path: string, body: unknown): Promise<Json> {
-  const reply = await request('POST', `/api/v1${path}`, { token, body });
-  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
-  return reply.body.data;
-}
+const { request, create } = service;
 
 interface World {
   token: string;

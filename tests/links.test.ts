@@ -4,18 +4,10 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertConflict, assertNotFound, errorOf, startService, TIMESTAMP, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
-
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function create(token: string, path: string, body: unknown): Promise<Json> {
-  const reply = await request('POST', `/api/v1${path}`, { token, body });
-  assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
-  return reply.body.data;
-}
+const { request, create } = service;
 
 let counter = 0;
 const makeAgent = (token: string) =>
@@ -31,16 +23,6 @@ const ids = (reply: Reply) => {
   assert.ok(Array.isArray(reply.body.data));
   return reply.body.data.map((row: Json) => row.id);
 };
-
-function assertNotFound(reply: Reply): void {
-  assert.equal(reply.status, 404, JSON.stringify(reply.body));
-  assert.equal(errorOf(reply).code, 'not_found');
-}
-
-function assertConflict(reply: Reply): void {
-  assert.equal(reply.status, 409, JSON.stringify(reply.body));
-  assert.equal(errorOf(reply).code, 'conflict');
-}
 
 function assertNamesField(reply: Reply, field: string): void {
   assert.equal(reply.status, 422, JSON.stringify(reply.body));

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, type Reply } from './helpers.js';
+import { assertInvalid, startService, type Reply } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
@@ -46,14 +46,6 @@ function nextPath(reply: Reply): string | null {
 }
 
 const ids = (reply: Reply): string[] => reply.body.data.map((item: { id: string }) => item.id);
-
-/** Asserts a 422 `validation_failed` whose details name exactly `path`. */
-function assertInvalid(reply: Reply, path: string, what: string): void {
-  assert.equal(reply.status, 422, `${what}: ${reply.status} ${JSON.stringify(reply.body)}`);
-  const error = errorOf(reply);
-  assert.equal(error.code, 'validation_failed', what);
-  assert.deepEqual(error.details?.map((issue) => issue.path), [path], what);
-}
 
 describe('?limit=', () => {
   test('0, -1, abc, 1.5, 1001 and an empty value are 422 validation_failed at path limit, on every list', async () => {

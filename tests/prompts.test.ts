@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
@@ -10,20 +10,7 @@ const { request } = service;
 const BASE = { name: 'Summary', template: 'Summarise {text} in {words} words.', input_variables: ['text', 'words'] };
 
 /** Creates a prompt for the holder of `token` and returns the new record. */
-async function createPrompt(token: string, body: Record<string, unknown> = {}) {
-  const reply = await request('POST', '/api/v1/prompts', { token, body: { ...BASE, ...body } });
-  assert.equal(reply.status, 201, JSON.stringify(reply.body));
-  return reply.body.data;
-}
-
-/** Asserts a 422 `validation_failed` whose details name exactly `path`; returns the error. */
-function assertInvalid(reply: Reply, path: string) {
-  assert.equal(reply.status, 422, JSON.stringify(reply.body));
-  const error = errorOf(reply);
-  assert.equal(error.code, 'validation_failed');
-  assert.deepEqual(error.details?.map((issue) => issue.path), [path]);
-  return error;
-}
+const createPrompt = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/prompts', { ...BASE, ...body });
 
 /** Asserts a 422 `validation_failed` whose message or details mention `word`. */
 function assertInvalidNaming(reply: Reply, word: string): void {
@@ -32,11 +19,6 @@ function assertInvalidNaming(reply: Reply, word: string): void {
   assert.equal(error.code, 'validation_failed');
   const text = [error.message, ...(error.details ?? []).map((issue) => issue.message)].join(' ');
   assert.ok(text.includes(word), `the error names ${word}: ${text}`);
-}
-
-function assertNotFound(reply: Reply, what: string): void {
-  assert.equal(reply.status, 404, what);
-  assert.equal(errorOf(reply).code, 'not_found', what);
 }
 
 describe('POST /prompts', () => {

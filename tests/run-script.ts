@@ -1,6 +1,7 @@
 // Running the operator scripts (scripts/*.ts) and the real service (src/main.ts) as processes, the
 // way an operator does, each against a database path the test chooses.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
@@ -32,50 +33,107 @@ export function runCommand(command: string, args: string[], env: Record<string, 
   });
 }
 
-export interface ServiceProcess {
-  url: string;
+/** A running `src/main.ts` process, with what it has written so far. */
+export interface SpawnedService {
   child: ChildProcess;
+  /** Everything the process has written to stdout so far. */
+  stdoutText(): string;
+  /** Everything the process has written to stderr so far. */
+  stderrText(): string;
+  /** Resolves with the exit code (null after a signal) once the process has exited. */
+  exited: Promise<number | null>;
+  /** Resolves with the URL of the `listening` log line; rejects if the process exits first or stays silent for `timeoutMs`. */
+  listening(timeoutMs?: number): Promise<string>;
   /** Sends SIGTERM and resolves with the exit code. */
   stop(): Promise<number | null>;
 }
 
-/** Starts the real service (`node --import tsx src/main.ts`) on a free port; resolves once it listens. */
-export function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
+export interface ServiceProcess extends SpawnedService {
+  url: string;
+}
+
+// Never leave a process behind when a test fails half-way: whatever still runs when the test file
+// ends is killed. (A file-level hook, registered as a test file imports this module: node:test's
+// `after` called inside a test would stop the service when that test ends, and a service may span
+// tests. A process 'exit' handler is not enough: the live child's pipes keep the file from exiting.)
+const running = new Set<ChildProcess>();
+after(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/**
+ * Spawns the real service (`node --import tsx src/main.ts`) with `env` on top of a clean environment
+ * (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says otherwise), without
+ * waiting for it: for a test that expects it to refuse to start. Most tests want `startServiceProcess`.
+ */
+export function spawnServiceProcess(env: Record<string, string>): SpawnedService {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  // Never leave a process behind when a test fails half-way. (Not node:test's `after`: called
-  // inside a test, it would stop the service when that test ends, and a service may span tests.)
-  const killLeftover = () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  process.once('exit', killLeftover);
-  child.once('exit', () => process.off('exit', killLeftover));
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    }),
+  );
   let stdout = '';
   let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not listen within ${timeoutMs} ms: ${stderr}`)), timeoutMs);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const match = /"msg":"listening","url":"([^"]+)"/.exec(stdout);
-      if (!match) return;
-      clearTimeout(timer);
-      resolve({
-        url: match[1],
-        child,
-        stop: () => {
-          child.kill('SIGTERM');
-          return exited;
-        },
-      });
+
+  function listening(timeoutMs = 20_000): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`no "listening" line within ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`));
+      }, timeoutMs);
+      const look = () => {
+        // Only complete lines: the last piece may still be arriving.
+        for (const line of stdout.split('\n').slice(0, -1)) {
+          let entry: { msg?: string; url?: string };
+          try {
+            entry = JSON.parse(line);
+          } catch {
+            continue;
+          }
+          if (entry.msg === 'listening' && typeof entry.url === 'string') {
+            clearTimeout(timer);
+            child.stdout!.off('data', look);
+            child.off('exit', early);
+            resolve(entry.url);
+            return;
+          }
+        }
+      };
+      const early = (code: number | null) => {
+        clearTimeout(timer);
+        child.stdout!.off('data', look);
+        reject(new Error(`the service exited with ${code} before listening; stderr: ${stderr}`));
+      };
+      child.stdout!.on('data', look);
+      child.once('exit', early);
+      look();
+      if (child.exitCode !== null || child.signalCode !== null) early(child.exitCode);
     });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited with ${code} before listening: ${stderr}`));
-    });
-  });
+  }
+
+  return {
+    child,
+    stdoutText: () => stdout,
+    stderrText: () => stderr,
+    exited,
+    listening,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+/** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
+export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
+  const service = spawnServiceProcess(env);
+  return { ...service, url: await service.listening(timeoutMs) };
 }

@@ -2,35 +2,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertConflict, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
 
 /** Creates a tag for the holder of `token` and returns the new record. */
-async function createTag(token: string, body: Record<string, unknown>) {
-  const reply = await request('POST', '/api/v1/tags', { token, body });
-  assert.equal(reply.status, 201, JSON.stringify(reply.body));
-  return reply.body.data;
-}
-
-/** Asserts a 422 `validation_failed` whose details name exactly `path`. */
-function assertInvalid(reply: Reply, path: string): void {
-  assert.equal(reply.status, 422, JSON.stringify(reply.body));
-  const error = errorOf(reply);
-  assert.equal(error.code, 'validation_failed');
-  assert.deepEqual(error.details?.map((issue) => issue.path), [path]);
-}
-
-function assertNotFound(reply: Reply, what: string): void {
-  assert.equal(reply.status, 404, what);
-  assert.equal(errorOf(reply).code, 'not_found', what);
-}
-
-function assertConflict(reply: Reply): void {
-  assert.equal(reply.status, 409, JSON.stringify(reply.body));
-  assert.equal(errorOf(reply).code, 'conflict');
-}
+const createTag = (token: string, body: Record<string, unknown>) => service.create(token, '/tags', body);
 
 describe('POST /tags', () => {
   test('201 with id, name and color', async () => {

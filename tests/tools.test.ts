@@ -2,7 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
@@ -19,24 +19,8 @@ function storedMetadata(id: string): string | null {
 }
 
 /** Creates a tool for the holder of `token` and returns the new record. */
-async function createTool(token: string, body: Record<string, unknown> = {}) {
-  const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'Web search', type: 'SEARCH', ...body } });
-  assert.equal(reply.status, 201, JSON.stringify(reply.body));
-  return reply.body.data;
-}
-
-/** Asserts a 422 `validation_failed` whose details name exactly `path`. */
-function assertInvalid(reply: Reply, path: string): void {
-  assert.equal(reply.status, 422, JSON.stringify(reply.body));
-  const error = errorOf(reply);
-  assert.equal(error.code, 'validation_failed');
-  assert.deepEqual(error.details?.map((issue) => issue.path), [path]);
-}
-
-function assertNotFound(reply: Reply, what: string): void {
-  assert.equal(reply.status, 404, what);
-  assert.equal(errorOf(reply).code, 'not_found', what);
-}
+const createTool = (token: string, body: Record<string, unknown> = {}) =>
+  service.create(token, '/tools', { name: 'Web search', type: 'SEARCH', ...body });
 
 /** Asserts neither the metadata key's value nor the metadata field appears in a response. */
 function assertNoSecret(reply: Reply): void {
