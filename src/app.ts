@@ -11,6 +11,7 @@ import { requireCaller } from './http/auth.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
 import { createSealer } from './lib/secrets.js';
+import { setHashConcurrency } from './auth/password.js';
 import { ok } from './http/respond.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
@@ -43,6 +44,7 @@ export type App = Koa<AppState, AppContext> & { ingestion: IngestionQueue };
 export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
+  setHashConcurrency(config.hashConcurrency);
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);

@@ -18,6 +18,8 @@ export interface Config {
   port: number;
   databasePath: string;
   scrypt: ScryptCost;
+  /** Password hashes computed at the same time (each holds a core and 32 MiB while it runs). */
+  hashConcurrency: number;
   bodyLimitBytes: number;
   /** How long a token made by sign-in stays valid. */
   signInTokenTtlMs: number;
@@ -68,6 +70,7 @@ const EnvSchema = v.object({
   SCRYPT_LOG_N: v.optional(integerSetting(MIN_SCRYPT.logN, 20), String(MIN_SCRYPT.logN)),
   SCRYPT_R: v.optional(integerSetting(MIN_SCRYPT.r, 32), String(MIN_SCRYPT.r)),
   SCRYPT_P: v.optional(integerSetting(MIN_SCRYPT.p, 16), String(MIN_SCRYPT.p)),
+  HASH_CONCURRENCY: v.optional(integerSetting(1, 64), '1'),
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),
   LOG_REQUESTS: v.optional(onOff, 'on'),
@@ -129,6 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: settings.PORT,
     databasePath: resolve(settings.DATABASE_PATH),
     scrypt: { logN: settings.SCRYPT_LOG_N, r: settings.SCRYPT_R, p: settings.SCRYPT_P },
+    hashConcurrency: settings.HASH_CONCURRENCY,
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,
     signInTokenTtlMs: settings.SIGN_IN_TOKEN_TTL_DAYS * 24 * 60 * 60 * 1000,
     logRequests: settings.LOG_REQUESTS === 'on',

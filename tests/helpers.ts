@@ -69,6 +69,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     port: 0,
     databasePath: join(dir, 'test.db'),
     scrypt: TEST_SCRYPT,
+    hashConcurrency: 2,
     bodyLimitBytes: 1024 * 1024,
     signInTokenTtlMs: 30 * 24 * 60 * 60 * 1000,
     logRequests: false,

@@ -4,17 +4,31 @@
 // so the cost can be raised later without invalidating stored hashes.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { ScryptCost } from '../config.js';
+import { Semaphore } from '../lib/semaphore.js';
 
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
+
+// Each hash takes a core and 32 MiB for ~160 ms. Without a limit, a burst of sign-ins fills
+// libuv's threadpool (4 threads on 2 cores): the event loop starves and memory grows by 32 MiB a
+// thread. Hashes beyond the limit wait their turn instead (HASH_CONCURRENCY, default 1).
+const hashSlots = new Semaphore(1);
+
+/** How many password hashes may run at once in this process. */
+export function setHashConcurrency(limit: number): void {
+  hashSlots.setLimit(limit);
+}
 
 function scryptAsync(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
   const N = 2 ** cost.logN;
   // Node refuses work above `maxmem`; allow what this cost needs (128 * N * r) with headroom.
   const options: ScryptOptions = { N, r: cost.r, p: cost.p, maxmem: 256 * N * cost.r };
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (error, key) => (error ? reject(error) : resolve(key)));
-  });
+  return hashSlots.run(
+    () =>
+      new Promise<Buffer>((resolve, reject) => {
+        scrypt(password.normalize('NFC'), salt, KEY_BYTES, options, (error, key) => (error ? reject(error) : resolve(key)));
+      }),
+  );
 }
 
 /** Hashes `password` with a fresh random salt at `cost`. */

@@ -1,0 +1,41 @@
+// src/lib/semaphore.ts: what keeps password hashing from taking every core (HASH_CONCURRENCY).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Semaphore } from '../src/lib/semaphore.js';
+
+async function peakConcurrency(semaphore: Semaphore, tasks: number): Promise<{ peak: number; order: number[] }> {
+  let running = 0;
+  let peak = 0;
+  const order: number[] = [];
+  await Promise.all(
+    Array.from({ length: tasks }, (_, i) =>
+      semaphore.run(async () => {
+        running += 1;
+        peak = Math.max(peak, running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        order.push(i);
+        running -= 1;
+      }),
+    ),
+  );
+  return { peak, order };
+}
+
+test('at most `limit` tasks run at once, in the order they asked', async () => {
+  const one = await peakConcurrency(new Semaphore(1), 6);
+  assert.equal(one.peak, 1);
+  assert.deepEqual(one.order, [0, 1, 2, 3, 4, 5]);
+  assert.equal((await peakConcurrency(new Semaphore(3), 9)).peak, 3);
+});
+
+test('a failing task frees its slot', async () => {
+  const semaphore = new Semaphore(1);
+  await assert.rejects(semaphore.run(async () => { throw new Error('boom'); }), /boom/);
+  assert.equal(await semaphore.run(async () => 'next'), 'next');
+});
+
+test('setLimit raises the limit for waiting tasks', async () => {
+  const semaphore = new Semaphore(1);
+  semaphore.setLimit(4);
+  assert.equal((await peakConcurrency(semaphore, 8)).peak, 4);
+});
