@@ -16,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import { createCipheriv, createHash, randomBytes, randomUUID, scrypt, timingSafeEqual } from 'node:crypto';
 import Database from 'better-sqlite3';
 import * as v from 'valibot';
+import { jsonDepth, MAX_JSON_DEPTH } from '../src/http/validate.js';
 
 const databasePath = process.env.DATABASE_PATH;
 if (!databasePath) {
@@ -90,23 +91,9 @@ const insertToken = db.prepare(
 
 const Name = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(200));
 const Id = v.pipe(v.string(), v.trim(), v.minLength(1), v.maxLength(64));
-/** How deeply a value nests (iterative, stops counting past 33), as the service checks it. */
-function jsonDepth(value: unknown, limit = 32): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop()!;
-    if (typeof node !== 'object' || node === null) continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > limit) return deepest;
-    for (const child of Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}
-
 const JsonObject = v.pipe(
   v.unknown(),
-  v.check((value) => jsonDepth(value) <= 32),
+  v.check((value) => jsonDepth(value) <= MAX_JSON_DEPTH),
   v.record(v.string(), v.unknown()),
   v.check((value) => Buffer.byteLength(JSON.stringify(value)) <= 64 * 1024),
 );
@@ -117,7 +104,7 @@ const CreateTool = v.object({
 });
 const Llm = v.pipe(
   v.looseObject({ model: Name, provider: Name }),
-  v.check((llm) => jsonDepth(llm) <= 32),
+  v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH),
   v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024),
   v.transform(({ model, provider, ...extra }) => ({ model, provider, extra })),
 );
