@@ -67,6 +67,19 @@ describe('rate limiting', () => {
     assert.equal((await service.request('POST', '/api/v1/auth/sign-in', { body: { email: other.email, password: other.password } })).status, 200);
   });
 
+  test('password checks of PATCH and DELETE /auth/me count against the account: a token cannot guess or flood', async () => {
+    const service = await startService({ rateLimit: { ...limits, authPerMinute: 100 } });
+    const { token, password } = await service.signUp();
+    for (let i = 0; i < limits.failedSignInsPer15Minutes; i += 1) {
+      const wrong = await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'new password 1', currentPassword: `guess ${i}` } });
+      assert.equal(wrong.status, 403);
+    }
+    assertRateLimited(await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'new password 1', currentPassword: password } }));
+    assertRateLimited(await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } }));
+    // A name change needs no password and is not limited.
+    assert.equal((await service.request('PATCH', '/api/v1/auth/me', { token, body: { name: 'Still here' } })).status, 200);
+  });
+
   test('requests per API token: over the limit is 429; another token of the same user still works', async () => {
     const service = await startService({ rateLimit: { ...limits, authPerMinute: 100 } });
     const { token } = await service.signUp();
@@ -102,6 +115,31 @@ describe('rate limiting', () => {
 });
 
 describe('token lifecycle', () => {
+  test('a token revoked while its password change is being hashed changes nothing (401)', async () => {
+    // A slower hash (about 50 ms) leaves time to revoke the token mid-request.
+    const service = await startService({ scrypt: { logN: 15, r: 8, p: 1 } });
+    const { token, email, password } = await service.signUp();
+    const second = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data;
+    const change = service.request('PATCH', '/api/v1/auth/me', { token: second.token, body: { password: 'attacker password', currentPassword: password } });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    assert.equal((await service.request('DELETE', `/api/v1/api-tokens/${second.id}`, { token })).status, 200);
+    const reply = await change;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+    assert.equal((await service.request('GET', '/api/v1/auth/me', { token })).status, 200, "the owner's token still works");
+    assert.equal((await service.request('POST', '/api/v1/auth/sign-in', { body: { email, password } })).status, 200, 'the password is unchanged');
+  });
+
+  test('a password change racing the deletion of the account answers 401, not 500', async () => {
+    const service = await startService({ scrypt: { logN: 15, r: 8, p: 1 } });
+    const { token, password } = await service.signUp();
+    const other = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data.token;
+    const change = service.request('PATCH', '/api/v1/auth/me', { token: other, body: { password: 'another password', currentPassword: password } });
+    const removal = service.request('DELETE', '/api/v1/auth/me', { token, body: { password } });
+    const [changed, removed] = await Promise.all([change, removal]);
+    assert.equal(removed.status, 200);
+    assert.equal(changed.status, 401, JSON.stringify(changed.body));
+  });
+
   test('lastUsedAt is set on first use and not rewritten within a minute', async () => {
     const { token } = await plain.signUp();
     const created = (await plain.request('POST', '/api/v1/api-tokens', { token, body: { description: 'ci' } })).body.data;
@@ -160,6 +198,14 @@ describe('secrets at rest', () => {
     // ...but they are there, sealed, for the service to use.
     const stored = plain.db.prepare('SELECT metadata FROM tools WHERE id = ?').pluck().get(tool.body.data.id) as string;
     assert.equal(JSON.parse(plain.unseal(stored)).automation_nla_api_key, secret);
+  });
+
+  test('a document URL may not carry credentials (they would be returned); authorization is for them', async () => {
+    const { token } = await plain.signUp();
+    const reply = await plain.request('POST', '/api/v1/documents', { token, body: { name: 'd', type: 'URL', url: 'https://user:hunter2@example.com/x' } });
+    assert.equal(reply.status, 422);
+    assert.equal(errorOf(reply).details?.[0].path, 'url');
+    assert.ok(!JSON.stringify(reply.body).includes('hunter2'));
   });
 
   test('a sealed value opens only with its key and detects tampering', () => {

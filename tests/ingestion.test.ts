@@ -176,6 +176,16 @@ describe('failures end as failed with a reason', () => {
     assert.match(document.error, /within|time/i);
   });
 
+  test('a splitter that would make more than 10,000 chunks fails at once (no event-loop stall)', async () => {
+    routes.set('/many.txt', send('text/plain', 'ab '.repeat(20_000)));
+    const started = Date.now();
+    const document = await ingest({ type: 'TXT', url: `${origin}/many.txt`, splitter: { type: 'recursive', chunk_size: 1, chunk_overlap: 0 } });
+    assert.equal(document.status, 'failed');
+    assert.match(document.error, /more than 10000 chunks.*larger chunk_size/);
+    assert.ok(Date.now() - started < 3000);
+    assert.equal(service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id), 0);
+  });
+
   test('with INGEST_ALLOW_PRIVATE_NETWORKS off, a loopback URL is refused (SSRF)', async () => {
     const guarded = await startService({ ingestion: { ...ingesting, allowPrivateNetworks: false } });
     const user = await guarded.signUp();
@@ -216,6 +226,12 @@ describe('re-ingestion', () => {
     const document = await ingest({ type: 'TXT', url: `${origin}/notes.txt` });
     assert.equal(errorOf(await service.request('POST', `/api/v1/documents/${document.id}/ingest`, { token: other.token })).code, 'not_found');
     assert.equal((await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token: other.token })).status, 404);
+    // The owner's chunk id as a cursor tells the stranger nothing: the same 422 as any unknown id.
+    const [chunk] = (await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token })).body.data;
+    const withCursor = await service.request('GET', `/api/v1/documents/${document.id}/chunks?after=${chunk.id}`, { token: other.token });
+    const withRandom = await service.request('GET', `/api/v1/documents/${document.id}/chunks?after=${document.id}`, { token: other.token });
+    assert.equal(withCursor.status, withRandom.status);
+    assert.deepEqual(errorOf(withCursor), errorOf(withRandom));
   });
 });
 

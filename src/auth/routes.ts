@@ -7,6 +7,8 @@ import { conflict, forbidden, unauthorized } from '../http/errors.js';
 import { created, ok } from '../http/respond.js';
 import { parseBody } from '../http/validate.js';
 import { presentSignedUpUser, presentUser } from '../users/present.js';
+import type { UserRow } from '../users/store.js';
+import type { Caller } from '../http/context.js';
 import { presentApiToken } from '../api-tokens/present.js';
 import { formatTimestamp } from '../lib/ids.js';
 import { hashPassword, verifyPassword } from './password.js';
@@ -46,26 +48,35 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
     ok(ctx, presentUser(callerOf(ctx)));
   });
 
+  /** Checks the caller's password; attempts count against the account's failed-sign-in allowance. */
+  async function checkOwnPassword(caller: Caller, password: string, wrong: string): Promise<UserRow> {
+    rateLimits.passwordAttempt(caller.email);
+    const stored = users.getUserById(caller.id);
+    if (!stored) throw unauthorized('The account no longer exists.');
+    if (!(await verifyPassword(password, stored.passwordHash))) throw forbidden(wrong);
+    return stored;
+  }
+
   router.patch('/auth/me', requireCaller, async (ctx) => {
     const caller = callerOf(ctx);
     const input = parseBody(ctx, UpdateMeSchema);
-    const stored = users.getUserById(caller.id)!;
-    let passwordHash = stored.passwordHash;
+    let stored = users.getUserById(caller.id);
+    let passwordHash = stored?.passwordHash;
     if (input.password !== undefined) {
-      if (!(await verifyPassword(input.currentPassword!, stored.passwordHash))) throw forbidden('The current password is wrong.');
+      stored = await checkOwnPassword(caller, input.currentPassword!, 'The current password is wrong.');
       passwordHash = await hashPassword(input.password, config.scrypt);
     }
-    const revokeTokensExcept = input.password !== undefined ? caller.tokenId : undefined;
-    const user = users.updateUser(caller.id, { name: input.name ?? stored.name, passwordHash }, revokeTokensExcept);
+    const change = stored && { name: input.name ?? stored.name, passwordHash: passwordHash! };
+    const user = change && users.updateOwnAccount(caller.id, caller.tokenId, change, input.password !== undefined);
+    if (!user) throw unauthorized('The API token was revoked while the request ran.');
     ok(ctx, presentUser(user));
   });
 
   router.delete('/auth/me', requireCaller, async (ctx) => {
     const caller = callerOf(ctx);
     const input = parseBody(ctx, DeleteMeSchema);
-    const stored = users.getUserById(caller.id)!;
-    if (!(await verifyPassword(input.password, stored.passwordHash))) throw forbidden('The password is wrong.');
-    users.deleteUser(caller.id);
+    await checkOwnPassword(caller, input.password, 'The password is wrong.');
+    if (!users.deleteOwnAccount(caller.id, caller.tokenId)) throw unauthorized('The API token was revoked while the request ran.');
     ok(ctx, null);
   });
 }

@@ -46,7 +46,7 @@ export function documentIngestionRoutes(router: Router<AppState>, { stores, inge
     const caller = callerOf(ctx);
     const id = parseId(ctx);
     // The query is checked first: a bad `limit` is a 422 whatever the id.
-    const page = parsePageRequest(ctx, (chunkId) => chunks.seqOfChunk(id, chunkId));
+    const page = parsePageRequest(ctx, (chunkId) => chunks.seqOfChunk(caller.id, id, chunkId));
     if (!documents.getDocument(caller.id, id)) throw notFound('Document');
     okPage(ctx, chunks.listChunks(id, page), (chunk) => chunk);
   });

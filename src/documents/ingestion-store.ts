@@ -74,7 +74,7 @@ export function createIngestionStore(db: Db) {
     `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
   );
   const chunkColumns = `id, document_id AS documentId, position, content, created_at AS createdAt`;
-  const selectChunkSeq = db.prepare(`SELECT seq FROM document_chunks WHERE id = ? AND document_id = ?`).pluck();
+  const selectChunkSeq = db.prepare(`SELECT seq FROM document_chunks WHERE id = ? AND document_id = ? AND user_id = ?`).pluck();
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
   );
@@ -129,7 +129,8 @@ export function createIngestionStore(db: Db) {
       markFailed.run(reason, job.id, job.generation);
     },
 
-    seqOfChunk: (documentId: string, id: string) => selectChunkSeq.get(id, documentId) as number | undefined,
+    /** The cursor of the user's chunk `id` in `documentId` (undefined for anyone else's). */
+    seqOfChunk: (userId: string, documentId: string, id: string) => selectChunkSeq.get(id, documentId, userId) as number | undefined,
 
     /** One page of a document's chunks, in order. */
     listChunks(documentId: string, page: PageRequest): Page<ChunkRow> {

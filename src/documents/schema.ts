@@ -9,7 +9,8 @@ const MAX_PAGE = 1_000_000;
 function isHttpUrl(text: string): boolean {
   try {
     const url = new URL(text);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+    // Credentials belong in `authorization` (sealed, never returned), not in the URL (returned as is).
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
   } catch {
     return false;
   }
@@ -19,7 +20,7 @@ const UrlSchema = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.maxLength(2048, 'must be at most 2048 characters'),
-  v.check(isHttpUrl, 'must be an absolute http(s) URL'),
+  v.check(isHttpUrl, 'must be an absolute http(s) URL without credentials (put those in authorization)'),
 );
 
 const PageSchema = v.pipe(

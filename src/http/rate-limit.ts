@@ -16,6 +16,11 @@ export interface RateLimits {
   signInFailed(email: string): void;
   /** Clears `email`'s failures after a successful sign-in. */
   signInSucceeded(email: string): void;
+  /**
+   * For password checks of a signed-in caller (PATCH/DELETE /auth/me): every attempt counts against
+   * the account's failed-sign-in allowance, so a token cannot guess the password or flood hashing.
+   */
+  passwordAttempt(email: string): void;
   /** Throws 429 when the token has made too many requests. */
   checkToken(tokenId: string): void;
 }
@@ -23,7 +28,7 @@ export interface RateLimits {
 export function createRateLimits(config: RateLimitConfig): RateLimits {
   if (!config.enabled) {
     const pass: AppMiddleware = (_ctx, next) => next();
-    return { authAttempts: pass, checkSignInAllowed() {}, signInFailed() {}, signInSucceeded() {}, checkToken() {} };
+    return { authAttempts: pass, checkSignInAllowed() {}, signInFailed() {}, signInSucceeded() {}, passwordAttempt() {}, checkToken() {} };
   }
   const byAddress = new RateLimiter({ capacity: config.authPerMinute, windowMs: MINUTE });
   const failuresByEmail = new RateLimiter({ capacity: config.failedSignInsPer15Minutes, windowMs: 15 * MINUTE });
@@ -44,6 +49,10 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
     },
     signInSucceeded(email) {
       failuresByEmail.reset(email);
+    },
+    passwordAttempt(email) {
+      const wait = failuresByEmail.take(email);
+      if (wait > 0) throw rateLimited(wait, 'password attempts for this account');
     },
     checkToken(tokenId) {
       const wait = byToken.take(tokenId);

@@ -26,6 +26,21 @@ export function createUserStore(db: Db) {
   );
   const remove = db.prepare(`DELETE FROM users WHERE id = ?`);
   const revokeOtherTokens = db.prepare(`DELETE FROM api_tokens WHERE user_id = ? AND id <> ?`);
+  const tokenStillValid = db.prepare(`SELECT 1 FROM api_tokens WHERE id = ? AND user_id = ?`).pluck();
+  // The caller's own account changes run after awaited password hashing: by then the token may have
+  // been revoked or the account deleted. Both are checked again inside the write transaction.
+  const updateOwnAccount = db.transaction(
+    (id: string, tokenId: string, change: { name: string; passwordHash: string }, revokeOthers: boolean): UserRow | undefined => {
+      if (!tokenStillValid.get(tokenId, id)) return undefined;
+      if (revokeOthers) revokeOtherTokens.run(id, tokenId);
+      return update.get(change.name, change.passwordHash, timestamp(), id) as UserRow;
+    },
+  );
+  const deleteOwnAccount = db.transaction((id: string, tokenId: string): boolean => {
+    if (!tokenStillValid.get(tokenId, id)) return false;
+    remove.run(id);
+    return true;
+  });
   const updateAccount = db.transaction((id: string, change: { name: string; passwordHash: string }, keepTokenId?: string) => {
     if (keepTokenId !== undefined) revokeOtherTokens.run(id, keepTokenId);
     return update.get(change.name, change.passwordHash, timestamp(), id) as UserRow;
@@ -56,6 +71,19 @@ export function createUserStore(db: Db) {
     /** Deletes the user and, through the schema's cascades, everything the user owns. */
     deleteUser(id: string): void {
       remove.run(id);
+    },
+
+    /**
+     * The caller changes their own account through token `tokenId`; `revokeOthers` revokes every
+     * other token. Undefined when that token is gone by now (revoked, or the account deleted).
+     */
+    updateOwnAccount(id: string, tokenId: string, change: { name: string; passwordHash: string }, revokeOthers: boolean): UserRow | undefined {
+      return updateOwnAccount(id, tokenId, change, revokeOthers);
+    },
+
+    /** The caller deletes their own account through token `tokenId`; false when that token is gone by now. */
+    deleteOwnAccount(id: string, tokenId: string): boolean {
+      return deleteOwnAccount(id, tokenId);
     },
   };
 }
