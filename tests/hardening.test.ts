@@ -268,6 +268,25 @@ describe('headers', () => {
   });
 });
 
+describe('cheap to refuse', () => {
+  test('a template with thousands of placeholders is checked quickly and the 422 message stays short', async () => {
+    const { token } = await plain.signUp();
+    const template = Array.from({ length: 12_000 }, (_, i) => `{v${i}}`).join('');
+    const started = Date.now();
+    const reply = await plain.request('POST', '/api/v1/prompts', { token, body: { name: 'p', template, input_variables: [] } });
+    assert.equal(reply.status, 422);
+    assert.ok(Date.now() - started < 2000);
+    assert.match(errorOf(reply).details![0].message, /and 11990 more/);
+    assert.ok(JSON.stringify(reply.body).length < 2000);
+  });
+
+  test('a plain OPTIONS answers 204 with Allow (no body outside the envelope)', async () => {
+    const reply = await plain.request('OPTIONS', '/api/v1/agents');
+    assert.equal(reply.status, 204);
+    assert.match(reply.headers.get('allow') ?? '', /POST/);
+  });
+});
+
 describe('request log', () => {
   test('one JSON line per request with id, method, route, status, duration and user; never a secret', async () => {
     const { token, password, user } = await logged.signUp();

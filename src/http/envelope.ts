@@ -23,6 +23,8 @@ export function envelope(log: Logger, options: { logRequests: boolean }): AppMid
 
     try {
       await next();
+      // The router answers a plain OPTIONS with 200, an Allow header and no body: say "no content".
+      if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) ctx.status = 204;
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw notFound('Route');
         if (ctx.status === 405 || ctx.status === 501) throw methodNotAllowed(ctx.response.get('Allow'));
