@@ -6,11 +6,11 @@ import { presentTag } from '../tags/present.js';
 import type { AgentBrief, AgentRow } from './store.js';
 
 /** An agent as nested in link records: no document or tags of its own. */
-export function presentAgentBrief(agent: AgentBrief, owner?: Caller) {
+export function presentAgentBrief(agent: AgentBrief, owner: Caller) {
   return {
     id: agent.id,
     userId: agent.userId,
-    user: owner ? presentUser(owner) : {},
+    user: presentUser(owner),
     name: agent.name,
     type: agent.type,
     llm: { model: agent.llmModel, provider: agent.llmProvider },

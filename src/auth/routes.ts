@@ -60,14 +60,13 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
   router.patch('/auth/me', requireCaller, async (ctx) => {
     const caller = callerOf(ctx);
     const input = parseBody(ctx, UpdateMeSchema);
-    let stored = users.getUserById(caller.id);
-    let passwordHash = stored?.passwordHash;
-    if (input.password !== undefined) {
-      stored = await checkOwnPassword(caller, input.currentPassword!, 'The current password is wrong.');
-      passwordHash = await hashPassword(input.password, config.scrypt);
-    }
-    const change = stored && { name: input.name ?? stored.name, passwordHash: passwordHash! };
-    const user = change && users.updateOwnAccount(caller.id, caller.tokenId, change, input.password !== undefined);
+    const changesPassword = input.password !== undefined;
+    const stored = changesPassword
+      ? await checkOwnPassword(caller, input.currentPassword!, 'The current password is wrong.')
+      : users.getUserById(caller.id);
+    if (!stored) throw unauthorized('The account no longer exists.');
+    const passwordHash = changesPassword ? await hashPassword(input.password!, config.scrypt) : stored.passwordHash;
+    const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: input.name ?? stored.name, passwordHash }, changesPassword);
     if (!user) throw unauthorized('The API token was revoked while the request ran.');
     ok(ctx, presentUser(user));
   });

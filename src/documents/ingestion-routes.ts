@@ -7,7 +7,7 @@ import type { Deps } from '../deps.js';
 import { callerOf } from '../http/auth.js';
 import { notFound, validationFailed } from '../http/errors.js';
 import { ok, okPage } from '../http/respond.js';
-import { IdSchema, parse, parseId, parsePageRequest } from '../http/validate.js';
+import { IdSchema, limitSchema, parse, parseId, parsePageRequest } from '../http/validate.js';
 import { presentDocument } from './present.js';
 import { snippetHtml, toFtsQuery } from './search.js';
 
@@ -15,10 +15,7 @@ export const SearchQuerySchema = v.object({
   q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(1000, 'must be at most 1000 characters')),
   documentId: v.optional(IdSchema),
   agentId: v.optional(IdSchema),
-  limit: v.optional(
-    v.pipe(v.string('must be given once'), v.regex(/^\d+$/, 'must be a whole number from 1 to 100'), v.transform(Number), v.minValue(1, 'must be a whole number from 1 to 100'), v.maxValue(100, 'must be a whole number from 1 to 100')),
-    '20',
-  ),
+  limit: limitSchema(100, 20),
 });
 
 export function documentIngestionRoutes(router: Router<AppState>, { stores, ingestion, requireCaller }: Deps): void {

@@ -7,7 +7,7 @@ import type { Sealer } from '../lib/secrets.js';
 import { formatTimestamp } from '../lib/ids.js';
 import { fetchDocument } from '../ingest/fetch.js';
 import { extractText, type DocumentType } from '../ingest/extract.js';
-import { splitText } from '../ingest/splitters.js';
+import { DEFAULT_SPLITTER, splitText } from '../ingest/splitters.js';
 import { IngestError, isIngestError } from '../ingest/errors.js';
 import type { IngestionStore, IngestJob } from './ingestion-store.js';
 import type { Splitter } from './schema.js';
@@ -36,8 +36,6 @@ function tooManyChunks(characters: number, splitter: Splitter): IngestError {
   );
 }
 
-/** The splitter a document without one gets: LangChain's CharacterTextSplitter defaults. */
-export const DEFAULT_SPLITTER: Splitter = { type: 'character', chunk_size: 1000, chunk_overlap: 200 };
 
 export class IngestionQueue {
   private readonly waiting: string[] = [];
@@ -72,13 +70,6 @@ export class IngestionQueue {
     this.waiting.length = 0;
     this.aborter.abort(new Error('the service is stopping'));
     await Promise.allSettled([...this.running]);
-  }
-
-  /** Resolves when nothing is waiting or running (tests). */
-  async idle(): Promise<void> {
-    while (this.running.size > 0 || this.waiting.length > 0) {
-      await Promise.allSettled([...this.running]);
-    }
   }
 
   private pump(): void {

@@ -3,12 +3,12 @@ import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
 import type { DocumentRow } from './store.js';
 
-/** A document; with `owner`, its nested `user` object (else `{}`, as nested objects may show it). */
-export function presentDocument(document: DocumentRow, owner?: Caller) {
+/** A document with its owner as the nested `user`. */
+export function presentDocument(document: DocumentRow, owner: Caller) {
   return {
     id: document.id,
     userId: document.userId,
-    user: owner ? presentUser(owner) : {},
+    user: presentUser(owner),
     name: document.name,
     type: document.type,
     url: document.url,

@@ -34,7 +34,6 @@ export function envelope(log: Logger, options: { logRequests: boolean }): AppMid
       if (error.status >= 500) {
         log.error({ msg: 'request failed', requestId, method: ctx.method, path: ctx.path, error: describe(thrown) });
       }
-      if (error.status === 405 && !ctx.response.get('Allow')) ctx.set('Allow', 'GET, HEAD');
       if (error.status === 503) ctx.set('Retry-After', '1');
       if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
       ctx.status = error.status;

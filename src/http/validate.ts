@@ -86,20 +86,23 @@ export const JsonObjectSchema = v.pipe(
   ),
 );
 
-/** The query of every list: `limit` (1-1000, default 100) and `after` (the last id of the previous page). */
-export const ListQuerySchema = v.object({
-  limit: v.optional(
+/** A `?limit=` query parameter: a whole number from 1 to `max`, `fallback` when absent. */
+export function limitSchema(max: number, fallback: number) {
+  const message = `must be a whole number from 1 to ${max}`;
+  return v.optional(
     v.pipe(
       v.string('must be given once'),
-      v.regex(/^\d+$/, 'must be a whole number from 1 to 1000'),
+      v.regex(/^\d+$/, message),
       v.transform(Number),
-      v.minValue(1, 'must be a whole number from 1 to 1000'),
-      v.maxValue(1000, 'must be a whole number from 1 to 1000'),
+      v.minValue(1, message),
+      v.maxValue(max, message),
     ),
-    '100',
-  ),
-  after: v.optional(IdSchema),
-});
+    String(fallback),
+  );
+}
+
+/** The query of every list: `limit` (1-1000, default 100) and `after` (the last id of the previous page). */
+export const ListQuerySchema = v.object({ limit: limitSchema(1000, 100), after: v.optional(IdSchema) });
 
 /**
  * Reads `limit` and `after` from the query. `seqOf` finds the caller's row named by `after`;
