@@ -1,9 +1,9 @@
 // SQL for API tokens. Requests find their token by the SHA-256 digest of the secret only.
 import type { Db } from '../db.js';
-import type { Caller } from '../http/context.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { digestToken, newTokenSecret } from '../auth/tokens.js';
+import { CallerCache, type CachedCaller } from './caller-cache.js';
 
 export interface ApiTokenRow {
   id: string;
@@ -19,15 +19,10 @@ export interface ApiTokenRow {
 const COLUMNS =
   'id, user_id AS userId, description, token, created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt, last_used_at AS lastUsedAt';
 
-/** What authentication needs to know about a token besides its owner. */
-export interface TokenState {
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-}
-
 export type ApiTokenStore = ReturnType<typeof createApiTokenStore>;
 
 export function createApiTokenStore(db: Db) {
+  const callers = new CallerCache(db);
   const table = ownedTable<ApiTokenRow>(db, 'api_tokens', COLUMNS);
   const insert = db.prepare(
     `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
@@ -69,13 +64,18 @@ export function createApiTokenStore(db: Db) {
     },
 
     /** The caller a token secret belongs to, with the token's expiry; undefined for an unknown token. */
-    findCallerByToken(secret: string): (Caller & TokenState) | undefined {
-      return selectCaller.get(digestToken(secret)) as (Caller & TokenState) | undefined;
+    findCallerByToken(secret: string): CachedCaller | undefined {
+      const remembered = callers.get(secret);
+      if (remembered !== undefined) return remembered;
+      const found = selectCaller.get(digestToken(secret)) as CachedCaller | undefined;
+      if (found !== undefined) callers.remember(secret, found);
+      return found;
     },
 
-    /** Records that the token was used now. */
-    touchApiToken(id: string, at: string): void {
-      touch.run(at, id);
+    /** Records that the token `found` was used now. */
+    touchApiToken(found: CachedCaller, at: string): void {
+      touch.run(at, found.tokenId);
+      found.lastUsedAt = at;
     },
 
     updateApiToken(userId: string, id: string, change: { description: string }): ApiTokenRow | undefined {

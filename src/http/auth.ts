@@ -23,13 +23,13 @@ export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMid
     if (secret === undefined) throw unauthorized();
     const found = secret.length <= 256 ? tokens.findCallerByToken(secret) : undefined;
     if (found === undefined) throw unauthorized('The API token is unknown or revoked.');
-    const { expiresAt, lastUsedAt, ...caller } = found;
     const nowMs = Date.now();
-    if (expiresAt !== null && Date.parse(expiresAt) <= nowMs) throw unauthorized('The API token has expired.');
-    limits.checkToken(caller.tokenId);
-    if (lastUsedAt === null || nowMs - Date.parse(lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
-      tokens.touchApiToken(caller.tokenId, formatTimestamp(nowMs));
+    if (found.expiresAt !== null && Date.parse(found.expiresAt) <= nowMs) throw unauthorized('The API token has expired.');
+    limits.checkToken(found.tokenId);
+    if (found.lastUsedAt === null || nowMs - Date.parse(found.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
+      tokens.touchApiToken(found, formatTimestamp(nowMs));
     }
+    const { expiresAt, lastUsedAt, ...caller } = found;
     ctx.state.caller = caller;
     return next();
   };
