@@ -30,4 +30,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # tini forwards SIGTERM to node (npm start would swallow it), so shutdown is graceful.
 ENTRYPOINT ["/usr/bin/tini", "--"]
 # The same entry point as `npm start`.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "--import", "tsx", "src/main.ts"]

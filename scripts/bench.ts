@@ -17,7 +17,7 @@
 //      scale: two more databases holding 1,000 and 100,000 agents, all owned by one user (20 tokens).
 //   2. Counts the SQL statements list requests run (the service's app in this process, better-sqlite3's
 //      Statement methods wrapped to count executions) for pages of 1, 10 and 100 agents.
-//   3. Starts the service as a child process (node --import tsx src/main.ts with PORT=0, LOG_REQUESTS=off,
+//   3. Starts the service as a child process (node + package.json's start flags, with PORT=0, LOG_REQUESTS=off,
 //      RATE_LIMIT=off, INGEST=off), reads its URL from the `listening` log line and times spawn → first
 //      answered GET /healthz. Starts the baseline on the same database file (same synchronous setting).
 //   4. Per case: a warm-up on each server, then rounds alternating which server goes first (autocannon in
@@ -45,6 +45,7 @@ import { hashPassword } from '../src/auth/password.js';
 import { MIN_SCRYPT } from '../src/config.js';
 import { formatTimestamp } from '../src/lib/ids.js';
 import { createSealer } from '../src/lib/secrets.js';
+import { serviceNodeArgs } from './service-command.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -324,7 +325,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
 }
 
 function startService(name: string, databasePath: string, extraNodeArgs: string[] = []): Promise<Proc> {
-  return startProcess(name, [...extraNodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  return startProcess(name, [...extraNodeArgs, ...serviceNodeArgs()], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,

@@ -2,11 +2,12 @@
 // SIGTERM; a bad setting stops it before it listens.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawnServiceProcess, startServiceProcess } from './run-script.js';
+import { root, spawnServiceProcess, startServiceProcess } from './run-script.js';
+import { serviceNodeArgs } from '../scripts/service-command.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-main-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,5 +69,15 @@ describe('the service process', () => {
     assert.notEqual(code, null);
     assert.match(service.stderrText(), /\bPORT\b/);
     assert.doesNotMatch(service.stdoutText(), /"listening"/);
+  });
+});
+
+describe('the start command', () => {
+  test('the container starts the service exactly as npm start does (same V8 memory flags)', () => {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const cmd = /^CMD (\[.*\])\s*$/m.exec(dockerfile);
+    assert.ok(cmd, 'the Dockerfile has an exec-form CMD');
+    assert.deepEqual(JSON.parse(cmd[1]), ['node', ...serviceNodeArgs()]);
+    assert.ok(serviceNodeArgs().includes('--max-semi-space-size=4'), 'the memory flags are part of the start command');
   });
 });

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { serviceNodeArgs } from '../scripts/service-command.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -62,12 +63,12 @@ after(() => {
 });
 
 /**
- * Spawns the real service (`node --import tsx src/main.ts`) with `env` on top of a clean environment
+ * Spawns the real service (as `npm start` does) with `env` on top of a clean environment
  * (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says otherwise), without
  * waiting for it: for a test that expects it to refuse to start. Most tests want `startServiceProcess`.
  */
 export function spawnServiceProcess(env: Record<string, string>): SpawnedService {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, serviceNodeArgs(), {
     cwd: root,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
