@@ -86,7 +86,8 @@ CREATE TABLE IF NOT EXISTS documents (
   status            TEXT    NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'processing', 'ready', 'failed')),
   error             TEXT,              -- why ingestion failed, for people
   index_summary     TEXT,              -- JSON summary of the last successful ingestion
-  ingest_generation INTEGER NOT NULL DEFAULT 0  -- bumped by each request, so a superseded run is discarded
+  ingest_generation INTEGER NOT NULL DEFAULT 0, -- bumped by each request, so a superseded run is discarded
+  chunks_generation INTEGER                     -- the run whose chunks are shown (NULL: none yet)
 );
 CREATE INDEX IF NOT EXISTS documents_by_user ON documents (user_id, seq);
 CREATE INDEX IF NOT EXISTS documents_to_ingest ON documents (seq) WHERE status IN ('pending', 'processing');
@@ -99,7 +100,8 @@ CREATE TABLE IF NOT EXISTS document_chunks (
   document_id TEXT    NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
   position    INTEGER NOT NULL,
   content     TEXT    NOT NULL,
-  created_at  TEXT    NOT NULL
+  created_at  TEXT    NOT NULL,
+  generation  INTEGER NOT NULL DEFAULT -1 -- the ingestion run that wrote it: shown only once that run completed
 );
 CREATE INDEX IF NOT EXISTS document_chunks_by_document ON document_chunks (document_id, seq);
 CREATE INDEX IF NOT EXISTS document_chunks_by_user ON document_chunks (user_id);

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePdf } from './fixtures/ingest/pdf.js';
 import { errorOf, startService, type TestService } from './helpers.js';
+import { createIngestionStore } from '../src/documents/ingestion-store.js';
+import { CHUNK_BATCH } from '../src/documents/ingestion.js';
 
 // ---- The fixture server -----------------------------------------------------------------------
 
@@ -280,6 +282,78 @@ describe('search', () => {
   });
 });
 
+describe('large documents: chunks are stored a batch at a time', () => {
+  const lines = (count: number, word: string) => Array.from({ length: count }, (_, i) => `${word} line ${i}`);
+  const oneChunkPerLine = { type: 'character', chunk_size: 20, chunk_overlap: 0 };
+
+  /** Every chunk of the document, walking the pages as a client would. */
+  async function allChunks(id: string, svc = service, auth = token): Promise<{ position: number; content: string }[]> {
+    const chunks = [];
+    let after = '';
+    for (;;) {
+      const page = await svc.request('GET', `/api/v1/documents/${id}/chunks?limit=100${after}`, { token: auth });
+      assert.equal(page.status, 200, JSON.stringify(page.body));
+      chunks.push(...page.body.data);
+      if (page.body.data.length < 100) return chunks;
+      after = `&after=${page.body.data.at(-1).id}`;
+    }
+  }
+
+  test(`a document of several batches (${CHUNK_BATCH} chunks each) has every chunk once, in order`, async () => {
+    const count = Math.floor(CHUNK_BATCH * 2.5);
+    routes.set('/many-lines.txt', send('text/plain', lines(count, 'heron').join('\n\n')));
+    const document = await ingest({ type: 'TXT', url: `${origin}/many-lines.txt`, splitter: oneChunkPerLine });
+    assert.equal(document.status, 'ready', document.error);
+    assert.equal(document.index.chunks, count);
+    const chunks = await allChunks(document.id);
+    assert.deepEqual(chunks.map((chunk) => chunk.position), [...Array(count).keys()]);
+    assert.deepEqual(chunks.map((chunk) => chunk.content), lines(count, 'heron'));
+  });
+
+  test("while a new run stores its batches, readers see the previous run's chunks; then only the new ones", async () => {
+    const { token: owner, user } = await service.signUp();
+    routes.set('/versions.txt', send('text/plain', lines(3, 'egret').join('\n\n')));
+    const document = await ingest({ type: 'TXT', url: `${origin}/versions.txt`, splitter: oneChunkPerLine }, service, owner);
+    assert.equal(document.status, 'ready', document.error);
+
+    // A run driven by hand, batch by batch, through the same store the queue uses.
+    const store = createIngestionStore(service.db);
+    assert.equal(store.requestIngestion(user.id, document.id), true);
+    const job = store.claim(document.id)!;
+    assert.equal(store.storeChunks(job, ['ibis one', 'ibis two'], 0), true);
+    const during = await allChunks(document.id, service, owner);
+    assert.deepEqual(during.map((chunk) => chunk.content), lines(3, 'egret'), 'the half-stored run is invisible');
+    const ibisHits = await service.request('GET', '/api/v1/documents/search?q=ibis', { token: owner });
+    assert.deepEqual(ibisHits.body.data, [], 'and not searchable');
+
+    assert.equal(store.storeChunks(job, ['ibis three'], 2), true);
+    assert.equal(store.complete(job, { chunks: 3, characters: 30, pages: null, pagesRead: null, splitter: oneChunkPerLine as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' }), true);
+    const afterwards = await allChunks(document.id, service, owner);
+    assert.deepEqual(afterwards.map((chunk) => chunk.content), ['ibis one', 'ibis two', 'ibis three']);
+    assert.equal((await service.request('GET', '/api/v1/documents/search?q=egret', { token: owner })).body.data.length, 0);
+
+    const rows = () => service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id);
+    assert.equal(rows(), 6, 'the old chunks are still in the table until deleted');
+    assert.equal(store.deleteHiddenChunks(document.id, 100), 3);
+    assert.equal(rows(), 3);
+  });
+
+  test('a run superseded mid-way stores nothing more, and its chunks are deleted', async () => {
+    const { token: owner, user } = await service.signUp();
+    routes.set('/superseded.txt', send('text/plain', lines(2, 'stork').join('\n\n')));
+    const document = await ingest({ type: 'TXT', url: `${origin}/superseded.txt`, splitter: oneChunkPerLine }, service, owner);
+    const store = createIngestionStore(service.db);
+    store.requestIngestion(user.id, document.id);
+    const job = store.claim(document.id)!;
+    assert.equal(store.storeChunks(job, ['crane one'], 0), true);
+    store.requestIngestion(user.id, document.id); // the client asks again: this run is superseded
+    assert.equal(store.storeChunks(job, ['crane two'], 1), false);
+    assert.equal(store.complete(job, { chunks: 2, characters: 20, pages: null, pagesRead: null, splitter: oneChunkPerLine as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' }), false);
+    assert.equal(store.deleteHiddenChunks(document.id, 100), 1, "the superseded run's chunk");
+    assert.deepEqual((await allChunks(document.id, service, owner)).map((chunk) => chunk.content), lines(2, 'stork'));
+  });
+});
+
 describe('restart', () => {
   test('a document left processing by a stopped service is ingested by the next start', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ams-restart-'));
@@ -311,5 +385,28 @@ describe('restart', () => {
     assert.equal(document.status, 'ready', document.error);
     const hits = (await second.request('GET', '/api/v1/documents/search?q=lorises', { token: token2 })).body.data;
     assert.equal(hits.length, 1);
+  });
+
+  test('chunks a stopped service had half-stored are dropped, not shown twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ams-restart-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const databasePath = join(dir, 'service.db');
+    routes.set('/half.txt', send('text/plain', 'Puffins nest in burrows.'));
+
+    const first = await startService({ databasePath }); // ingestion off: the run below is driven by hand
+    const user = await first.signUp();
+    const created = await first.request('POST', '/api/v1/documents', { token: user.token, body: { name: 'half', type: 'TXT', url: `${origin}/half.txt` } });
+    const id = created.body.data.id;
+    const store = createIngestionStore(first.db);
+    const job = store.claim(id)!;
+    assert.equal(store.storeChunks(job, ['half-written puffin chunk'], 0), true);
+    await first.close(); // stops between batches: the row stays `processing`
+
+    const second = await startService({ databasePath, ingestion: ingesting });
+    const token2 = (await second.request('POST', '/api/v1/auth/sign-in', { body: { email: user.email, password: user.password } })).body.data.token;
+    assert.equal((await settled(second, token2, id)).status, 'ready');
+    const chunks = (await second.request('GET', `/api/v1/documents/${id}/chunks`, { token: token2 })).body.data;
+    assert.deepEqual(chunks.map((chunk: { content: string }) => chunk.content), ['Puffins nest in burrows.']);
+    assert.equal(second.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(id), 1);
   });
 });

@@ -285,6 +285,26 @@ describe('upgrading a version-1 database that holds data', () => {
     assert.equal(stores.agentTools.get(v1.userId, v1.agentToolId)?.id, v1.agentToolId);
     closeDatabase(db);
   });
+
+  test('chunks a version-2 database held stay listed and searchable after 003 (batched chunk storage)', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const raw = new Database(path);
+    raw.exec(readFileSync(fileURLToPath(new URL('../migrations/002-document-ingestion.sql', import.meta.url)), 'utf8'));
+    raw.pragma('user_version = 2');
+    raw.prepare(`UPDATE documents SET status = 'ready' WHERE id = ?`).run(v1.documentId);
+    raw.prepare(`INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES ('c-1', ?, ?, 0, 'Old chunk about kestrels.', ?)`)
+      .run(v1.userId, v1.documentId, now);
+    raw.close();
+
+    const db = openDatabase(path);
+    assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
+    const { ingestion } = createStores(db, sealer);
+    assert.deepEqual(ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id), ['c-1']);
+    assert.deepEqual(ingestion.search(v1.userId, '"kestrels"', { limit: 10 }).map((hit) => hit.chunkId), ['c-1']);
+    assert.equal(ingestion.deleteHiddenChunks(v1.documentId, 10), 0, 'they count as the shown run');
+    closeDatabase(db);
+  });
 });
 
 describe('refusals', () => {

@@ -1,5 +1,10 @@
 // SQL for the ingestion lifecycle of documents (pending → processing → ready | failed), their
 // chunks and the FTS5 index over them. Only the ingestion queue and the chunk/search routes use it.
+//
+// A run stores its chunks in several short transactions, so other requests are served in between.
+// Each chunk records the run (generation) that wrote it; readers only see the chunks of the run
+// named by documents.chunks_generation, which `complete` sets in the same transaction as 'ready'.
+// Until then the previous run's chunks stay visible, and afterwards they are deleted in batches.
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -64,19 +69,32 @@ export function createIngestionStore(db: Db) {
       WHERE id = ? AND user_id = ?`,
   );
   const markReady = db.prepare(
-    `UPDATE documents SET status = 'ready', error = NULL, index_summary = ? WHERE id = ? AND ingest_generation = ?`,
+    `UPDATE documents SET status = 'ready', error = NULL, index_summary = ?, chunks_generation = ingest_generation
+      WHERE id = ? AND ingest_generation = ?`,
   );
+  const isCurrent = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND ingest_generation = ?`).pluck();
   const markFailed = db.prepare(
     `UPDATE documents SET status = 'failed', error = ?, index_summary = NULL WHERE id = ? AND ingest_generation = ?`,
   );
-  const deleteChunks = db.prepare(`DELETE FROM document_chunks WHERE document_id = ?`);
+  // Chunks that are neither shown nor being written by a running run: a finished run's predecessors,
+  // a superseded or failed run's leftovers, or what a stopped process left half-written.
+  const deleteHiddenChunks = db.prepare(
+    `DELETE FROM document_chunks WHERE seq IN (
+       SELECT c.seq FROM document_chunks c JOIN documents d ON d.id = c.document_id
+        WHERE c.document_id = ? AND c.generation IS NOT d.chunks_generation
+          AND NOT (d.status = 'processing' AND c.generation = d.ingest_generation)
+        LIMIT ?)`,
+  );
   const insertChunk = db.prepare(
-    `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const chunkColumns = `id, document_id AS documentId, position, content, created_at AS createdAt`;
-  const selectChunkSeq = db.prepare(`SELECT seq FROM document_chunks WHERE id = ? AND document_id = ? AND user_id = ?`).pluck();
+  const shown = `generation IS (SELECT chunks_generation FROM documents WHERE id = document_id)`;
+  const selectChunkSeq = db.prepare(
+    `SELECT seq FROM document_chunks WHERE id = ? AND document_id = ? AND user_id = ? AND ${shown}`,
+  ).pluck();
   const selectChunkPage = db.prepare(
-    `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
   const search = db.prepare(
     `SELECT c.id AS chunkId, c.document_id AS documentId, c.position,
@@ -84,6 +102,7 @@ export function createIngestionStore(db: Db) {
             snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
        FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
+       JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation
       WHERE document_chunks_fts MATCH @query AND c.user_id = @userId
         AND (@documentId IS NULL OR c.document_id = @documentId)
         AND (@agentId IS NULL OR c.document_id IN
@@ -92,20 +111,24 @@ export function createIngestionStore(db: Db) {
       LIMIT @limit`,
   );
 
-  const completeInTransaction = db.transaction((job: IngestJob, chunks: string[], summary: IndexSummary): boolean => {
-    // A document deleted or re-requested meanwhile is left alone: its newer job owns it.
-    if (markReady.run(JSON.stringify(summary), job.id, job.generation).changes === 0) return false;
-    deleteChunks.run(job.id);
+  const storeChunksInTransaction = db.transaction((job: IngestJob, chunks: string[], firstPosition: number): boolean => {
+    // A document deleted or re-requested meanwhile is left alone: its newer run owns it.
+    if (!isCurrent.get(job.id, job.generation)) return false;
     const now = timestamp();
-    chunks.forEach((content, position) => insertChunk.run(newId(), job.userId, job.id, position, content, now));
+    chunks.forEach((content, i) => insertChunk.run(newId(), job.userId, job.id, firstPosition + i, content, now, job.generation));
     return true;
   });
 
   return {
-    /** Documents a stopped process left mid-way go back to pending; returns every pending id, oldest first. */
+    /**
+     * Documents a stopped process left mid-way go back to pending, without the chunks it had written;
+     * returns every pending id, oldest first.
+     */
     recoverPending(): string[] {
       requeueStuck.run();
-      return selectPending.all() as string[];
+      const pending = selectPending.all() as string[];
+      for (const documentId of pending) deleteHiddenChunks.run(documentId, -1);
+      return pending;
     },
 
     /** Takes a pending document for processing; undefined when it is gone or no longer pending. */
@@ -119,9 +142,19 @@ export function createIngestionStore(db: Db) {
       return request.run(id, userId).changes > 0;
     },
 
-    /** Stores the chunks and the summary in one transaction; false when the job was superseded. */
-    complete(job: IngestJob, chunks: string[], summary: IndexSummary): boolean {
-      return completeInTransaction(job, chunks, summary);
+    /** Stores some of the run's chunks (hidden until `complete`); false when the run was superseded. */
+    storeChunks(job: IngestJob, chunks: string[], firstPosition: number): boolean {
+      return storeChunksInTransaction(job, chunks, firstPosition);
+    },
+
+    /** Shows the run's chunks and its summary; false when the run was superseded. */
+    complete(job: IngestJob, summary: IndexSummary): boolean {
+      return markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
+    },
+
+    /** Deletes up to `limit` chunks of the document that no reader sees and no running run is writing. */
+    deleteHiddenChunks(documentId: string, limit: number): number {
+      return deleteHiddenChunks.run(documentId, limit).changes;
     },
 
     /** Records why ingestion failed (unless the job was superseded). */
