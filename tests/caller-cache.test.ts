@@ -3,8 +3,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { FRESHNESS_MS } from '../src/api-tokens/caller-cache.js';
 import { errorOf, startService } from './helpers.js';
 
 const service = await startService();
@@ -66,23 +64,34 @@ describe('tokens remembered by the service', () => {
     assertUnauthorized(await me(token));
   });
 
-  test(`a token revoked by another process stops working within ${FRESHNESS_MS} ms`, async () => {
+  test('a token revoked by another process (an admin script, say) fails on the next request', async () => {
     const { token } = await service.signUp();
     const kept = await service.signUp();
     assert.equal((await me(token)).status, 200);
     assert.equal((await me(kept.token)).status, 200);
     otherProcess((db) => db.prepare('DELETE FROM api_tokens WHERE token = ?').run(token));
-    await sleep(FRESHNESS_MS + 100);
     assertUnauthorized(await me(token));
     assert.equal((await me(kept.token)).status, 200, 'other callers are read again and still work');
   });
 
-  test(`an account renamed by another process shows the new name within ${FRESHNESS_MS} ms`, async () => {
+  test('an account renamed by another process shows the new name on the next request', async () => {
     const { token, user } = await service.signUp('Old name');
     assert.equal((await me(token)).body.data.name, 'Old name');
     otherProcess((db) => db.prepare('UPDATE users SET name = ? WHERE id = ?').run('New name', user.id));
-    await sleep(FRESHNESS_MS + 100);
     assert.equal((await me(token)).body.data.name, 'New name');
+  });
+
+  test('a token moved to another user by REPLACE answers as that user at once (no stale owner)', async () => {
+    const first = await service.signUp('First owner');
+    const second = await service.signUp('Second owner');
+    assert.equal((await me(first.token)).body.data.name, 'First owner');
+    service.db
+      .prepare(
+        `REPLACE INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at)
+         SELECT id, ?, description, token, token_digest, created_at, updated_at FROM api_tokens WHERE token = ?`,
+      )
+      .run(second.user.id, first.token);
+    assert.equal((await me(first.token)).body.data.name, 'Second owner');
   });
 
   test('recording a use does not stop later uses from being remembered, and lastUsedAt is kept', async () => {
