@@ -75,7 +75,8 @@ describe('the service process', () => {
 describe('the start command', () => {
   test('the container starts the service exactly as npm start does (same V8 memory flags)', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
-    const cmd = /^CMD (\[.*\])\s*$/m.exec(dockerfile);
+    // Docker uses the last CMD; indented ones (HEALTHCHECK's) are not instructions of their own.
+    const cmd = [...dockerfile.matchAll(/^CMD (\[.*\])\s*$/gm)].at(-1);
     assert.ok(cmd, 'the Dockerfile has an exec-form CMD');
     assert.deepEqual(JSON.parse(cmd[1]), ['node', ...serviceNodeArgs()]);
     assert.ok(serviceNodeArgs().includes('--max-semi-space-size=4'), 'the memory flags are part of the start command');
