@@ -117,6 +117,7 @@ export class IngestionQueue {
       for (let first = 0; first < chunks.length; first += CHUNK_BATCH) {
         if (first > 0) await yieldToRequests();
         if (this.stopped) return;
+        // Superseded (re-requested or deleted): complete() below then finds a newer run and changes nothing.
         if (!this.store.storeChunks(job, chunks.slice(first, first + CHUNK_BATCH), first)) break;
       }
       if (this.stopped) return;
