@@ -93,11 +93,14 @@ CREATE INDEX IF NOT EXISTS documents_by_user ON documents (user_id, seq);
 CREATE INDEX IF NOT EXISTS documents_to_ingest ON documents (seq) WHERE status IN ('pending', 'processing');
 
 -- The text of ingested documents, in order, and a BM25 full-text index over it (FTS5).
+-- No foreign keys: deleting a document (or its user) must not delete thousands of chunks in the
+-- same statement. Chunks of a deleted document are invisible (readers join to documents) and are
+-- deleted in the background, a batch at a time, from the list in deleted_documents.
 CREATE TABLE IF NOT EXISTS document_chunks (
   seq         INTEGER PRIMARY KEY,
   id          TEXT    NOT NULL UNIQUE,
-  user_id     TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
-  document_id TEXT    NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+  user_id     TEXT    NOT NULL,         -- the owner when it was written
+  document_id TEXT    NOT NULL,         -- documents.id; the document may be gone (see above)
   position    INTEGER NOT NULL,
   content     TEXT    NOT NULL,
   created_at  TEXT    NOT NULL,
@@ -107,7 +110,7 @@ CREATE INDEX IF NOT EXISTS document_chunks_by_document ON document_chunks (docum
 CREATE INDEX IF NOT EXISTS document_chunks_by_user ON document_chunks (user_id);
 
 -- External-content FTS5 table: the text lives once, in document_chunks; triggers keep the index
--- in step (also when chunks go through ON DELETE CASCADE).
+-- in step.
 CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5(
   content, content = 'document_chunks', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
 );
@@ -116,6 +119,14 @@ CREATE TRIGGER IF NOT EXISTS document_chunks_fts_insert AFTER INSERT ON document
 END;
 CREATE TRIGGER IF NOT EXISTS document_chunks_fts_delete AFTER DELETE ON document_chunks BEGIN
   INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+END;
+
+-- Documents deleted (directly or with their user) whose chunks are still to be swept.
+CREATE TABLE IF NOT EXISTS deleted_documents (
+  id TEXT PRIMARY KEY
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS documents_deleted AFTER DELETE ON documents BEGIN
+  INSERT OR IGNORE INTO deleted_documents (id) VALUES (old.id);
 END;
 
 CREATE TABLE IF NOT EXISTS agents (

@@ -653,7 +653,7 @@ async function countStatements(databasePath: string, user: SeededUser): Promise<
     };
   }
   let server: Server | undefined;
-  let app: { callback(): Parameters<typeof createServer>[1]; ingestion?: { stop(): Promise<void> } } | undefined;
+  let app: { callback(): Parameters<typeof createServer>[1]; stopBackgroundWork(): Promise<void> } | undefined;
   try {
     const config = loadConfig({ DATABASE_PATH: databasePath, LOG_REQUESTS: 'off', RATE_LIMIT: 'off', INGEST: 'off' });
     app = createApp({ db, config, secretKey: SECRET_KEY, log: silentLogger });
@@ -682,7 +682,7 @@ async function countStatements(databasePath: string, user: SeededUser): Promise<
   } finally {
     for (const [method, original] of Object.entries(originals)) Statement[method] = original;
     if (server) await new Promise<void>((done) => server!.close(() => done()));
-    await app?.ingestion?.stop();
+    await app?.stopBackgroundWork();
     closeDatabase(db);
   }
 }

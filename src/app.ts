@@ -21,6 +21,7 @@ import { agentDocumentRoutes, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
 import { documentIngestionRoutes } from './documents/ingestion-routes.js';
 import { IngestionQueue } from './documents/ingestion.js';
+import { ChunkSweeper } from './documents/chunk-sweeper.js';
 import { promptRoutes } from './prompts/routes.js';
 import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
@@ -38,8 +39,8 @@ export interface AppOptions {
 /** Every route module, mounted under /api/v1 in this order. */
 const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentIngestionRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes, openApiRoutes];
 
-/** The Koa app, and the background work that must be stopped before the database is closed. */
-export type App = Koa<AppState, AppContext> & { ingestion: IngestionQueue };
+/** The Koa app, and `stopBackgroundWork`, which must finish before the database is closed. */
+export type App = Koa<AppState, AppContext> & { stopBackgroundWork(): Promise<void> };
 
 export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
@@ -49,6 +50,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
   const ingestion = new IngestionQueue(stores.ingestion, sealer, config.ingestion, log);
+  const sweeper = new ChunkSweeper(stores.ingestion, log);
   const deps: Deps = { config, stores, rateLimits, ingestion, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
 
   app.use(envelope(log, { logRequests: config.logRequests }));
@@ -71,5 +73,9 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
     app.use(router.allowedMethods());
   }
   ingestion.start();
-  return Object.assign(app, { ingestion });
+  sweeper.start();
+  const stopBackgroundWork = async () => {
+    await Promise.all([ingestion.stop(), sweeper.stop()]);
+  };
+  return Object.assign(app, { stopBackgroundWork });
 }

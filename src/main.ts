@@ -44,8 +44,9 @@ function main(): void {
     deadline.unref();
     server.close(async () => {
       clearTimeout(deadline);
-      // Running ingestion jobs are abandoned (their documents go back to pending at the next start).
-      await app.ingestion.stop();
+      // Running ingestion jobs are abandoned (their documents go back to pending at the next start);
+      // chunks of deleted documents not yet swept are swept after the next start.
+      await app.stopBackgroundWork();
       closeDatabase(db);
       log.info({ msg: 'stopped' });
       process.exit(0);

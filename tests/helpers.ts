@@ -130,7 +130,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     closed = true;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    await app.ingestion.stop();
+    await app.stopBackgroundWork();
     closeDatabase(db);
     rmSync(dir, { recursive: true, force: true });
   }

@@ -11,6 +11,7 @@ import { makePdf } from './fixtures/ingest/pdf.js';
 import { errorOf, startService, type TestService } from './helpers.js';
 import { createIngestionStore } from '../src/documents/ingestion-store.js';
 import { CHUNK_BATCH } from '../src/documents/ingestion.js';
+import { SWEEP_INTERVAL_MS } from '../src/documents/chunk-sweeper.js';
 
 // ---- The fixture server -----------------------------------------------------------------------
 
@@ -67,6 +68,15 @@ async function settled(svc: TestService, auth: string, id: string, timeoutMs = 8
     const document = (await svc.request('GET', `/api/v1/documents/${id}`, { token: auth })).body.data;
     if (document.status === 'ready' || document.status === 'failed') return document;
     if (Date.now() > deadline) throw new Error(`still ${document.status} after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits (up to a few sweep intervals) until `check` holds. */
+async function eventually(check: () => boolean, what: string, timeoutMs = 5 * SWEEP_INTERVAL_MS): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    assert.ok(Date.now() < deadline, `${what}: not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -272,13 +282,52 @@ describe('search', () => {
     assert.equal(hit.snippet, '<mark>Tapirs</mark> &lt;script&gt;alert(1)&lt;/script&gt; &amp; co');
   });
 
-  test('deleting a document deletes its chunks from the index', async () => {
+  test('deleting a document hides its chunks at once and deletes them soon after', async () => {
     routes.set('/ibis.txt', send('text/plain', 'Ibises wade in marshes.'));
     const document = await ingest({ type: 'TXT', url: `${origin}/ibis.txt` });
     assert.equal((await search('ibises')).length, 1);
     await service.request('DELETE', `/api/v1/documents/${document.id}`, { token });
     assert.deepEqual(await search('ibises'), []);
-    assert.equal(service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id), 0);
+    const chunksLeft = () => service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id);
+    await eventually(() => chunksLeft() === 0, 'the chunks are swept in the background');
+  });
+});
+
+describe('deleted documents: chunks are swept in the background', () => {
+  test("deleting an account hides every chunk of its documents at once; all are swept, in batches", async () => {
+    const owner = await service.signUp();
+    const many = Array.from({ length: Math.floor(CHUNK_BATCH * 1.5) }, (_, i) => `gannet ${i}`).join('\n\n');
+    routes.set('/gannets.txt', send('text/plain', many));
+    const splitter = { type: 'character', chunk_size: 12, chunk_overlap: 0 };
+    const first = await ingest({ type: 'TXT', url: `${origin}/gannets.txt`, splitter }, service, owner.token);
+    const second = await ingest({ type: 'TXT', url: `${origin}/gannets.txt`, splitter }, service, owner.token);
+    assert.ok(first.index.chunks > CHUNK_BATCH, 'more than one batch per document');
+    const chunksOf = (id: string) => service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(id);
+    assert.equal(chunksOf(first.id), first.index.chunks);
+
+    const deleted = await service.request('DELETE', '/api/v1/auth/me', { token: owner.token, body: { password: owner.password } });
+    assert.equal(deleted.status, 200);
+    const other = await service.signUp();
+    assert.deepEqual((await service.request('GET', '/api/v1/documents/search?q=gannet', { token: other.token })).body.data, []);
+    await eventually(() => chunksOf(first.id) === 0 && chunksOf(second.id) === 0, "the account's chunks are swept");
+    await eventually(() => service.db.prepare('SELECT count(*) FROM deleted_documents').pluck().get() === 0, 'the sweep list empties');
+  });
+
+  test('chunks of documents deleted before a restart are swept after it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ams-sweep-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const databasePath = join(dir, 'service.db');
+    const first = await startService({ databasePath });
+    const user = await first.signUp();
+    const document = await first.create(user.token, '/documents', { name: 'gone', type: 'TXT', url: `${origin}/notes.txt` });
+    await first.app.stopBackgroundWork(); // as if the process stopped right after the delete below
+    first.db.prepare(`INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES ('left-1', ?, ?, 0, 'leftover', '')`)
+      .run(user.user.id, document.id);
+    assert.equal((await first.request('DELETE', `/api/v1/documents/${document.id}`, { token: user.token })).status, 200);
+    await first.close();
+
+    const second = await startService({ databasePath });
+    await eventually(() => second.db.prepare(`SELECT count(*) FROM document_chunks WHERE id = 'left-1'`).pluck().get() === 0, 'swept after the restart');
   });
 });
 

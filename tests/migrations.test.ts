@@ -105,7 +105,8 @@ const count = (db: Db, table: string) => (db.prepare(`SELECT count(*) AS n FROM 
 
 /**
  * sqlite_master, normalised so that only meaning counts: comments dropped, white space collapsed,
- * case folded outside quotes, `IF NOT EXISTS` dropped, and the items of each CREATE TABLE sorted
+ * case folded outside quotes, quotes around plain identifiers dropped, `IF NOT EXISTS` dropped, and
+ * the items of each CREATE TABLE sorted
  * (ALTER TABLE ADD COLUMN appends at the end; schema.sql may put the column anywhere).
  */
 function normalisedSchema(db: Db): string[] {
@@ -126,7 +127,9 @@ function normaliseSql(sql: string): string {
     const c = sql[i];
     if (c === "'" || c === '"' || c === '`') {
       const end = closingQuote(sql, i);
-      emit(sql.slice(i, end + 1));
+      const quoted = sql.slice(i, end + 1);
+      // A quoted plain identifier means the same as the bare one (ALTER TABLE RENAME writes "name").
+      emit(c !== "'" && /^.[a-z_][a-z0-9_]*.$/i.test(quoted) ? quoted.slice(1, -1).toLowerCase() : quoted);
       i = end + 1;
     } else if (sql.startsWith('--', i)) {
       const end = sql.indexOf('\n', i);

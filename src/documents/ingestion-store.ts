@@ -5,6 +5,8 @@
 // Each chunk records the run (generation) that wrote it; readers only see the chunks of the run
 // named by documents.chunks_generation, which `complete` sets in the same transaction as 'ready'.
 // Until then the previous run's chunks stay visible, and afterwards they are deleted in batches.
+// Chunks of a deleted document are invisible too (readers start from an existing document) and
+// are swept in batches from the deleted_documents list (see chunk-sweeper.ts).
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -85,6 +87,11 @@ export function createIngestionStore(db: Db) {
           AND NOT (d.status = 'processing' AND c.generation = d.ingest_generation)
         LIMIT ?)`,
   );
+  const nextDeletedDocument = db.prepare(`SELECT id FROM deleted_documents LIMIT 1`).pluck();
+  const deleteChunksOf = db.prepare(
+    `DELETE FROM document_chunks WHERE seq IN (SELECT seq FROM document_chunks WHERE document_id = ? LIMIT ?)`,
+  );
+  const forgetDeletedDocument = db.prepare(`DELETE FROM deleted_documents WHERE id = ?`);
   const insertChunk = db.prepare(
     `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
@@ -155,6 +162,17 @@ export function createIngestionStore(db: Db) {
     /** Deletes up to `limit` chunks of the document that no reader sees and no running run is writing. */
     deleteHiddenChunks(documentId: string, limit: number): number {
       return deleteHiddenChunks.run(documentId, limit).changes;
+    },
+
+    /**
+     * Deletes up to `limit` chunks of one deleted document, and takes the document off the list once
+     * it has none left. False when there was nothing to sweep.
+     */
+    sweepDeletedChunks(limit: number): boolean {
+      const documentId = nextDeletedDocument.get() as string | undefined;
+      if (documentId === undefined) return false;
+      if (deleteChunksOf.run(documentId, limit).changes < limit) forgetDeletedDocument.run(documentId);
+      return true;
     },
 
     /** Records why ingestion failed (unless the job was superseded). */

@@ -38,7 +38,7 @@ export const MAX_CHUNKS = 10_000;
 export const CHUNK_BATCH = 250;
 
 /** Lets queued requests run before the next batch. */
-const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
+export const yieldToRequests = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function tooManyChunks(characters: number, splitter: Splitter): IngestError {
   return new IngestError(
