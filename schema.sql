@@ -95,7 +95,7 @@ CREATE INDEX IF NOT EXISTS documents_to_ingest ON documents (seq) WHERE status I
 -- The text of ingested documents, in order, and a BM25 full-text index over it (FTS5).
 -- No foreign keys: deleting a document (or its user) must not delete thousands of chunks in the
 -- same statement. Chunks of a deleted document are invisible (readers join to documents) and are
--- deleted in the background, a batch at a time, from the list in deleted_documents.
+-- deleted in the background, a batch at a time, from the list in chunk_sweeps.
 CREATE TABLE IF NOT EXISTS document_chunks (
   seq         INTEGER PRIMARY KEY,
   id          TEXT    NOT NULL UNIQUE,
@@ -107,7 +107,6 @@ CREATE TABLE IF NOT EXISTS document_chunks (
   generation  INTEGER NOT NULL DEFAULT -1 -- the ingestion run that wrote it: shown only once that run completed
 );
 CREATE INDEX IF NOT EXISTS document_chunks_by_document ON document_chunks (document_id, seq);
-CREATE INDEX IF NOT EXISTS document_chunks_by_user ON document_chunks (user_id);
 
 -- External-content FTS5 table: the text lives once, in document_chunks; triggers keep the index
 -- in step.
@@ -121,12 +120,13 @@ CREATE TRIGGER IF NOT EXISTS document_chunks_fts_delete AFTER DELETE ON document
   INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content) VALUES ('delete', old.seq, old.content);
 END;
 
--- Documents deleted (directly or with their user) whose chunks are still to be swept.
-CREATE TABLE IF NOT EXISTS deleted_documents (
-  id TEXT PRIMARY KEY
+-- Documents that may have chunks nobody sees: deleted ones (directly or with their user), and ones
+-- whose ingestion run completed, failed or was superseded (the other runs' chunks).
+CREATE TABLE IF NOT EXISTS chunk_sweeps (
+  document_id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 CREATE TRIGGER IF NOT EXISTS documents_deleted AFTER DELETE ON documents BEGIN
-  INSERT OR IGNORE INTO deleted_documents (id) VALUES (old.id);
+  INSERT OR IGNORE INTO chunk_sweeps (document_id) VALUES (old.id);
 END;
 
 CREATE TABLE IF NOT EXISTS agents (

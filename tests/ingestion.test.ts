@@ -310,7 +310,32 @@ describe('deleted documents: chunks are swept in the background', () => {
     const other = await service.signUp();
     assert.deepEqual((await service.request('GET', '/api/v1/documents/search?q=gannet', { token: other.token })).body.data, []);
     await eventually(() => chunksOf(first.id) === 0 && chunksOf(second.id) === 0, "the account's chunks are swept");
-    await eventually(() => service.db.prepare('SELECT count(*) FROM deleted_documents').pluck().get() === 0, 'the sweep list empties');
+    await eventually(() => service.db.prepare('SELECT count(*) FROM chunk_sweeps').pluck().get() === 0, 'the sweep list empties');
+  });
+
+  test("a replaced run's chunks that a stopped service had not swept yet are swept after a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ams-sweep-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const databasePath = join(dir, 'service.db');
+    const first = await startService({ databasePath });
+    await first.app.stopBackgroundWork(); // nothing is swept in this process
+    const user = await first.signUp();
+    const document = await first.create(user.token, '/documents', { name: 'twice', type: 'TXT', url: `${origin}/notes.txt` });
+    const store = createIngestionStore(first.db);
+    const summary = { chunks: 1, characters: 3, pages: null, pagesRead: null, splitter: { type: 'character', chunk_size: 1000, chunk_overlap: 200 } as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' };
+    for (const content of ['first run', 'second run']) {
+      store.requestIngestion(user.user.id, document.id);
+      const job = store.claim(document.id)!;
+      assert.equal(store.storeChunks(job, [content], 0), true);
+      assert.equal(store.complete(job, summary), true);
+    }
+    const contents = (svc: TestService) => svc.db.prepare('SELECT content FROM document_chunks WHERE document_id = ? ORDER BY seq').pluck().all(document.id);
+    assert.deepEqual(contents(first), ['first run', 'second run']);
+    await first.close();
+
+    const second = await startService({ databasePath });
+    await eventually(() => contents(second).length === 1, 'the replaced run is swept after the restart');
+    assert.deepEqual(contents(second), ['second run']);
   });
 
   test('chunks of documents deleted before a restart are swept after it', async () => {
@@ -376,15 +401,14 @@ describe('large documents: chunks are stored a batch at a time', () => {
     assert.deepEqual(ibisHits.body.data, [], 'and not searchable');
 
     assert.equal(store.storeChunks(job, ['ibis three'], 2), true);
+    const rows = () => service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id);
     assert.equal(store.complete(job, { chunks: 3, characters: 30, pages: null, pagesRead: null, splitter: oneChunkPerLine as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' }), true);
+    assert.equal(rows(), 6, 'the old chunks are still in the table until swept');
     const afterwards = await allChunks(document.id, service, owner);
     assert.deepEqual(afterwards.map((chunk) => chunk.content), ['ibis one', 'ibis two', 'ibis three']);
     assert.equal((await service.request('GET', '/api/v1/documents/search?q=egret', { token: owner })).body.data.length, 0);
-
-    const rows = () => service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id);
-    assert.equal(rows(), 6, 'the old chunks are still in the table until deleted');
-    assert.equal(store.deleteHiddenChunks(document.id, 100), 3);
-    assert.equal(rows(), 3);
+    await eventually(() => rows() === 3, "the previous run's chunks are swept");
+    assert.deepEqual((await allChunks(document.id, service, owner)).map((chunk) => chunk.content), ['ibis one', 'ibis two', 'ibis three']);
   });
 
   test('a run superseded mid-way stores nothing more, and its chunks are deleted', async () => {
@@ -398,7 +422,8 @@ describe('large documents: chunks are stored a batch at a time', () => {
     store.requestIngestion(user.id, document.id); // the client asks again: this run is superseded
     assert.equal(store.storeChunks(job, ['crane two'], 1), false);
     assert.equal(store.complete(job, { chunks: 2, characters: 20, pages: null, pagesRead: null, splitter: oneChunkPerLine as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' }), false);
-    assert.equal(store.deleteHiddenChunks(document.id, 100), 1, "the superseded run's chunk");
+    const craneRows = () => service.db.prepare(`SELECT count(*) FROM document_chunks WHERE content LIKE 'crane%'`).pluck().get();
+    await eventually(() => craneRows() === 0, "the superseded run's chunk is swept");
     assert.deepEqual((await allChunks(document.id, service, owner)).map((chunk) => chunk.content), lines(2, 'stork'));
   });
 });

@@ -305,7 +305,8 @@ describe('upgrading a version-1 database that holds data', () => {
     const { ingestion } = createStores(db, sealer);
     assert.deepEqual(ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id), ['c-1']);
     assert.deepEqual(ingestion.search(v1.userId, '"kestrels"', { limit: 10 }).map((hit) => hit.chunkId), ['c-1']);
-    assert.equal(ingestion.deleteHiddenChunks(v1.documentId, 10), 0, 'they count as the shown run');
+    while (ingestion.sweepChunks(10)); // nothing of theirs is listed for sweeping: they are the shown run
+    assert.deepEqual(ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id), ['c-1']);
     closeDatabase(db);
   });
 });

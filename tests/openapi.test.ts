@@ -1,7 +1,7 @@
 // The OpenAPI document: valid OpenAPI 3.1, served without auth, in step with the router (every
 // served route documented, nothing else), and truthful: every operation is called for real and its
 // answer is parsed with the documented shape, and the documented errors are ones the service gives.
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -68,6 +68,7 @@ test('GET /api/v1/openapi.json answers the document without a token', async () =
 test('every route the router serves is documented, and nothing else is', async () => {
   const service = await startService();
   const app = createApp({ db: service.db, config: service.config, secretKey: randomBytes(32), log: silentLogger });
+  after(() => app.stopBackgroundWork()); // its ingestion queue and chunk sweeper, before the database closes
   const served = new Set<string>();
   for (const middleware of app.middleware as Json[]) {
     // @koa/router's routes() middleware carries its router.

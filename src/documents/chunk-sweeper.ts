@@ -1,8 +1,8 @@
-// Deletes the chunks of deleted documents in the background, a batch at a time, so that deleting a
-// document or an account never holds other requests while thousands of chunks are removed. Until
-// they are swept the chunks are invisible (every reader starts from an existing document). It runs
-// at start (what a stopped process left) and then looks for work every SWEEP_INTERVAL_MS, which also
-// catches deletions made by other processes.
+// Deletes chunks nobody sees in the background, a batch at a time: those of deleted documents (so
+// deleting a document or an account never holds other requests while thousands of chunks go) and
+// those of ingestion runs that were replaced, failed or superseded. Until swept they are invisible.
+// It works through the chunk_sweeps list at start (what a stopped process left) and then every
+// SWEEP_INTERVAL_MS, which also catches deletions made by other processes.
 import type { Logger } from '../lib/log.js';
 import type { IngestionStore } from './ingestion-store.js';
 import { CHUNK_BATCH, yieldToRequests } from './ingestion.js';
@@ -39,7 +39,7 @@ export class ChunkSweeper {
 
   private async run(): Promise<void> {
     try {
-      while (!this.stopped && this.store.sweepDeletedChunks(CHUNK_BATCH)) await yieldToRequests();
+      while (!this.stopped && this.store.sweepChunks(CHUNK_BATCH)) await yieldToRequests();
     } catch (error) {
       // The database busy for longer than its timeout, say: the next interval tries again.
       this.log.error({ msg: 'sweeping deleted chunks failed', error: error instanceof Error ? error.message : String(error) });

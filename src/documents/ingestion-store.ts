@@ -4,9 +4,10 @@
 // A run stores its chunks in several short transactions, so other requests are served in between.
 // Each chunk records the run (generation) that wrote it; readers only see the chunks of the run
 // named by documents.chunks_generation, which `complete` sets in the same transaction as 'ready'.
-// Until then the previous run's chunks stay visible, and afterwards they are deleted in batches.
-// Chunks of a deleted document are invisible too (readers start from an existing document) and
-// are swept in batches from the deleted_documents list (see chunk-sweeper.ts).
+// Until then the previous run's chunks stay visible. Chunks nobody sees any more (the other runs'
+// once a run completes, fails or is superseded, and all of a deleted document's, which readers never
+// reach because they start from an existing document) are deleted in the background, a batch at a
+// time, from the list in chunk_sweeps (see chunk-sweeper.ts).
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -74,24 +75,23 @@ export function createIngestionStore(db: Db) {
     `UPDATE documents SET status = 'ready', error = NULL, index_summary = ?, chunks_generation = ingest_generation
       WHERE id = ? AND ingest_generation = ?`,
   );
+  const requestSweep = db.prepare(`INSERT OR IGNORE INTO chunk_sweeps (document_id) VALUES (?)`);
+  const nextSweep = db.prepare(`SELECT document_id FROM chunk_sweeps LIMIT 1`).pluck();
+  const sweepDone = db.prepare(`DELETE FROM chunk_sweeps WHERE document_id = ?`);
   const isCurrent = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND ingest_generation = ?`).pluck();
   const markFailed = db.prepare(
     `UPDATE documents SET status = 'failed', error = ?, index_summary = NULL WHERE id = ? AND ingest_generation = ?`,
   );
-  // Chunks that are neither shown nor being written by a running run: a finished run's predecessors,
-  // a superseded or failed run's leftovers, or what a stopped process left half-written.
+  // Chunks that are neither shown nor being written by a running run: all of a deleted document's,
+  // a finished run's predecessors, a superseded or failed run's, or what a stopped process left.
   const deleteHiddenChunks = db.prepare(
     `DELETE FROM document_chunks WHERE seq IN (
-       SELECT c.seq FROM document_chunks c JOIN documents d ON d.id = c.document_id
-        WHERE c.document_id = ? AND c.generation IS NOT d.chunks_generation
-          AND NOT (d.status = 'processing' AND c.generation = d.ingest_generation)
+       SELECT c.seq FROM document_chunks c LEFT JOIN documents d ON d.id = c.document_id
+        WHERE c.document_id = ?
+          AND (d.id IS NULL OR (c.generation IS NOT d.chunks_generation
+               AND NOT (d.status = 'processing' AND c.generation = d.ingest_generation)))
         LIMIT ?)`,
   );
-  const nextDeletedDocument = db.prepare(`SELECT id FROM deleted_documents LIMIT 1`).pluck();
-  const deleteChunksOf = db.prepare(
-    `DELETE FROM document_chunks WHERE seq IN (SELECT seq FROM document_chunks WHERE document_id = ? LIMIT ?)`,
-  );
-  const forgetDeletedDocument = db.prepare(`DELETE FROM deleted_documents WHERE id = ?`);
   const insertChunk = db.prepare(
     `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at, generation) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
@@ -118,6 +118,14 @@ export function createIngestionStore(db: Db) {
       LIMIT @limit`,
   );
 
+  const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
+    requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
+    return markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
+  });
+  const failInTransaction = db.transaction((job: IngestJob, reason: string): void => {
+    requestSweep.run(job.id); // this run's chunks, if it stored some
+    markFailed.run(reason, job.id, job.generation);
+  });
   const storeChunksInTransaction = db.transaction((job: IngestJob, chunks: string[], firstPosition: number): boolean => {
     // A document deleted or re-requested meanwhile is left alone: its newer run owns it.
     if (!isCurrent.get(job.id, job.generation)) return false;
@@ -154,30 +162,25 @@ export function createIngestionStore(db: Db) {
       return storeChunksInTransaction(job, chunks, firstPosition);
     },
 
-    /** Shows the run's chunks and its summary; false when the run was superseded. */
+    /** Shows the run's chunks and its summary, and lists the others for sweeping; false when superseded. */
     complete(job: IngestJob, summary: IndexSummary): boolean {
-      return markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
-    },
-
-    /** Deletes up to `limit` chunks of the document that no reader sees and no running run is writing. */
-    deleteHiddenChunks(documentId: string, limit: number): number {
-      return deleteHiddenChunks.run(documentId, limit).changes;
+      return completeInTransaction(job, summary);
     },
 
     /**
-     * Deletes up to `limit` chunks of one deleted document, and takes the document off the list once
-     * it has none left. False when there was nothing to sweep.
+     * Deletes up to `limit` chunks nobody sees of the first document on the sweep list, and takes it
+     * off the list once it has none left. False when the list is empty.
      */
-    sweepDeletedChunks(limit: number): boolean {
-      const documentId = nextDeletedDocument.get() as string | undefined;
+    sweepChunks(limit: number): boolean {
+      const documentId = nextSweep.get() as string | undefined;
       if (documentId === undefined) return false;
-      if (deleteChunksOf.run(documentId, limit).changes < limit) forgetDeletedDocument.run(documentId);
+      if (deleteHiddenChunks.run(documentId, limit).changes < limit) sweepDone.run(documentId);
       return true;
     },
 
-    /** Records why ingestion failed (unless the job was superseded). */
+    /** Records why ingestion failed (unless the job was superseded); its chunks go on the sweep list. */
     fail(job: IngestJob, reason: string): void {
-      markFailed.run(reason, job.id, job.generation);
+      failInTransaction(job, reason);
     },
 
     /** The cursor of the user's chunk `id` in `documentId` (undefined for anyone else's). */

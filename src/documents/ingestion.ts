@@ -2,7 +2,7 @@
 // a time. Each job: fetch the URL (SSRF-guarded), extract text for the document's type and page
 // range, split it, then store the chunks a batch at a time (other requests are served in between;
 // readers keep seeing the previous chunks until the last batch is in) and show them with the summary
-// in one step. A restart re-queues whatever a stopped process left pending or processing, so no
+// in one step; the chunk sweeper deletes the ones nobody sees any more. A restart re-queues whatever a stopped process left pending or processing, so no
 // document stays stuck.
 import type { Logger } from '../lib/log.js';
 import type { Sealer } from '../lib/secrets.js';
@@ -88,10 +88,14 @@ export class IngestionQueue {
       const id = this.waiting.shift()!;
       const job = this.store.claim(id);
       if (!job) continue;
-      const run = this.run(job).finally(() => {
-        this.running.delete(run);
-        this.pump();
-      });
+      const run = this.run(job)
+        // A database error (busy beyond its timeout, say) must not end the process: the document
+        // stays processing and is taken up again at the next start.
+        .catch((error: unknown) => this.log.error({ msg: 'ingestion job failed', documentId: job.id, error: describeError(error) }))
+        .finally(() => {
+          this.running.delete(run);
+          this.pump();
+        });
       this.running.add(run);
     }
   }
@@ -117,7 +121,7 @@ export class IngestionQueue {
       for (let first = 0; first < chunks.length; first += CHUNK_BATCH) {
         if (first > 0) await yieldToRequests();
         if (this.stopped) return;
-        // Superseded (re-requested or deleted): complete() below then finds a newer run and changes nothing.
+        // Superseded (re-requested or deleted): complete() below then only lists this run's chunks for sweeping.
         if (!this.store.storeChunks(job, chunks.slice(first, first + CHUNK_BATCH), first)) break;
       }
       if (this.stopped) return;
@@ -133,15 +137,13 @@ export class IngestionQueue {
       if (this.stopped) return;
       const reason = isIngestError(error) ? error.message : 'ingestion failed unexpectedly';
       if (reason === 'ingestion failed unexpectedly') {
-        this.log.error({ msg: 'ingestion failed', documentId: job.id, error: error instanceof Error ? error.stack : String(error) });
+        this.log.error({ msg: 'ingestion failed', documentId: job.id, error: describeError(error) });
       }
       this.store.fail(job, reason);
     }
-    await this.deleteHiddenChunks(job.id);
   }
+}
 
-  /** Deletes the chunks no reader sees any more (the previous run's, or this run's if it failed), a batch at a time. */
-  private async deleteHiddenChunks(documentId: string): Promise<void> {
-    while (!this.stopped && this.store.deleteHiddenChunks(documentId, CHUNK_BATCH) === CHUNK_BATCH) await yieldToRequests();
-  }
+function describeError(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
