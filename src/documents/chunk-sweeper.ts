@@ -42,7 +42,7 @@ export class ChunkSweeper {
       while (!this.stopped && this.store.sweepChunks(CHUNK_BATCH)) await yieldToRequests();
     } catch (error) {
       // The database busy for longer than its timeout, say: the next interval tries again.
-      this.log.error({ msg: 'sweeping deleted chunks failed', error: error instanceof Error ? error.message : String(error) });
+      this.log.error({ msg: 'sweeping hidden chunks failed', error: error instanceof Error ? error.message : String(error) });
     }
   }
 }
