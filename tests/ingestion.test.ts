@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import { makePdf } from './fixtures/ingest/pdf.js';
 import { errorOf, startService, type TestService } from './helpers.js';
 import { createIngestionStore } from '../src/documents/ingestion-store.js';
-import { CHUNK_BATCH } from '../src/documents/ingestion.js';
+import { CHUNK_BATCH, IngestionQueue } from '../src/documents/ingestion.js';
+import { createSealer } from '../src/lib/secrets.js';
+import { randomBytes } from 'node:crypto';
 import { SWEEP_INTERVAL_MS } from '../src/documents/chunk-sweeper.js';
 
 // ---- The fixture server -----------------------------------------------------------------------
@@ -425,6 +427,30 @@ describe('large documents: chunks are stored a batch at a time', () => {
     const craneRows = () => service.db.prepare(`SELECT count(*) FROM document_chunks WHERE content LIKE 'crane%'`).pluck().get();
     await eventually(() => craneRows() === 0, "the superseded run's chunk is swept");
     assert.deepEqual((await allChunks(document.id, service, owner)).map((chunk) => chunk.content), lines(2, 'stork'));
+  });
+});
+
+describe('database errors', () => {
+  test('a database error inside a job is logged and does not end the process; the document stays processing', async () => {
+    const quiet = await startService(); // ingestion off: only the queue below works on this database
+    const user = await quiet.signUp();
+    const created = await quiet.create(user.token, '/documents', { name: 'busy', type: 'TXT', url: `${origin}/notes.txt` });
+    const store = createIngestionStore(quiet.db);
+    const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+    // Busy for every write at the end of the job: storing the result and recording the failure.
+    const failing = { ...store, complete: () => { throw busy; }, fail: () => { throw busy; } };
+    const errors: Record<string, unknown>[] = [];
+    const queue = new IngestionQueue(failing, createSealer(randomBytes(32)), ingesting, { info: () => {}, error: (fields) => errors.push(fields) });
+    queue.start(); // takes up the pending document
+    const deadline = Date.now() + 5000;
+    while (!errors.some((fields) => fields.msg === 'ingestion job failed')) {
+      assert.ok(Date.now() < deadline, 'the error was never logged');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await queue.stop();
+    assert.equal(errors.find((fields) => fields.msg === 'ingestion job failed')?.documentId, created.id);
+    const document = (await quiet.request('GET', `/api/v1/documents/${created.id}`, { token: user.token })).body.data;
+    assert.equal(document.status, 'processing', 'taken up again at the next start');
   });
 });
 

@@ -3,7 +3,7 @@
 // those of ingestion runs that were replaced, failed or superseded. Until swept they are invisible.
 // It works through the chunk_sweeps list at start (what a stopped process left) and then every
 // SWEEP_INTERVAL_MS, which also catches deletions made by other processes.
-import type { Logger } from '../lib/log.js';
+import { describeError, type Logger } from '../lib/log.js';
 import type { IngestionStore } from './ingestion-store.js';
 import { CHUNK_BATCH, yieldToRequests } from './ingestion.js';
 
@@ -42,7 +42,7 @@ export class ChunkSweeper {
       while (!this.stopped && this.store.sweepChunks(CHUNK_BATCH)) await yieldToRequests();
     } catch (error) {
       // The database busy for longer than its timeout, say: the next interval tries again.
-      this.log.error({ msg: 'sweeping hidden chunks failed', error: error instanceof Error ? error.message : String(error) });
+      this.log.error({ msg: 'sweeping hidden chunks failed', error: describeError(error) });
     }
   }
 }

@@ -142,6 +142,7 @@ export function createIngestionStore(db: Db) {
     recoverPending(): string[] {
       requeueStuck.run();
       const pending = selectPending.all() as string[];
+      // Now, not by the sweeper: the re-queued run has the same generation as what was half-written.
       for (const documentId of pending) deleteHiddenChunks.run(documentId, -1);
       return pending;
     },

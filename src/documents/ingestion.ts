@@ -2,9 +2,9 @@
 // a time. Each job: fetch the URL (SSRF-guarded), extract text for the document's type and page
 // range, split it, then store the chunks a batch at a time (other requests are served in between;
 // readers keep seeing the previous chunks until the last batch is in) and show them with the summary
-// in one step; the chunk sweeper deletes the ones nobody sees any more. A restart re-queues whatever a stopped process left pending or processing, so no
-// document stays stuck.
-import type { Logger } from '../lib/log.js';
+// in one step; the chunk sweeper deletes the ones nobody sees any more. A restart re-queues whatever
+// a stopped process left pending or processing, so no document stays stuck.
+import { describeError, type Logger } from '../lib/log.js';
 import type { Sealer } from '../lib/secrets.js';
 import { formatTimestamp } from '../lib/ids.js';
 import { fetchDocument } from '../ingest/fetch.js';
@@ -142,8 +142,4 @@ export class IngestionQueue {
       this.store.fail(job, reason);
     }
   }
-}
-
-function describeError(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }

@@ -11,5 +11,10 @@ export const jsonLogger: Logger = {
   error: (fields) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', ...fields })}\n`),
 };
 
+/** What a log line keeps of an unexpected error: its stack (which starts with the message). */
+export function describeError(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
 /** Drops everything (tests that do not look at logs). */
 export const silentLogger: Logger = { info: () => {}, error: () => {} };
