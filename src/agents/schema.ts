@@ -1,6 +1,6 @@
 // Request bodies of `/agents`.
 import * as v from 'valibot';
-import { IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { DescriptionSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
 
 export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
 
@@ -26,8 +26,19 @@ const TagsSchema = v.pipe(
   v.transform((ids) => [...new Set(ids)]),
 );
 
+/** A picture of the agent: an absolute http(s) URL, shown by clients as is (the service never fetches it). */
+const AvatarUrlSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(2000, 'must be at most 2000 characters'),
+  v.check((text) => /^https?:\/\/[^/]/i.test(text) && URL.canParse(text), 'must be an absolute http(s) URL'),
+);
+
 const fields = {
   name: NameSchema,
+  description: v.nullable(DescriptionSchema),
+  avatarUrl: v.nullable(AvatarUrlSchema),
+  isListed: v.boolean('must be true or false'),
   type: v.picklist(AGENT_TYPES, `must be one of ${AGENT_TYPES.join(', ')}`),
   llm: LlmSchema,
   hasMemory: v.boolean('must be true or false'),
@@ -38,6 +49,9 @@ const fields = {
 
 export const CreateAgentSchema = v.object({
   ...fields,
+  description: v.optional(fields.description, null),
+  avatarUrl: v.optional(fields.avatarUrl, null),
+  isListed: v.optional(fields.isListed, false),
   hasMemory: v.optional(fields.hasMemory, false),
   promptId: v.optional(fields.promptId, null),
   documentId: v.optional(fields.documentId, null),

@@ -12,7 +12,7 @@ import type { Caller } from '../http/context.js';
 import { presentApiToken } from '../api-tokens/present.js';
 import { formatTimestamp } from '../lib/ids.js';
 import { hashPassword, verifyPassword } from './password.js';
-import { DeleteMeSchema, SignInSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
+import { defaultUserName, DeleteMeSchema, SignInSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
 
 export function authRoutes(router: Router<AppState>, { stores, config, rateLimits, requireCaller }: Deps): void {
   const { users, apiTokens } = stores;
@@ -25,7 +25,7 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
     const passwordHash = await hashPassword(input.password, config.scrypt);
     // Checked after the (awaited) hash, right before the insert: nothing can run in between.
     if (users.getUserByEmail(input.email)) throw conflict('An account with this email already exists.');
-    const user = users.createUser({ email: input.email, name: input.name, passwordHash });
+    const user = users.createUser({ email: input.email, name: input.name ?? defaultUserName(input.email), passwordHash });
     created(ctx, { user: presentSignedUpUser(user) });
   });
 

@@ -58,6 +58,7 @@ export const ToolSchema = v.strictObject({
   user: UserSchema,
   name: v.string(),
   type: v.picklist(TOOL_TYPES),
+  description: v.pipe(v.nullable(v.string()), v.description('What the model is told the tool does; null: a default for its type.')),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -146,9 +147,15 @@ export const AgentBriefSchema = v.strictObject({
   type: v.picklist(AGENT_TYPES),
   llm: v.strictObject({ model: v.string(), provider: v.string() }),
   hasMemory: v.boolean(),
-  AgentMemory: AlwaysNull,
+  AgentMemory: v.pipe(
+    v.nullable(v.strictObject({ sessions: v.pipe(v.number(), v.integer()), messages: v.pipe(v.number(), v.integer()) })),
+    v.description('null when hasMemory is false; else how many sessions and messages the agent remembers.'),
+  ),
   promptId: v.nullable(Id),
   documentId: v.nullable(Id),
+  description: v.nullable(v.string()),
+  avatarUrl: v.pipe(v.nullable(v.string()), v.description('An http(s) URL of a picture of the agent.')),
+  isListed: v.pipe(v.boolean(), v.description('Shown to every user in GET /agents/library (public fields only).')),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

@@ -37,7 +37,12 @@ export function toolRoutes(router: Router<AppState>, { stores, requireCaller }: 
     const change = parseBody(ctx, UpdateToolSchema);
     const stored = tools.getTool(caller.id, id);
     if (!stored) throw notFound('Tool');
-    const next = { name: change.name ?? stored.name, type: change.type ?? stored.type, metadata: change.metadata };
+    const next = {
+      name: change.name ?? stored.name,
+      type: change.type ?? stored.type,
+      description: change.description === undefined ? stored.description : change.description,
+      metadata: change.metadata,
+    };
     ok(ctx, presentTool(tools.updateTool(caller.id, id, next)!, caller));
   });
 
