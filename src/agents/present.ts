@@ -3,10 +3,11 @@ import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
 import { presentDocument } from '../documents/present.js';
 import { presentTag } from '../tags/present.js';
+import type { Agent, AgentBriefShape, LibraryAgent } from './schema.js';
 import type { AgentBrief, AgentRow, LibraryAgentRow } from './store.js';
 
 /** An agent as nested in link records: no document or tags of its own. */
-export function presentAgentBrief(agent: AgentBrief, owner: Caller) {
+export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefShape {
   return {
     id: agent.id,
     userId: agent.userId,
@@ -27,7 +28,7 @@ export function presentAgentBrief(agent: AgentBrief, owner: Caller) {
 }
 
 /** An agent as create, get, list and update return it. */
-export function presentAgent(agent: AgentRow, owner: Caller) {
+export function presentAgent(agent: AgentRow, owner: Caller): Agent {
   return {
     ...presentAgentBrief(agent, owner),
     document: agent.document ? presentDocument(agent.document, owner) : {},
@@ -36,13 +37,13 @@ export function presentAgent(agent: AgentRow, owner: Caller) {
 }
 
 /** A listed agent as the public library shows it: never its prompt, keys, base URL, documents or tools. */
-export function presentLibraryAgent(agent: LibraryAgentRow) {
+export function presentLibraryAgent(agent: LibraryAgentRow): LibraryAgent {
   return {
     id: agent.id,
     name: agent.name,
     description: agent.description,
     avatarUrl: agent.avatarUrl,
-    type: agent.type,
+    type: agent.type as LibraryAgent['type'],
     llm: { model: agent.llmModel, provider: agent.llmProvider },
   };
 }

@@ -1,8 +1,13 @@
-// Request bodies of `/agents`.
+// The shapes of `/agents`: request bodies and the agent as answered.
 import * as v from 'valibot';
 import { DescriptionSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { EmptyObject, Id, Integer, Timestamp } from '../http/shapes.js';
+import { DocumentSchema } from '../documents/schema.js';
+import { TagSchema } from '../tags/schema.js';
+import { UserSchema } from '../users/schema.js';
 
 export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
+export type AgentType = (typeof AGENT_TYPES)[number];
 
 const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 
@@ -61,3 +66,45 @@ export const UpdateAgentSchema = v.partial(v.object(fields));
 
 export type AgentInput = v.InferOutput<typeof CreateAgentSchema>;
 export type AgentChange = v.InferOutput<typeof UpdateAgentSchema>;
+
+/** An agent as nested in link records: without its document and tags. */
+export const AgentBriefSchema = v.strictObject({
+  id: Id,
+  userId: Id,
+  user: UserSchema,
+  name: v.string(),
+  type: v.picklist(AGENT_TYPES),
+  llm: v.strictObject({ model: v.string(), provider: v.string() }),
+  hasMemory: v.boolean(),
+  AgentMemory: v.pipe(
+    v.nullable(v.strictObject({ sessions: Integer, messages: Integer })),
+    v.description('null when hasMemory is false; else how many sessions and messages the agent remembers.'),
+  ),
+  promptId: v.nullable(Id),
+  documentId: v.nullable(Id),
+  description: v.nullable(v.string()),
+  avatarUrl: v.pipe(v.nullable(v.string()), v.description('An http(s) URL of a picture of the agent.')),
+  isListed: v.pipe(v.boolean(), v.description('Shown to every user in GET /agents/library (public fields only).')),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type AgentBriefShape = v.InferOutput<typeof AgentBriefSchema>;
+
+/** An agent as create, get, list and update answer. */
+export const AgentSchema = v.strictObject({
+  ...AgentBriefSchema.entries,
+  document: v.pipe(v.union([DocumentSchema, EmptyObject]), v.description('The document named by documentId, or {} when none.')),
+  tags: v.array(TagSchema),
+});
+export type Agent = v.InferOutput<typeof AgentSchema>;
+
+/** A listed agent as the library shows it to every user. */
+export const LibraryAgentSchema = v.strictObject({
+  id: Id,
+  name: v.string(),
+  description: v.nullable(v.string()),
+  avatarUrl: v.nullable(v.string()),
+  type: v.picklist(AGENT_TYPES),
+  llm: v.strictObject({ model: v.string(), provider: v.string() }),
+});
+export type LibraryAgent = v.InferOutput<typeof LibraryAgentSchema>;

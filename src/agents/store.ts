@@ -8,13 +8,13 @@ import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
 import type { TagRow } from '../tags/store.js';
-import type { AgentChange, AgentInput } from './schema.js';
+import type { AgentChange, AgentInput, AgentType } from './schema.js';
 
 export interface AgentRow {
   id: string;
   userId: string;
   name: string;
-  type: string;
+  type: AgentType;
   llmModel: string;
   llmProvider: string;
   hasMemory: boolean;
@@ -76,6 +76,9 @@ export interface LibraryAgentRow {
 
 export type AgentBrief = Omit<AgentRow, 'document' | 'tags'>;
 
+/** Reads an agent built by agentBriefJsonSql. */
+export const agentBriefFromJson = (raw: Record<string, unknown>): AgentBrief => raw as unknown as AgentBrief;
+
 function agentFromRow(raw: Record<string, unknown>): AgentRow {
   return {
     ...(raw as unknown as AgentRow),
@@ -126,19 +129,19 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     tagIds.forEach((tagId, position) => insertTag.run(agentId, tagId, position));
   }
 
-  const createInTransaction = db.transaction((userId: string, input: AgentInput): string => {
+  const createInTransaction = db.transaction((userId: string, input: AgentInput): AgentRow => {
     checkReferences(userId, input);
     const id = newId();
     const now = timestamp();
     insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
       input.hasMemory ? 1 : 0, input.promptId, input.documentId, input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
     setTags(id, input.tags);
-    return id;
+    return table.get(userId, id)!;
   });
 
-  const updateInTransaction = db.transaction((userId: string, id: string, change: AgentChange): boolean => {
+  const updateInTransaction = db.transaction((userId: string, id: string, change: AgentChange): AgentRow | undefined => {
     const stored = table.get(userId, id);
-    if (!stored) return false;
+    if (!stored) return undefined;
     checkReferences(userId, change);
     update.run(
       change.name ?? stored.name,
@@ -157,20 +160,19 @@ export function createAgentStore(db: Db, sealer: Sealer) {
       userId,
     );
     if (change.tags) setTags(id, change.tags);
-    return true;
+    return table.get(userId, id);
   });
 
   return {
-    getAgent: table.get,
-    seqOfAgent: table.seqOf,
-    listAgents: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the agent with its tags and links (schema cascades). */
-    deleteAgent: table.delete,
-
+    delete: table.delete,
     /** Creates the agent and its tags in one transaction; a reference not the user's is a 422. */
-    createAgent(userId: string, input: AgentInput): AgentRow {
-      return table.get(userId, createInTransaction(userId, input))!;
-    },
+    create: createInTransaction,
+    /** Applies a partial change in one transaction; undefined when the user has no such agent. */
+    update: updateInTransaction,
 
     /**
      * What running the agent needs of its llm, secrets included (never present these): provider,
@@ -189,13 +191,8 @@ export function createAgentStore(db: Db, sealer: Sealer) {
       return toPage(selectLibraryPage.all(page.afterSeq, page.limit + 1) as LibraryAgentRow[], page.limit);
     },
     /** The keyset cursor of a listed agent, for paging the library. */
-    seqOfListedAgent(id: string): number | undefined {
+    seqOfListed(id: string): number | undefined {
       return selectListedSeq.get(id) as number | undefined;
-    },
-
-    /** Applies a partial change in one transaction; undefined when the user has no such agent. */
-    updateAgent(userId: string, id: string, change: AgentChange): AgentRow | undefined {
-      return updateInTransaction(userId, id, change) ? table.get(userId, id) : undefined;
     },
   };
 }
