@@ -5,15 +5,12 @@ import { randomUUID } from 'node:crypto';
 import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createDocument } = service;
 
 const DOCUMENT_TYPES = ['TXT', 'PDF', 'VIDEO', 'CSV', 'URL'];
 const SECRET = 'doc-bearer-3f9a61c2d7';
 
 const BASE = { name: 'Handbook', type: 'PDF', url: 'https://example.com/handbook.pdf' };
-
-/** Creates a document for the holder of `token` and returns the new record. */
-const createDocument = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/documents', { ...BASE, ...body });
 
 /** Asserts the credentials appear nowhere in a response. */
 function assertNoAuthorization(reply: Reply): void {

@@ -5,12 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createPrompt } = service;
 
 const BASE = { name: 'Summary', template: 'Summarise {text} in {words} words.', input_variables: ['text', 'words'] };
-
-/** Creates a prompt for the holder of `token` and returns the new record. */
-const createPrompt = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/prompts', { ...BASE, ...body });
 
 /** Asserts a 422 `validation_failed` whose message or details mention `word`. */
 function assertInvalidNaming(reply: Reply, word: string): void {
@@ -183,7 +180,7 @@ describe('PATCH /prompts/{id}', () => {
     assert.equal(reply.status, 200);
     assert.equal(reply.body.success, true);
     assert.equal(reply.body.data.id, prompt.id);
-    assert.equal(reply.body.data.name, 'Summary');
+    assert.equal(reply.body.data.name, prompt.name);
     assert.equal(reply.body.data.template, 'Translate {text} into {language}.');
     assert.deepEqual(reply.body.data.input_variables, ['text', 'language']);
     assert.equal(reply.body.data.createdAt, prompt.createdAt);

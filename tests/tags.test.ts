@@ -5,10 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { assertConflict, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
-
-/** Creates a tag for the holder of `token` and returns the new record. */
-const createTag = (token: string, body: Record<string, unknown>) => service.create(token, '/tags', body);
+const { request, createTag } = service;
 
 describe('POST /tags', () => {
   test('201 with id, name and color', async () => {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createTool } = service;
 
 const TOOL_TYPES = ['SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI'];
 const SECRET = 'nla-secret-5c1f7e0b9a';
@@ -17,10 +17,6 @@ const SECRET = 'nla-secret-5c1f7e0b9a';
 function storedMetadata(id: string): string | null {
   return service.db.prepare('SELECT metadata FROM tools WHERE id = ?').pluck().get(id) as string | null;
 }
-
-/** Creates a tool for the holder of `token` and returns the new record. */
-const createTool = (token: string, body: Record<string, unknown> = {}) =>
-  service.create(token, '/tools', { name: 'Web search', type: 'SEARCH', ...body });
 
 /** Asserts neither the metadata key's value nor the metadata field appears in a response. */
 function assertNoSecret(reply: Reply): void {
