@@ -129,3 +129,32 @@ export async function rejection(promise: Promise<unknown>): Promise<IngestError>
   }
   assert.fail('expected the promise to reject');
 }
+
+/**
+ * DELETEs `path` (such as `/api/v1/tools/<id>`) as the holder of `token`: asserts 200 with data null,
+ * then 404 on a GET and on a second DELETE.
+ */
+export async function assertDeletes(client: Client, path: string, token: string): Promise<void> {
+  const reply = await client.request('DELETE', path, { token });
+  assert.equal(reply.status, 200, failure(reply, `DELETE ${path}`));
+  assert.deepEqual(reply.body, { success: true, data: null });
+  assertNotFound(await client.request('GET', path, { token }), `GET ${path} after the delete`);
+  assertNotFound(await client.request('DELETE', path, { token }), `DELETE ${path} twice`);
+}
+
+/**
+ * `record`, at `path`, seen by a `stranger`: 404 on GET, on PATCH (with `patch`) and on DELETE, exactly
+ * like a missing one; afterwards its owner reads it back unchanged.
+ */
+export async function assertHiddenFrom(
+  client: Client,
+  path: string,
+  { record, owner, stranger, patch = { name: 'stolen' } }: { record: Json; owner: string; stranger: string; patch?: Json },
+): Promise<void> {
+  assertNotFound(await client.request('GET', path, { token: stranger }), 'GET');
+  assertNotFound(await client.request('PATCH', path, { token: stranger, body: patch }), 'PATCH');
+  assertNotFound(await client.request('DELETE', path, { token: stranger }), 'DELETE');
+  const read = await client.request('GET', path, { token: owner });
+  assert.equal(read.status, 200, failure(read, `the owner's GET ${path}`));
+  assert.deepEqual(read.body.data, record);
+}

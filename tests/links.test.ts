@@ -27,7 +27,7 @@ function assertNamesField(reply: Reply, field: string): void {
   assert.ok(paths.includes(field), `expected a detail for ${field}, got ${JSON.stringify(paths)}`);
 }
 
-/** The agent-document shape of endpoints 18-19. */
+/** The shape of an agent-document link. */
 function assertAgentDocument(link: Json, userId: string, agent: Json, document: Json): void {
   assert.equal(typeof link.id, 'string');
   assert.ok(link.id.length > 0);
@@ -68,7 +68,7 @@ describe('agent documents', () => {
     assert.match(reply.body.data.createdAt, TIMESTAMP);
   });
 
-  test('endpoint 19 form: POST /agents {agentId, documentId} creates a link, not an agent', async () => {
+  test('POST /agents with {agentId, documentId} creates a link, not an agent', async () => {
     const { token, user } = await service.signUp();
     const agent = await createAgent(token);
     const document = await createDocument(token);
