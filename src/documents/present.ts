@@ -22,6 +22,7 @@ export function presentDocument(document: DocumentRow, owner: Caller): Document 
     status: document.status,
     error: document.error,
     index: document.index,
+    hasAuthorization: document.hasAuthorization,
     Agent: null,
   };
 }

@@ -1,6 +1,6 @@
 // The shapes of `/documents`: request bodies, queries and the document, chunk and search hit as answered.
 import * as v from 'valibot';
-import { IdSchema, JsonObjectSchema, limitSchema, NameSchema } from '../http/validate.js';
+import { httpUrlSchema, IdSchema, JsonObjectSchema, limitSchema, NameSchema } from '../http/validate.js';
 import { AlwaysNull, Id, Integer, Timestamp } from '../http/shapes.js';
 import { UserSchema } from '../users/schema.js';
 
@@ -9,22 +9,7 @@ export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 const MAX_PAGE = 1_000_000;
 
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    // Credentials belong in `authorization` (sealed, never returned), not in the URL (returned as is).
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
-
-const UrlSchema = v.pipe(
-  v.string('must be a string'),
-  v.trim(),
-  v.maxLength(2048, 'must be at most 2048 characters'),
-  v.check(isHttpUrl, 'must be an absolute http(s) URL without credentials (put those in authorization)'),
-);
+const UrlSchema = httpUrlSchema('put those in authorization');
 
 const PageSchema = v.pipe(
   v.number('must be a whole number'),
@@ -150,6 +135,10 @@ export const DocumentSchema = v.strictObject({
   ),
   error: v.pipe(v.nullable(v.string()), v.description('Why the last ingestion failed; null otherwise.')),
   index: v.pipe(v.nullable(IndexSummarySchema), v.description('What the last successful ingestion produced; null before.')),
+  hasAuthorization: v.pipe(
+    v.boolean(),
+    v.description('Whether credentials are stored for the URL (never returned). A change of `url` to another origin without `authorization` drops them.'),
+  ),
   Agent: AlwaysNull,
 });
 export type Document = v.InferOutput<typeof DocumentSchema>;
