@@ -38,7 +38,7 @@ const LlmSchema = llmSchema(LlmPartSchema);
 /** On PATCH the llm object merges into the stored one: every key is optional. */
 const LlmChangeSchema = llmSchema(v.optional(LlmPartSchema));
 
-/** A tag is named by its id, or by an object with that id (the interface sends tag objects). */
+/** A tag is named by its id, or by an object with that id (the original clients send tag objects). */
 const TagRefSchema = v.pipe(
   v.union([IdSchema, v.object({ id: IdSchema })], 'must be a tag id or a tag object with an id'),
   v.transform((ref) => (typeof ref === 'string' ? ref : ref.id)),

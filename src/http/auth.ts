@@ -1,5 +1,5 @@
-// Bearer-token authentication. The interface spells the header `Autorization`; the correct
-// `Authorization` is accepted too (decisions.md). The interface's spelling wins when both are sent.
+// Bearer-token authentication. The original clients spell the header `Autorization`; the correct
+// `Authorization` is accepted too. The original spelling wins when both are sent.
 import type { ApiTokenStore } from '../api-tokens/store.js';
 import { formatTimestamp } from '../lib/ids.js';
 import type { AppContext, AppMiddleware, Caller } from './context.js';
