@@ -73,6 +73,8 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     bodyLimitBytes: 1024 * 1024,
     signInTokenTtlMs: 30 * 24 * 60 * 60 * 1000,
     logRequests: false,
+    signUp: true,
+    allowPrivateNetworks: true,
     requestTimeoutMs: 30_000,
     shutdownTimeoutMs: 1_000,
     trustProxy: false,
