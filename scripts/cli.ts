@@ -2,11 +2,13 @@
 // and stores, and reading a password without echoing it. Exit codes: 0 done, 1 failed, 2 bad usage
 // or configuration.
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../src/config.js';
+import { existsSync } from 'node:fs';
+import { loadConfig, loadEnvFile, type Config } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db.js';
 import { createStores, type Stores } from '../src/deps.js';
 import { ApiError, type FieldIssue } from '../src/http/errors.js';
 import { createSealer, loadOrCreateKeyFile } from '../src/lib/secrets.js';
+import { databaseStartupError, keyFileStartupError, StartupError } from '../src/startup.js';
 
 /** A mistake in how the script was called: reported with the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -42,7 +44,10 @@ export function runScript(usage: string, main: () => Promise<void> | void): void
   Promise.resolve()
     .then(main)
     .catch((error: unknown) => {
-      if (error instanceof UsageError) {
+      if (error instanceof StartupError) {
+        process.stderr.write(`error: ${error.line().replace(/^cannot start: /, '')}\n`);
+        process.exitCode = 1;
+      } else if (error instanceof UsageError) {
         process.stderr.write(`${error.message}\n\n${usage}`);
         process.exitCode = 2;
       } else if (error instanceof ApiError && Array.isArray(error.details)) {
@@ -57,9 +62,10 @@ export function runScript(usage: string, main: () => Promise<void> | void): void
     });
 }
 
-/** The service's configuration from the environment, exactly as src/main.ts reads it. */
+/** The service's configuration from the environment (and .env, when present), exactly as src/main.ts reads it. */
 export function loadServiceConfig(): Config {
   try {
+    loadEnvFile();
     return loadConfig();
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -72,9 +78,28 @@ export function loadServiceConfig(): Config {
  */
 export function openServiceStores(config: Config): { db: Db; stores: Stores } {
   process.umask(0o077);
-  const db = openDatabase(config.databasePath);
-  const key = config.secretKey ?? loadOrCreateKeyFile(`${config.databasePath}.key`);
-  return { db, stores: createStores(db, createSealer(key)) };
+  const path = config.databasePath;
+  let db: Db;
+  try {
+    db = openDatabase(path, { onWarning: (message) => process.stderr.write(`warning: ${message}\n`) });
+  } catch (error) {
+    throw databaseStartupError(path, error);
+  }
+  try {
+    const key = config.secretKey ?? loadOrCreateKeyFile(`${path}.key`);
+    return { db, stores: createStores(db, createSealer(key)) };
+  } catch (error) {
+    db.close();
+    throw keyFileStartupError(path, `${path}.key`, error);
+  }
+}
+
+/** Opens the existing database at DATABASE_PATH (never creating one) for a script that changes records in it. */
+export function openExistingServiceStores(config: Config): { db: Db; stores: Stores } {
+  if (!existsSync(config.databasePath)) {
+    throw new Error(`no database at ${config.databasePath} (DATABASE_PATH); the service creates it on first start`);
+  }
+  return openServiceStores(config);
 }
 
 /**

@@ -2,7 +2,7 @@
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { Config } from './config.js';
-import type { Db } from './db.js';
+import { databaseFileProblem, type Db } from './db.js';
 import { createStores, type Deps } from './deps.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
@@ -13,6 +13,7 @@ import { createRateLimits } from './http/rate-limit.js';
 import { createSealer } from './lib/secrets.js';
 import { setHashConcurrency } from './auth/password.js';
 import { ok } from './http/respond.js';
+import { unavailable } from './http/errors.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
@@ -61,6 +62,12 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   const root = new Router<AppState>();
   const healthCheck = db.prepare('SELECT 1').pluck();
   root.get('/healthz', (ctx) => {
+    // A database file deleted or replaced under the running service: its writes would be lost.
+    const problem = databaseFileProblem(db);
+    if (problem !== undefined) {
+      log.error({ msg: 'database file lost: writes since then are not in the file at DATABASE_PATH; stop the service and restore', problem });
+      throw unavailable('The database file this service opened is no longer at its path; see the service log.');
+    }
     healthCheck.get();
     ok(ctx, { status: 'ok' });
   });

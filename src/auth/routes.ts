@@ -21,6 +21,7 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
   const decoy = () => (decoyHash ??= hashPassword('decoy password, never matches', config.scrypt));
 
   router.post('/auth/sign-up', rateLimits.authAttempts, async (ctx) => {
+    if (!config.signUp) throw forbidden('Sign-up is closed on this service: its operator creates accounts.');
     const input = parseBody(ctx, SignUpSchema);
     const passwordHash = await hashPassword(input.password, config.scrypt);
     // Checked after the (awaited) hash, right before the insert: nothing can run in between.
@@ -39,6 +40,7 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
       throw unauthorized('The email or password is wrong.');
     }
     rateLimits.signInSucceeded(input.email);
+    if (user.disabledAt !== null) throw unauthorized('This account is disabled: ask the operator of this service.');
     const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
     const token = apiTokens.createApiToken(user.id, { description: 'Created by sign-in', expiresAt });
     ok(ctx, { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) });
