@@ -180,9 +180,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const problems = result.issues.map((issue) => {
       const key = v.getDotPath(issue) ?? '';
       const name = source[key] ?? key;
-      return `  ${describeSetting(name, known[key])}: ${issue.message}`;
+      return `${describeSetting(name, known[key])}: ${issue.message}`;
     });
-    throw new Error(`invalid configuration:\n${problems.join('\n')}`);
+    // One bad setting: one line. Several: one line each, under a heading.
+    if (problems.length === 1) throw new Error(`invalid configuration: ${problems[0]}`);
+    throw new Error(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
   }
   const settings = result.output;
   return {
