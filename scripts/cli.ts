@@ -3,10 +3,14 @@
 // or configuration.
 import { parseArgs } from 'node:util';
 import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { loadConfig, loadEnvFile, type Config } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db.js';
 import { createStores, type Stores } from '../src/deps.js';
 import { ApiError, type FieldIssue } from '../src/http/errors.js';
+import { parse } from '../src/http/validate.js';
+import { SignUpSchema } from '../src/auth/schema.js';
+import { createUserAdminStore, type UserAdminStore } from '../src/users/admin-store.js';
 import { createSealer, loadOrCreateKeyFile } from '../src/lib/secrets.js';
 import { databaseStartupError, keyFileStartupError, StartupError } from '../src/startup.js';
 
@@ -94,12 +98,42 @@ export function openServiceStores(config: Config): { db: Db; stores: Stores } {
   }
 }
 
-/** Opens the existing database at DATABASE_PATH (never creating one) for a script that changes records in it. */
-export function openExistingServiceStores(config: Config): { db: Db; stores: Stores } {
-  if (!existsSync(config.databasePath)) {
-    throw new Error(`no database at ${config.databasePath} (DATABASE_PATH); the service creates it on first start`);
+/**
+ * Opens the existing database at DATABASE_PATH (migrations applied; never creating one) for a script
+ * that administers accounts, with the operator's store.
+ */
+export function openExistingDatabase(config: Config): { db: Db; admin: UserAdminStore } {
+  const path = config.databasePath;
+  if (!existsSync(path)) throw new Error(`no database at ${path} (DATABASE_PATH); the service creates it on first start`);
+  process.umask(0o077);
+  let db: Db;
+  try {
+    db = openDatabase(path);
+  } catch (error) {
+    throw databaseStartupError(path, error);
   }
-  return openServiceStores(config);
+  return { db, admin: createUserAdminStore(db) };
+}
+
+/** Email as sign-up stores it (trimmed, lower-cased), refusing a malformed one. */
+export function parseEmail(text: string): string {
+  return parse(SignUpSchema.entries.email, text, 'email');
+}
+
+/**
+ * Asks `question` on standard error and reads one line from standard input (a terminal or a pipe):
+ * true only for "y" or "yes". End of input counts as no.
+ */
+export async function confirm(question: string): Promise<boolean> {
+  process.stderr.write(`${question} [y/N] `);
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  try {
+    for await (const line of lines) return /^\s*y(es)?\s*$/i.test(line);
+    return false;
+  } finally {
+    lines.close();
+    if (!process.stdin.isTTY) process.stderr.write('\n');
+  }
 }
 
 /**

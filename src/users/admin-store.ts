@@ -13,6 +13,21 @@ export interface UserListRow {
   tokens: number;
 }
 
+export interface TokenListRow {
+  id: string;
+  description: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface TokenOwnerRow {
+  id: string;
+  description: string;
+  userId: string;
+  email: string;
+}
+
 export type UserAdminStore = ReturnType<typeof createUserAdminStore>;
 
 export function createUserAdminStore(db: Db) {
@@ -22,6 +37,21 @@ export function createUserAdminStore(db: Db) {
             (SELECT count(*) FROM api_tokens t WHERE t.user_id = u.id) AS tokens
        FROM users u ORDER BY u.seq`,
   );
+  const byEmail = db.prepare(
+    `SELECT id, email, name, created_at AS createdAt, disabled_at AS disabledAt,
+            (SELECT count(*) FROM api_tokens t WHERE t.user_id = users.id) AS tokens
+       FROM users WHERE email = ?`,
+  );
+  const tokensOf = db.prepare(
+    `SELECT id, description, created_at AS createdAt, expires_at AS expiresAt, last_used_at AS lastUsedAt
+       FROM api_tokens WHERE user_id = ? ORDER BY seq`,
+  );
+  const tokenById = db.prepare(
+    `SELECT t.id, t.description, t.user_id AS userId, u.email FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.id = ?`,
+  );
+  const deleteToken = db.prepare('DELETE FROM api_tokens WHERE id = ?');
+  const deleteTokensOf = db.prepare('DELETE FROM api_tokens WHERE user_id = ?');
+  const deleteUser = db.prepare('DELETE FROM users WHERE id = ?');
   const disable = db.prepare(`UPDATE users SET disabled_at = ?, updated_at = ? WHERE id = ? AND disabled_at IS NULL`);
   const enable = db.prepare(`UPDATE users SET disabled_at = NULL, updated_at = ? WHERE id = ? AND disabled_at IS NOT NULL`);
   // Every table with a user_id column holds records of one user (the schema's rule), whatever tables
@@ -38,6 +68,38 @@ export function createUserAdminStore(db: Db) {
 
     listUsers(): UserListRow[] {
       return list.all() as UserListRow[];
+    },
+
+    /** The user with this email (any case), or undefined. */
+    findUserByEmail(email: string): UserListRow | undefined {
+      return byEmail.get(email) as UserListRow | undefined;
+    },
+
+    listTokensOf(userId: string): TokenListRow[] {
+      return tokensOf.all(userId) as TokenListRow[];
+    },
+
+    /** A token by its id, whoever owns it, with its owner's email; undefined when there is none. */
+    findToken(tokenId: string): TokenOwnerRow | undefined {
+      return tokenById.get(tokenId) as TokenOwnerRow | undefined;
+    },
+
+    /** Revokes (deletes) one token; false when it did not exist. */
+    revokeToken(tokenId: string): boolean {
+      return deleteToken.run(tokenId).changes > 0;
+    },
+
+    /** Revokes every token of the user; returns how many there were. */
+    revokeAllTokensOf(userId: string): number {
+      return deleteTokensOf.run(userId).changes;
+    },
+
+    /**
+     * Deletes the user and, through the schema's cascades, everything the user owns (chunks of the
+     * user's documents are swept in the background by the running service). False when already gone.
+     */
+    deleteUser(id: string): boolean {
+      return deleteUser.run(id).changes > 0;
     },
 
     /** Disables (true) or enables (false) the account; false when it already was so. */
