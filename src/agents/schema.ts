@@ -1,6 +1,6 @@
 // Request bodies of `/agents`.
 import * as v from 'valibot';
-import { IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema, noArrays } from '../http/validate.js';
 
 export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
 
@@ -8,7 +8,7 @@ const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength
 
 /** `{ model, provider }`; further keys (an api key, say) are kept, stored and never returned. */
 const LlmSchema = v.pipe(
-  v.looseObject({ model: LlmPartSchema, provider: LlmPartSchema }, 'must be an object with model and provider'),
+  noArrays(v.looseObject({ model: LlmPartSchema, provider: LlmPartSchema }, 'must be an object with model and provider')),
   v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
   v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
   v.transform(({ model, provider, ...extra }) => ({ model, provider, extra })),
@@ -16,7 +16,7 @@ const LlmSchema = v.pipe(
 
 /** A tag is named by its id, or by an object with that id (the interface sends tag objects). */
 const TagRefSchema = v.pipe(
-  v.union([IdSchema, v.object({ id: IdSchema })], 'must be a tag id or a tag object with an id'),
+  v.union([IdSchema, noArrays(v.object({ id: IdSchema }))], 'must be a tag id or a tag object with an id'),
   v.transform((ref) => (typeof ref === 'string' ? ref : ref.id)),
 );
 

@@ -1,6 +1,6 @@
 // Request bodies of `/documents`.
 import * as v from 'valibot';
-import { JsonObjectSchema, NameSchema } from '../http/validate.js';
+import { JsonObjectSchema, NameSchema, noArrays } from '../http/validate.js';
 
 export const DOCUMENT_TYPES = ['TXT', 'PDF', 'VIDEO', 'CSV', 'URL'] as const;
 
@@ -52,7 +52,7 @@ const SizeSchema = (min: number) =>
  * 1000; chunk_overlap to 200, or a fifth of a smaller chunk_size, and must stay below chunk_size.
  */
 export const SplitterSchema = v.pipe(
-  v.object(
+  noArrays(v.object(
     {
       type: v.optional(
         v.pipe(
@@ -65,7 +65,7 @@ export const SplitterSchema = v.pipe(
       chunk_overlap: v.optional(SizeSchema(0)),
     },
     'must be an object or null',
-  ),
+  )),
   v.transform((splitter) => ({
     type: splitter.type,
     chunk_size: splitter.chunk_size,
