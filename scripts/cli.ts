@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { loadConfig, loadEnvFile, type Config } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db.js';
-import { createStores, type Stores } from '../src/deps.js';
+import { createStores, type Stores } from '../src/stores.js';
 import { ApiError, type FieldIssue } from '../src/http/errors.js';
 import { parse } from '../src/http/validate.js';
 import { SignUpSchema } from '../src/auth/schema.js';

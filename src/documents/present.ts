@@ -1,10 +1,12 @@
 // The JSON shape of a document: never its `authorization` (credentials).
 import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
+import type { Document } from './schema.js';
 import type { DocumentRow } from './store.js';
+import type { IngestProgress } from './ingestion.js';
 
 /** A document with its owner as the nested `user`. */
-export function presentDocument(document: DocumentRow, owner: Caller) {
+export function presentDocument(document: DocumentRow, owner: Caller, progress?: IngestProgress): Document {
   return {
     id: document.id,
     userId: document.userId,
@@ -18,11 +20,11 @@ export function presentDocument(document: DocumentRow, owner: Caller) {
     metadata: document.metadata,
     createdAt: document.createdAt,
     updatedAt: document.updatedAt,
-    /** Ingestion: pending → processing → ready | failed (with `error` saying why). */
     status: document.status,
     error: document.error,
-    /** What the last successful ingestion produced (chunks, characters, pages, splitter, ingestedAt). */
     index: document.index,
+    ...(document.status === 'processing' && progress ? { progress: { ...progress } } : {}),
+    hasAuthorization: document.hasAuthorization,
     Agent: null,
   };
 }
