@@ -157,6 +157,9 @@ describe('db:stats', () => {
     assert.match(text.stdout, new RegExp(`schema version +${SCHEMA_VERSION} \\(current\\)`));
     assert.match(text.stdout, /^ {2}users +2$/m);
     assert.match(text.stdout, /^ {2}api_tokens +1$/m);
+    // The full-text index is one table here, not its shadow tables (_data, _idx, _config, _docsize).
+    assert.match(text.stdout, /^ {2}document_chunks_fts +\d+$/m);
+    assert.doesNotMatch(text.stdout, /_fts_(data|idx|config|docsize|content)\b/);
     assert.match(text.stdout, /WAL file/);
     assert.match(text.stdout, /database file +\d/);
 
