@@ -11,7 +11,7 @@ import { createHttpServer } from './server.js';
 import { jsonLogger as log } from './lib/log.js';
 import { loadOrCreateKeyFile } from './lib/secrets.js';
 import { createUserAdminStore } from './users/admin-store.js';
-import { databaseStartupError, keyFileStartupError, listenStartupError, StartupError } from './startup.js';
+import { databaseStartupError, keyFileStartupError, listenStartupError } from './startup.js';
 
 /** Ends the process before it serves: one line on stderr, no stack trace. */
 function refuseToStart(line: string, code: number): never {
@@ -72,8 +72,7 @@ function main(): void {
   const failToListen = async (error: Error) => {
     await app.stopBackgroundWork();
     closeDatabase(db);
-    const refusal = listenStartupError(config.host, config.port, error);
-    refuseToStart(refusal instanceof StartupError ? refusal.line() : String(error), 1);
+    refuseToStart(listenStartupError(config.host, config.port, error).line(), 1);
   };
   server.once('error', failToListen);
   server.listen(config.port, config.host, () => {
