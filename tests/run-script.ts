@@ -8,6 +8,7 @@ import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serviceNodeArgs } from '../scripts/service-command.js';
+import { createClient, type Client } from './client.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -70,9 +71,8 @@ export interface SpawnedService {
   stop(): Promise<number | null>;
 }
 
-export interface ServiceProcess extends SpawnedService {
-  url: string;
-}
+/** A listening service process, with the tests' client aimed at it. */
+export interface ServiceProcess extends SpawnedService, Client {}
 
 // Never leave a process behind when a test fails half-way: whatever still runs when the test file
 // ends is killed. (A file-level hook, registered as a test file imports this module: node:test's
@@ -157,5 +157,5 @@ export function spawnServiceProcess(env: Record<string, string>, cwd = workDir):
 /** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
 export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000, cwd = workDir): Promise<ServiceProcess> {
   const service = spawnServiceProcess(env, cwd);
-  return { ...service, url: await service.listening(timeoutMs) };
+  return { ...service, ...createClient(await service.listening(timeoutMs)) };
 }
