@@ -312,9 +312,20 @@ export function createRunEngine(deps: RunEngineDeps) {
     if (nesting?.signal.aborted) onParentAbort();
     const signal = controller.signal;
 
-    const { id: runId } = stores.runs.startRun({
-      userId, agentId: agent.id, parentRunId: nesting?.parentRunId ?? null, sessionId: prepared.sessionId, input: prepared.input, model: endpoint.model,
-    });
+    let runId: string;
+    try {
+      runId = stores.runs.startRun({
+        userId, agentId: agent.id, parentRunId: nesting?.parentRunId ?? null, sessionId: prepared.sessionId, input: prepared.input, model: endpoint.model,
+      }).id;
+    } catch (error) {
+      // Nothing was recorded (the database is busy, say): the run never started.
+      clearTimeout(timer);
+      sink.cancel?.removeEventListener('abort', onCancel);
+      nesting?.signal.removeEventListener('abort', onParentAbort);
+      if (nesting === null) prepared.release();
+      log.error({ msg: 'could not record a new run', error: describeError(error) });
+      return { ok: false, runId: '', failure: new RunFailure('unavailable', 'The run could not be started; try again.') };
+    }
     let settle!: () => void;
     active.set(runId, { agentId: agent.id, parentRunId: nesting?.parentRunId ?? null, controller, done: new Promise<void>((resolve) => (settle = resolve)) });
 
