@@ -86,7 +86,7 @@ const capture: Logger = { info: (fields) => lines.push(JSON.stringify(fields)), 
 
 // Started at the top so they outlive every test (a hook registered inside a test ends with it).
 const fake: FakeOpenAI = await startFakeOpenAI();
-const service: TestService = await startService({}, capture);
+const service: TestService = await startService({ logRequests: true }, capture);
 const alice = await service.signUp('Alice');
 const bob = await service.signUp('Bob');
 const setup = async () => {};
@@ -103,6 +103,7 @@ const invoke = (token: string, agentId: string, body: unknown) => service.reques
 
 after(() => {
   const all = lines.join('\n');
+  assert.ok(lines.length > 100, 'the service logged its requests');
   assert.ok(!all.includes(KEY), 'the agent key never reaches a log line');
 });
 
@@ -671,7 +672,12 @@ describe('isolation and the original API', () => {
     const traces = await service.request('GET', '/api/v1/traces?limit=2', { token: alice.token });
     assert.equal(traces.body.data.length, 2);
     assert.ok(traces.body.data[0].startedAt >= traces.body.data[1].startedAt);
-    assert.ok(traces.headers.get('link'));
+    const link = /<([^>]+)>; rel="next"/.exec(traces.headers.get('link') ?? '')![1];
+    const next = await service.request('GET', new URL(link).pathname + new URL(link).search, { token: alice.token });
+    assert.equal(next.status, 200);
+    assert.ok(next.body.data.length > 0);
+    assert.ok(next.body.data[0].startedAt <= traces.body.data[1].startedAt, 'the next page holds older runs');
+    assert.ok(!next.body.data.some((r: Json) => traces.body.data.some((t: Json) => t.id === r.id)));
   });
 
   test('the library shows listed agents of every user, public fields only', async () => {
