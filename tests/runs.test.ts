@@ -367,6 +367,16 @@ describe('failures', () => {
     assert.equal(JSON.parse(events.at(-1)!.data).code, 'upstream_error');
   });
 
+  test('a connection that breaks mid-answer is an upstream_error, in words', async () => {
+    const agent = await createAgent(alice.token);
+    fake.reply({ dropAfter: ['half an '] });
+    const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, { input: 'hi', stream: true });
+    assert.deepEqual(events.map((e) => e.event), ['run', 'token', 'error']);
+    const error = JSON.parse(events[2].data);
+    assert.equal(error.code, 'upstream_error');
+    assert.match(error.message, /broke before the answer was complete/);
+  });
+
   test('no answer within RUN_TIMEOUT_MS is a 504 (plain) or an error event (streamed)', async () => {
     const slow = await startService({ runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 300, concurrencyPerUser: 4, maxSteps: 8 } });
     const user = await slow.signUp();
