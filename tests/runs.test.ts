@@ -596,6 +596,30 @@ describe('streams end, whatever happens', () => {
     assert.equal(run.status, 'cancelled');
   });
 
+  test('a client of a plain invoke that goes away cancels the run too', async () => {
+    const agent = await createAgent(alice.token);
+    fake.reply({ hang: true });
+    const controller = new AbortController();
+    const pending = fetch(`${service.url}/api/v1/agents/${agent.id}/invoke`, {
+      method: 'POST',
+      headers: { Autorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'slow' }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    const count = fake.requests.length;
+    await waitFor('the model request', () => (fake.requests.length > count || fake.requests.at(-1)?.body?.messages?.at(-1)?.content === 'slow' ? true : undefined));
+    const upstream = fake.requests.at(-1)!;
+    controller.abort();
+    await pending;
+    await fake.waitForAbort(upstream);
+    const runs = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: alice.token });
+    const run = await waitFor('the run to end', async () => {
+      const got = await service.request('GET', `/api/v1/runs/${runs.body.data[0].id}`, { token: alice.token });
+      return got.body.data.status === 'running' ? undefined : got.body.data;
+    });
+    assert.equal(run.status, 'cancelled');
+  });
+
   test('keep-alive comments on an idle stream; shutdown ends it with an error event and marks the run failed', async () => {
     const local = await startService({}, silentLogger, { keepAliveMs: 30 });
     const user = await local.signUp();
