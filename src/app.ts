@@ -7,6 +7,7 @@ import { createStores, type Deps } from './deps.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
+import { wellFormedQuery } from './http/unicode.js';
 import { requireCaller } from './http/auth.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
@@ -56,6 +57,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   app.use(envelope(log, { logRequests: config.logRequests }));
   app.use(cors(config.corsOrigins));
   app.use(docsPage());
+  app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
 
   const root = new Router<AppState>();
