@@ -12,7 +12,7 @@ import { requireCaller } from './http/auth.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
 import { createSealer } from './lib/secrets.js';
-import { setHashConcurrency } from './auth/password.js';
+import { PasswordHasher } from './auth/password.js';
 import { ok } from './http/respond.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
@@ -35,6 +35,8 @@ export interface AppOptions {
   /** The 32-byte key that seals secrets at rest (see src/lib/secrets.ts). */
   secretKey: Buffer;
   log?: Logger;
+  /** Tests only: awaited right before each password hash runs, to hold it mid-way (see PasswordHasher). */
+  beforeHash?: (password: string) => Promise<void>;
 }
 
 /** Every route module, mounted under /api/v1 in this order. */
@@ -43,16 +45,16 @@ const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentIngestionRoutes,
 /** The Koa app, and `stopBackgroundWork`, which must finish before the database is closed. */
 export type App = Koa<AppState, AppContext> & { stopBackgroundWork(): Promise<void> };
 
-export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): App {
+export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
-  setHashConcurrency(config.hashConcurrency);
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
+  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, beforeHash });
   const ingestion = new IngestionQueue(stores.ingestion, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.ingestion, log);
-  const deps: Deps = { config, stores, rateLimits, ingestion, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
+  const deps: Deps = { config, stores, rateLimits, passwords, ingestion, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
 
   app.use(envelope(log, { logRequests: config.logRequests }));
   app.use(cors(config.corsOrigins));

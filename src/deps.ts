@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Db } from './db.js';
 import type { AppMiddleware } from './http/context.js';
 import type { RateLimits } from './http/rate-limit.js';
+import type { PasswordHasher } from './auth/password.js';
 import type { Sealer } from './lib/secrets.js';
 import { createApiTokenStore } from './api-tokens/store.js';
 import { createAgentStore } from './agents/store.js';
@@ -53,6 +54,8 @@ export interface Deps {
   config: Config;
   stores: Stores;
   rateLimits: RateLimits;
+  /** Computes password hashes a bounded number at a time. */
+  passwords: PasswordHasher;
   /** Background ingestion of documents: routes enqueue created or changed documents. */
   ingestion: IngestionQueue;
   /** Route middleware: only callers with a valid token pass; sets `ctx.state.caller`. */

@@ -1,0 +1,80 @@
+// What sign-up, sign-in and the caller's own account do, between the route (validated input in,
+// response out) and the stores. Every step that awaits a password hash lives here, with what it
+// checks again afterwards: other requests run while a hash is computed.
+import type { Config } from '../config.js';
+import type { Caller } from '../http/context.js';
+import { conflict, forbidden, unauthorized } from '../http/errors.js';
+import type { RateLimits } from '../http/rate-limit.js';
+import type { ApiTokenRow, ApiTokenStore } from '../api-tokens/store.js';
+import { formatTimestamp } from '../lib/ids.js';
+import type { UserRow, UserStore } from '../users/store.js';
+import type { PasswordHasher } from './password.js';
+
+export type Accounts = ReturnType<typeof createAccounts>;
+
+export interface AccountDeps {
+  users: UserStore;
+  apiTokens: ApiTokenStore;
+  passwords: PasswordHasher;
+  rateLimits: RateLimits;
+  config: Pick<Config, 'scrypt' | 'signInTokenTtlMs'>;
+}
+
+export function createAccounts({ users, apiTokens, passwords, rateLimits, config }: AccountDeps) {
+  // Verified against when the email is unknown, so both failures of sign-in take the same time.
+  let decoyHash: Promise<string> | undefined;
+  const decoy = () => (decoyHash ??= passwords.hash('decoy password, never matches', config.scrypt));
+
+  /** Checks the caller's password; attempts count against the account's failed-sign-in allowance. */
+  async function checkOwnPassword(caller: Caller, password: string, wrong: string): Promise<UserRow> {
+    rateLimits.passwordAttempt(caller.email);
+    const stored = users.getUserById(caller.id);
+    if (!stored) throw unauthorized('The account no longer exists.');
+    if (!(await passwords.verify(password, stored.passwordHash))) throw forbidden(wrong);
+    return stored;
+  }
+
+  return {
+    /** Creates an account; 409 when the email is taken. */
+    async signUp(input: { name: string; email: string; password: string }): Promise<UserRow> {
+      const passwordHash = await passwords.hash(input.password, config.scrypt);
+      // Checked after the (awaited) hash, right before the insert: nothing can run in between.
+      if (users.getUserByEmail(input.email)) throw conflict('An account with this email already exists.');
+      return users.createUser({ email: input.email, name: input.name, passwordHash });
+    },
+
+    /** Checks the password and issues a sign-in token; 401 for a wrong password or unknown email. */
+    async signIn(input: { email: string; password: string }): Promise<{ user: UserRow; token: ApiTokenRow }> {
+      rateLimits.checkSignInAllowed(input.email);
+      const user = users.getUserByEmail(input.email);
+      const matches = await passwords.verify(input.password, user?.passwordHash ?? (await decoy()));
+      if (!user || !matches) {
+        rateLimits.signInFailed(input.email);
+        throw unauthorized('The email or password is wrong.');
+      }
+      rateLimits.signInSucceeded(input.email);
+      const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
+      const token = apiTokens.createApiToken(user.id, { description: 'Created by sign-in', expiresAt });
+      return { user, token };
+    },
+
+    /** Changes the caller's name and/or password (a new password needs the current one). */
+    async updateMe(caller: Caller, input: { name?: string; password?: string; currentPassword?: string }): Promise<UserRow> {
+      const changesPassword = input.password !== undefined;
+      const stored = changesPassword
+        ? await checkOwnPassword(caller, input.currentPassword!, 'The current password is wrong.')
+        : users.getUserById(caller.id);
+      if (!stored) throw unauthorized('The account no longer exists.');
+      const passwordHash = changesPassword ? await passwords.hash(input.password!, config.scrypt) : stored.passwordHash;
+      const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: input.name ?? stored.name, passwordHash }, changesPassword);
+      if (!user) throw unauthorized('The API token was revoked while the request ran.');
+      return user;
+    },
+
+    /** Deletes the caller's account and everything it owns, given the password. */
+    async deleteMe(caller: Caller, input: { password: string }): Promise<void> {
+      await checkOwnPassword(caller, input.password, 'The password is wrong.');
+      if (!users.deleteOwnAccount(caller.id, caller.tokenId)) throw unauthorized('The API token was revoked while the request ran.');
+    },
+  };
+}
