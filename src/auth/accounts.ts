@@ -10,6 +10,8 @@ import { formatTimestamp } from '../lib/ids.js';
 import type { UserRow, UserStore } from '../users/store.js';
 import type { PasswordHasher } from './password.js';
 
+const WRONG_CREDENTIALS = 'The email or password is wrong.';
+
 export type Accounts = ReturnType<typeof createAccounts>;
 
 export interface AccountDeps {
@@ -48,13 +50,15 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
       rateLimits.checkSignInAllowed(input.email);
       const user = users.getUserByEmail(input.email);
       const matches = await passwords.verify(input.password, user?.passwordHash ?? (await decoy()));
-      if (!user || !matches) {
+      const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
+      // Written only if the hash just verified is still the user's: a password changed or an account
+      // deleted while it was computed makes this a wrong password or an unknown email.
+      const token = user && matches ? apiTokens.createSignInToken(user, { description: 'Created by sign-in', expiresAt }) : undefined;
+      if (!user || !token) {
         rateLimits.signInFailed(input.email);
-        throw unauthorized('The email or password is wrong.');
+        throw unauthorized(WRONG_CREDENTIALS);
       }
       rateLimits.signInSucceeded(input.email);
-      const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
-      const token = apiTokens.createApiToken(user.id, { description: 'Created by sign-in', expiresAt });
       return { user, token };
     },
 

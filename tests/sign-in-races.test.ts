@@ -1,0 +1,115 @@
+// Sign-in and the account under races and floods. Other requests run while a password hash is
+// computed; these tests hold hashes mid-way (the app's beforeHash hook) to make each race happen
+// every time, instead of hoping a sleep lands in the right place.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { errorOf, startService, type Reply } from './helpers.js';
+
+/** Holds chosen password hashes, right before scrypt runs, until released. */
+class HashGate {
+  /** Every password a hash was asked for, in order. */
+  readonly hashed: string[] = [];
+  private holds: { match: (password: string) => boolean; reached: () => void }[] = [];
+  private holdAll = false;
+  private released: Promise<void> = Promise.resolve();
+  private release_: () => void = () => {};
+  /** How many hashes are being held now. */
+  held = 0;
+
+  readonly beforeHash = async (password: string): Promise<void> => {
+    this.hashed.push(password);
+    const index = this.holds.findIndex((hold) => hold.match(password));
+    if (index === -1 && !this.holdAll) return;
+    if (index !== -1) this.holds.splice(index, 1)[0].reached();
+    this.held += 1;
+    await this.released;
+    this.held -= 1;
+  };
+
+  /** Holds the next hash of a password `match` accepts; resolves once it is held. */
+  holdNext(match: (password: string) => boolean): Promise<void> {
+    this.close();
+    return new Promise((reached) => this.holds.push({ match, reached }));
+  }
+
+  /** Holds every hash from now on until release(). */
+  holdEverything(): void {
+    this.close();
+    this.holdAll = true;
+  }
+
+  /** Lets every held hash run. */
+  release(): void {
+    this.holdAll = false;
+    this.release_();
+  }
+
+  private close(): void {
+    if (this.held > 0 || this.holds.length > 0 || this.holdAll) return;
+    this.released = new Promise((resolve) => (this.release_ = resolve));
+  }
+}
+
+/** Resolves when `check` is true, polling; rejects after `ms`. */
+async function eventually(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+const signInPath = '/api/v1/auth/sign-in';
+
+describe('sign-in racing changes to the account', () => {
+  const gate = new HashGate();
+  const servicePromise = startService({}, undefined, { beforeHash: gate.beforeHash });
+
+  test('a sign-in checked against the old password while the password changes gets 401 and no token', async () => {
+    const service = await servicePromise;
+    const { token, email, password, user } = await service.signUp();
+    const held = gate.holdNext((given) => given === password);
+    const signIn = service.request('POST', signInPath, { body: { email, password } });
+    await held;
+    const change = await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'a brand new password', currentPassword: password } });
+    assert.equal(change.status, 200, JSON.stringify(change.body));
+    gate.release();
+    const reply = await signIn;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+    assert.equal(errorOf(reply).code, 'unauthorized');
+    const tokens = service.db.prepare('SELECT count(*) FROM api_tokens WHERE user_id = ?').pluck().get(user.id);
+    assert.equal(tokens, 1, 'only the token that changed the password is left');
+    // The new password signs in as usual.
+    assert.equal((await service.request('POST', signInPath, { body: { email, password: 'a brand new password' } })).status, 200);
+  });
+
+  test('a sign-in checked while the account is deleted gets 401 like an unknown account, not 500', async () => {
+    const service = await servicePromise;
+    const { token, email, password } = await service.signUp();
+    const held = gate.holdNext((given) => given === password);
+    const signIn = service.request('POST', signInPath, { body: { email, password } });
+    await held;
+    const removal = await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } });
+    assert.equal(removal.status, 200, JSON.stringify(removal.body));
+    gate.release();
+    const reply = await signIn;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+    const unknown = await service.request('POST', signInPath, { body: { email, password } });
+    assert.deepEqual(errorOf(reply), errorOf(unknown), 'the same answer as an unknown email');
+  });
+
+  test('a name change checked while the account is deleted gets 401, not 500', async () => {
+    // The name-only PATCH awaits nothing, so it cannot interleave; a password change can.
+    const service = await servicePromise;
+    const { token, password } = await service.signUp();
+    const other = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data.token;
+    const held = gate.holdNext((given) => given === 'a changed password');
+    const change = service.request('PATCH', '/api/v1/auth/me', { token: other, body: { name: 'New', password: 'a changed password', currentPassword: password } });
+    await held;
+    assert.equal((await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } })).status, 200);
+    gate.release();
+    const reply: Reply = await change;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+  });
+});
+
