@@ -113,3 +113,64 @@ describe('sign-in racing changes to the account', () => {
   });
 });
 
+
+describe('the failed sign-in allowance of an email', () => {
+  const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 5, perTokenPerMinute: 6000 };
+
+  test('parallel wrong guesses: each holds its place while hashed, so only the allowance is checked', async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits }, undefined, { beforeHash: gate.beforeHash });
+    const { email } = await service.signUp();
+    gate.holdEverything();
+    const replies: Reply[] = [];
+    const guesses = Array.from({ length: 30 }, (_, i) =>
+      service.request('POST', signInPath, { body: { email, password: `guess number ${i}` } }).then((reply) => replies.push(reply)),
+    );
+    // The guesses beyond the allowance are answered while the others are still being hashed.
+    await eventually(() => replies.length >= 30 - limits.failedSignInsPer15Minutes, 2000).catch(() => {});
+    const answeredWhileHeld = replies.length;
+    gate.release();
+    await Promise.all(guesses);
+    const statuses = replies.map((reply) => reply.status);
+    assert.equal(statuses.filter((status) => status === 401).length, limits.failedSignInsPer15Minutes, String(statuses));
+    assert.equal(statuses.filter((status) => status === 429).length, 30 - limits.failedSignInsPer15Minutes, String(statuses));
+    assert.equal(answeredWhileHeld, 30 - limits.failedSignInsPer15Minutes, 'the refusals did not wait for the hashes');
+    assert.equal(gate.hashed.filter((password) => password.startsWith('guess')).length, limits.failedSignInsPer15Minutes);
+  });
+
+  test('a known email is not enough to lock its owner out: another address with the right password signs in', async () => {
+    const service = await startService({ rateLimit: limits, trustProxy: true });
+    const { email, password } = await service.signUp();
+    const from = (address: string, given: string) =>
+      service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
+    for (let i = 0; i < limits.failedSignInsPer15Minutes; i += 1) assert.equal((await from('198.51.100.1', `guess ${i}`)).status, 401);
+    // The guessing address waits, even with the right password: it cannot learn it is right.
+    assert.equal((await from('198.51.100.1', password)).status, 429);
+    assert.equal((await from('198.51.100.1', 'guess again')).status, 429);
+    // The owner, from an address that has not failed for this email, signs in.
+    assert.equal((await from('203.0.113.7', password)).status, 200);
+    assert.equal((await from('203.0.113.7', password)).status, 200, 'and again');
+    // The email stays locked for the guessing address: the owner's sign-in does not reset it.
+    assert.equal((await from('198.51.100.1', 'guess 99')).status, 429);
+    // Another address gets one check while the email is locked: once it fails, it waits too.
+    assert.equal((await from('192.0.2.55', 'wrong once')).status, 401);
+    assert.equal((await from('192.0.2.55', password)).status, 429);
+  });
+
+  test('while the email is locked, an address that has not failed gets one check at a time', async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    const from = (address: string, given: string) =>
+      service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
+    for (let i = 0; i < limits.failedSignInsPer15Minutes; i += 1) assert.equal((await from('198.51.100.1', `guess ${i}`)).status, 401);
+    gate.holdEverything();
+    const parallel = Array.from({ length: 10 }, (_, i) => from('192.0.2.10', i === 0 ? password : `parallel ${i}`));
+    const refused: number[] = [];
+    for (const reply of parallel) reply.then((r) => refused.push(r.status));
+    await eventually(() => refused.length >= 9, 2000).catch(() => {});
+    gate.release();
+    const statuses = (await Promise.all(parallel)).map((reply) => reply.status);
+    assert.equal(statuses.filter((status) => status === 429).length, 9, String(statuses));
+  });
+});

@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import type { Caller } from '../http/context.js';
 import { conflict, forbidden, unauthorized } from '../http/errors.js';
-import type { RateLimits } from '../http/rate-limit.js';
+import type { PasswordAttempt, RateLimits } from '../http/rate-limit.js';
 import type { ApiTokenRow, ApiTokenStore } from '../api-tokens/store.js';
 import { formatTimestamp } from '../lib/ids.js';
 import type { UserRow, UserStore } from '../users/store.js';
@@ -27,12 +27,29 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
   let decoyHash: Promise<string> | undefined;
   const decoy = () => (decoyHash ??= passwords.hash('decoy password, never matches', config.scrypt));
 
+  /** Whether `password` matches `stored`; the attempt is given back when the hash never ran (503). */
+  async function verify(attempt: PasswordAttempt, password: string, stored: () => Promise<string>): Promise<boolean> {
+    try {
+      return await passwords.verify(password, await stored());
+    } catch (error) {
+      attempt.cancelled();
+      throw error;
+    }
+  }
+
   /** Checks the caller's password; attempts count against the account's failed-sign-in allowance. */
-  async function checkOwnPassword(caller: Caller, password: string, wrong: string): Promise<UserRow> {
-    rateLimits.passwordAttempt(caller.email);
+  async function checkOwnPassword(caller: Caller, address: string, password: string, wrong: string): Promise<UserRow> {
+    const attempt = rateLimits.beginPasswordCheck(caller.email, address);
     const stored = users.getUserById(caller.id);
-    if (!stored) throw unauthorized('The account no longer exists.');
-    if (!(await passwords.verify(password, stored.passwordHash))) throw forbidden(wrong);
+    if (!stored) {
+      attempt.cancelled();
+      throw unauthorized('The account no longer exists.');
+    }
+    if (!(await verify(attempt, password, async () => stored.passwordHash))) {
+      attempt.failed();
+      throw forbidden(wrong);
+    }
+    attempt.succeeded();
     return stored;
   }
 
@@ -46,27 +63,27 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     },
 
     /** Checks the password and issues a sign-in token; 401 for a wrong password or unknown email. */
-    async signIn(input: { email: string; password: string }): Promise<{ user: UserRow; token: ApiTokenRow }> {
-      rateLimits.checkSignInAllowed(input.email);
+    async signIn(input: { email: string; password: string }, address: string): Promise<{ user: UserRow; token: ApiTokenRow }> {
+      const attempt = rateLimits.beginSignIn(input.email, address);
       const user = users.getUserByEmail(input.email);
-      const matches = await passwords.verify(input.password, user?.passwordHash ?? (await decoy()));
+      const matches = await verify(attempt, input.password, async () => user?.passwordHash ?? (await decoy()));
       const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
       // Written only if the hash just verified is still the user's: a password changed or an account
       // deleted while it was computed makes this a wrong password or an unknown email.
       const token = user && matches ? apiTokens.createSignInToken(user, { description: 'Created by sign-in', expiresAt }) : undefined;
       if (!user || !token) {
-        rateLimits.signInFailed(input.email);
+        attempt.failed();
         throw unauthorized(WRONG_CREDENTIALS);
       }
-      rateLimits.signInSucceeded(input.email);
+      attempt.succeeded();
       return { user, token };
     },
 
     /** Changes the caller's name and/or password (a new password needs the current one). */
-    async updateMe(caller: Caller, input: { name?: string; password?: string; currentPassword?: string }): Promise<UserRow> {
+    async updateMe(caller: Caller, address: string, input: { name?: string; password?: string; currentPassword?: string }): Promise<UserRow> {
       const changesPassword = input.password !== undefined;
       const stored = changesPassword
-        ? await checkOwnPassword(caller, input.currentPassword!, 'The current password is wrong.')
+        ? await checkOwnPassword(caller, address, input.currentPassword!, 'The current password is wrong.')
         : users.getUserById(caller.id);
       if (!stored) throw unauthorized('The account no longer exists.');
       const passwordHash = changesPassword ? await passwords.hash(input.password!, config.scrypt) : stored.passwordHash;
@@ -76,8 +93,8 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     },
 
     /** Deletes the caller's account and everything it owns, given the password. */
-    async deleteMe(caller: Caller, input: { password: string }): Promise<void> {
-      await checkOwnPassword(caller, input.password, 'The password is wrong.');
+    async deleteMe(caller: Caller, address: string, input: { password: string }): Promise<void> {
+      await checkOwnPassword(caller, address, input.password, 'The password is wrong.');
       if (!users.deleteOwnAccount(caller.id, caller.tokenId)) throw unauthorized('The API token was revoked while the request ran.');
     },
   };

@@ -19,7 +19,7 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
   });
 
   router.post('/auth/sign-in', rateLimits.authAttempts, async (ctx) => {
-    const { user, token } = await accounts.signIn(parseBody(ctx, SignInSchema));
+    const { user, token } = await accounts.signIn(parseBody(ctx, SignInSchema), ctx.ip);
     ok(ctx, { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) });
   });
 
@@ -28,11 +28,11 @@ export function authRoutes(router: Router<AppState>, { stores, config, rateLimit
   });
 
   router.patch('/auth/me', requireCaller, async (ctx) => {
-    ok(ctx, presentUser(await accounts.updateMe(callerOf(ctx), parseBody(ctx, UpdateMeSchema))));
+    ok(ctx, presentUser(await accounts.updateMe(callerOf(ctx), ctx.ip, parseBody(ctx, UpdateMeSchema))));
   });
 
   router.delete('/auth/me', requireCaller, async (ctx) => {
-    await accounts.deleteMe(callerOf(ctx), parseBody(ctx, DeleteMeSchema));
+    await accounts.deleteMe(callerOf(ctx), ctx.ip, parseBody(ctx, DeleteMeSchema));
     ok(ctx, null);
   });
 }

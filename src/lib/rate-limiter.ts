@@ -36,6 +36,16 @@ export class RateLimiter {
     return wait;
   }
 
+  /** Gives back one request taken from `key`'s bucket (one that turned out not to count). */
+  giveBack(key: string, nowMs = Date.now()): void {
+    if (this.buckets.has(key)) this.store(key, Math.min(this.options.capacity, this.current(key, nowMs) + 1), nowMs);
+  }
+
+  /** True when `key`'s bucket is full: nothing taken from it lately (or all refilled since). */
+  isFull(key: string, nowMs = Date.now()): boolean {
+    return this.current(key, nowMs) >= this.options.capacity;
+  }
+
   /** Forgets `key` (e.g. an email after a successful sign-in). */
   reset(key: string): void {
     this.buckets.delete(key);
