@@ -62,6 +62,13 @@ describe('loadConfig', () => {
     assert.match(errorFor({ SCRYPT_P: '1' }), /SCRYPT_P/);
   });
 
+  test('HASH_QUEUE_MAX: 20 by default, 0 allowed (no waiting at all), not a negative or fraction', () => {
+    assert.equal(loadConfig({}).hashQueueMax, 20);
+    assert.equal(loadConfig({ HASH_QUEUE_MAX: '0' }).hashQueueMax, 0);
+    assert.match(errorFor({ HASH_QUEUE_MAX: '-1' }), /HASH_QUEUE_MAX/);
+    assert.match(errorFor({ HASH_QUEUE_MAX: '2.5' }), /HASH_QUEUE_MAX/);
+  });
+
   test('every bad setting is named in one message', () => {
     const message = errorFor({ PORT: 'abc', SCRYPT_LOG_N: '10', BODY_LIMIT_BYTES: 'lots', LOG_REQUESTS: 'maybe' });
     for (const name of ['PORT', 'SCRYPT_LOG_N', 'BODY_LIMIT_BYTES', 'LOG_REQUESTS']) {

@@ -74,6 +74,7 @@ export async function startService(
     databasePath: join(dir, 'test.db'),
     scrypt: TEST_SCRYPT,
     hashConcurrency: 2,
+    hashQueueMax: 20,
     bodyLimitBytes: 1024 * 1024,
     signInTokenTtlMs: 30 * 24 * 60 * 60 * 1000,
     logRequests: false,

@@ -59,6 +59,11 @@ async function eventually(check: () => boolean, ms = 3000): Promise<void> {
   }
 }
 
+/** `promise`, or a rejection after `ms` (so a request that waits where it should not fails fast). */
+function within<T>(promise: Promise<T>, ms = 2000): Promise<T> {
+  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
+}
+
 const signInPath = '/api/v1/auth/sign-in';
 
 describe('sign-in racing changes to the account', () => {
@@ -172,5 +177,47 @@ describe('the failed sign-in allowance of an email', () => {
     gate.release();
     const statuses = (await Promise.all(parallel)).map((reply) => reply.status);
     assert.equal(statuses.filter((status) => status === 429).length, 9, String(statuses));
+  });
+});
+
+describe('the password-hash queue', () => {
+  test('beyond HASH_QUEUE_MAX waiting hashes, sign-in and sign-up answer 503 with Retry-After at once', async () => {
+    const gate = new HashGate();
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 2 }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    gate.holdEverything();
+    // One hash runs (held), two wait: the other three requests are refused without waiting.
+    const replies: Reply[] = [];
+    const flood = [
+      ...Array.from({ length: 5 }, (_, i) => service.request('POST', signInPath, { body: { email, password: `flood ${i}` } })),
+      service.request('POST', '/api/v1/auth/sign-up', { body: { name: 'Late', email: 'late@example.com', password: 'a good password' } }),
+    ];
+    for (const reply of flood) reply.then((r) => replies.push(r));
+    await eventually(() => replies.length >= 3, 2000).catch(() => {});
+    const refusedWhileHeld = replies.filter((reply) => reply.status === 503);
+    assert.equal(refusedWhileHeld.length, 3, `answered while the hashes were held: ${replies.map((reply) => reply.status)}`);
+    for (const reply of refusedWhileHeld) {
+      assert.equal(errorOf(reply).code, 'unavailable');
+      assert.match(reply.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    }
+    gate.release();
+    const statuses = (await Promise.all(flood)).map((reply) => reply.status).sort();
+    assert.equal(statuses.filter((status) => status === 503).length, 3, String(statuses));
+    // Once the queue drains, sign-in works again.
+    assert.equal((await service.request('POST', signInPath, { body: { email, password } })).status, 200);
+  });
+
+  test('a 503 does not count as a failed sign-in', async () => {
+    const gate = new HashGate();
+    const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 2, perTokenPerMinute: 6000 };
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 0, rateLimit: limits }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    gate.holdEverything();
+    const held = service.request('POST', signInPath, { body: { email: 'someone.else@example.com', password: 'whatever it is' } });
+    await eventually(() => gate.held === 1);
+    for (let i = 0; i < 5; i += 1) assert.equal((await within(service.request('POST', signInPath, { body: { email, password } }))).status, 503);
+    gate.release();
+    await held;
+    assert.equal((await service.request('POST', signInPath, { body: { email, password } })).status, 200);
   });
 });

@@ -25,7 +25,12 @@ export interface AccountDeps {
 export function createAccounts({ users, apiTokens, passwords, rateLimits, config }: AccountDeps) {
   // Verified against when the email is unknown, so both failures of sign-in take the same time.
   let decoyHash: Promise<string> | undefined;
-  const decoy = () => (decoyHash ??= passwords.hash('decoy password, never matches', config.scrypt));
+  // A decoy refused by a full hash queue is made again next time, not remembered as a failure.
+  const decoy = () =>
+    (decoyHash ??= passwords.hash('decoy password, never matches', config.scrypt).catch((error: unknown) => {
+      decoyHash = undefined;
+      throw error;
+    }));
 
   /** Whether `password` matches `stored`; the attempt is given back when the hash never ran (503). */
   async function verify(attempt: PasswordAttempt, password: string, stored: () => Promise<string>): Promise<boolean> {

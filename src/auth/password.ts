@@ -5,6 +5,7 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { ScryptCost } from '../config.js';
 import { Semaphore } from '../lib/semaphore.js';
+import { unavailable } from '../http/errors.js';
 
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
@@ -12,6 +13,12 @@ const KEY_BYTES = 32;
 export interface PasswordHasherOptions {
   /** Hashes computed at once (HASH_CONCURRENCY); the rest wait their turn. */
   concurrency: number;
+  /**
+   * Hashes that may wait for a slot (HASH_QUEUE_MAX); beyond them a request is refused at once with
+   * 503 and Retry-After, so a flood of sign-ins cannot make a real one wait for minutes. Unbounded
+   * when left out (the admin scripts).
+   */
+  queueMax?: number;
   /**
    * Awaited once a hash holds its slot, right before scrypt runs. Tests use it to hold a hash mid-way
    * and drive a race deterministically; the service never sets it.
@@ -26,6 +33,8 @@ export interface PasswordHasherOptions {
  */
 export class PasswordHasher {
   private readonly slots: Semaphore;
+  /** A running average of how long one hash takes, for Retry-After. */
+  private averageMs = 200;
 
   constructor(private readonly options: PasswordHasherOptions) {
     this.slots = new Semaphore(options.concurrency);
@@ -47,9 +56,19 @@ export class PasswordHasher {
   }
 
   private scrypt(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
+    const { queueMax, concurrency } = this.options;
+    const waiting = this.slots.waitingCount;
+    if (queueMax !== undefined && !this.slots.hasFreeSlot && waiting >= queueMax) {
+      // When the hashes ahead would be done, at the pace measured lately.
+      const retryAfter = Math.max(1, Math.ceil((((waiting + 1) / concurrency) * this.averageMs) / 1000));
+      return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', retryAfter));
+    }
     return this.slots.run(async () => {
       await this.options.beforeHash?.(password);
-      return scryptAsync(password, salt, cost);
+      const started = performance.now();
+      const key = await scryptAsync(password, salt, cost);
+      this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - started);
+      return key;
     });
   }
 }

@@ -59,4 +59,8 @@ export const unknownReference = (path: string, what: string) =>
 export const rateLimited = (retryAfterSeconds: number, what: string) =>
   new ApiError(429, 'rate_limited', `Too many ${what}; retry after ${retryAfterSeconds} s.`, undefined, retryAfterSeconds);
 
+/** 503 with Retry-After: the service cannot take this request now (it is not the client's fault). */
+export const unavailable = (message: string, retryAfterSeconds?: number) =>
+  new ApiError(503, 'unavailable', message, undefined, retryAfterSeconds);
+
 export const internal = () => new ApiError(500, 'internal', 'Internal server error.');

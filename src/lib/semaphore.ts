@@ -12,6 +12,16 @@ export class Semaphore {
     this.next();
   }
 
+  /** How many tasks wait for a slot (0 while a slot is free). */
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  /** True when a task given now would start at once. */
+  get hasFreeSlot(): boolean {
+    return this.running < this.limit;
+  }
+
   /** Runs `task` when a slot is free. */
   async run<T>(task: () => Promise<T>): Promise<T> {
     await new Promise<void>((resolve) => {
