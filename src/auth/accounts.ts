@@ -45,7 +45,7 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
   /** Checks the caller's password; attempts count against the account's failed-sign-in allowance. */
   async function checkOwnPassword(caller: Caller, address: string, password: string, wrong: string): Promise<UserRow> {
     const attempt = rateLimits.beginPasswordCheck(caller.email, address);
-    const stored = users.getUserById(caller.id);
+    const stored = users.get(caller.id);
     if (!stored) {
       attempt.cancelled();
       throw unauthorized('The account no longer exists.');
@@ -63,19 +63,19 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     async signUp(input: { name: string; email: string; password: string }): Promise<UserRow> {
       const passwordHash = await passwords.hash(input.password, config.scrypt);
       // Checked after the (awaited) hash, right before the insert: nothing can run in between.
-      if (users.getUserByEmail(input.email)) throw conflict('An account with this email already exists.');
-      return users.createUser({ email: input.email, name: input.name, passwordHash });
+      if (users.getByEmail(input.email)) throw conflict('An account with this email already exists.');
+      return users.create({ email: input.email, name: input.name, passwordHash });
     },
 
     /** Checks the password and issues a sign-in token; 401 for a wrong password or unknown email. */
     async signIn(input: { email: string; password: string }, address: string): Promise<{ user: UserRow; token: ApiTokenRow }> {
       const attempt = rateLimits.beginSignIn(input.email, address);
-      const user = users.getUserByEmail(input.email);
+      const user = users.getByEmail(input.email);
       const matches = await verify(attempt, input.password, async () => user?.passwordHash ?? (await decoy()));
       const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
       // Written only if the hash just verified is still the user's: a password changed or an account
       // deleted while it was computed makes this a wrong password or an unknown email.
-      const token = user && matches ? apiTokens.createSignInToken(user, { description: 'Created by sign-in', expiresAt }) : undefined;
+      const token = user && matches ? apiTokens.createForSignIn(user, { description: 'Created by sign-in', expiresAt }) : undefined;
       if (!user || !token) {
         attempt.failed();
         throw unauthorized(WRONG_CREDENTIALS);
@@ -89,7 +89,7 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
       const changesPassword = input.password !== undefined;
       const stored = changesPassword
         ? await checkOwnPassword(caller, address, input.currentPassword!, 'The current password is wrong.')
-        : users.getUserById(caller.id);
+        : users.get(caller.id);
       if (!stored) throw unauthorized('The account no longer exists.');
       const passwordHash = changesPassword ? await passwords.hash(input.password!, config.scrypt) : stored.passwordHash;
       const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: input.name ?? stored.name, passwordHash }, changesPassword);

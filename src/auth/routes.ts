@@ -1,38 +1,99 @@
 // Sign-up, sign-in and the caller's own account (`/auth/*`); what they do is in accounts.ts.
-import type Router from '@koa/router';
-import type { AppState } from '../http/context.js';
-import type { Deps } from '../deps.js';
-import { callerOf } from '../http/auth.js';
-import { created, ok } from '../http/respond.js';
-import { parseBody } from '../http/validate.js';
+import * as v from 'valibot';
+import type { Config } from '../config.js';
+import type { RateLimits } from '../http/rate-limit.js';
+import { defineRoute, type Route } from '../http/route.js';
 import { presentSignedUpUser, presentUser } from '../users/present.js';
+import { UserSchema } from '../users/schema.js';
+import type { UserStore } from '../users/store.js';
 import { presentApiToken } from '../api-tokens/present.js';
+import type { ApiTokenStore } from '../api-tokens/store.js';
 import { createAccounts } from './accounts.js';
-import { DeleteMeSchema, SignInSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
+import type { PasswordHasher } from './password.js';
+import { DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
 
-export function authRoutes(router: Router<AppState>, { stores, config, rateLimits, passwords, requireCaller }: Deps): void {
-  const accounts = createAccounts({ users: stores.users, apiTokens: stores.apiTokens, passwords, rateLimits, config });
+interface AuthDeps {
+  users: UserStore;
+  apiTokens: ApiTokenStore;
+  config: Config;
+  rateLimits: RateLimits;
+  passwords: PasswordHasher;
+}
 
-  router.post('/auth/sign-up', rateLimits.authAttempts, async (ctx) => {
-    const user = await accounts.signUp(parseBody(ctx, SignUpSchema));
-    created(ctx, { user: presentSignedUpUser(user) });
-  });
+export function authRoutes({ users, apiTokens, config, rateLimits, passwords }: AuthDeps): Route[] {
+  const accounts = createAccounts({ users, apiTokens, passwords, rateLimits, config });
+  const tag = 'Auth';
 
-  router.post('/auth/sign-in', rateLimits.authAttempts, async (ctx) => {
-    const { user, token } = await accounts.signIn(parseBody(ctx, SignInSchema), ctx.ip);
-    ok(ctx, { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) });
-  });
-
-  router.get('/auth/me', requireCaller, (ctx) => {
-    ok(ctx, presentUser(callerOf(ctx)));
-  });
-
-  router.patch('/auth/me', requireCaller, async (ctx) => {
-    ok(ctx, presentUser(await accounts.updateMe(callerOf(ctx), ctx.ip, parseBody(ctx, UpdateMeSchema))));
-  });
-
-  router.delete('/auth/me', requireCaller, async (ctx) => {
-    await accounts.deleteMe(callerOf(ctx), ctx.ip, parseBody(ctx, DeleteMeSchema));
-    ok(ctx, null);
-  });
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/auth/sign-up',
+      operationId: 'signUp',
+      summary: 'Sign up',
+      description: 'Creates an account. It answers no token: sign in for one.',
+      tag,
+      auth: false,
+      before: [rateLimits.authAttempts],
+      body: SignUpSchema,
+      success: { status: 201, description: 'The new user, with the password hash and null related records.', data: SignUpResultSchema },
+      errors: [409, 429, 503],
+      handler: async ({ body }) => ({ user: presentSignedUpUser(await accounts.signUp(body)) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/auth/sign-in',
+      operationId: 'signIn',
+      summary: 'Sign in',
+      description: 'Creates an API token (shown in GET /api-tokens, revocable) and answers its secret as `token`.',
+      tag,
+      auth: false,
+      before: [rateLimits.authAttempts],
+      body: SignInSchema,
+      success: { status: 200, description: 'The user, the bearer secret and its API token record.', data: SignInResultSchema },
+      errors: [401, 429, 503],
+      handler: async ({ ctx, body }) => {
+        const { user, token } = await accounts.signIn(body, ctx.ip);
+        return { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/auth/me',
+      operationId: 'getMe',
+      summary: 'Get the caller',
+      tag,
+      auth: true,
+      success: { status: 200, description: 'The caller (no password hash).', data: UserSchema },
+      handler: ({ caller }) => presentUser(caller),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/auth/me',
+      operationId: 'updateMe',
+      summary: "Update the caller's name or password",
+      description: "A password change needs `currentPassword` and revokes the caller's other tokens.",
+      tag,
+      auth: true,
+      body: UpdateMeSchema,
+      success: { status: 200, description: 'The updated user.', data: UserSchema },
+      errors: [403, 429, 503],
+      handler: async ({ ctx, caller, body }) => presentUser(await accounts.updateMe(caller, ctx.ip, body)),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/auth/me',
+      operationId: 'deleteMe',
+      summary: "Delete the caller's account",
+      description: 'Deletes the account and everything it owns; needs the password.',
+      tag,
+      auth: true,
+      body: DeleteMeSchema,
+      success: { status: 200, description: 'Deleted: data is null.', data: v.null() },
+      errors: [403, 429, 503],
+      handler: async ({ ctx, caller, body }) => {
+        await accounts.deleteMe(caller, ctx.ip, body);
+        return null;
+      },
+    }),
+  ];
 }
