@@ -4,7 +4,7 @@
 import type { Config } from '../config.js';
 import type { Caller } from '../http/context.js';
 import { conflict, forbidden, unauthorized } from '../http/errors.js';
-import type { PasswordAttempt, RateLimits } from '../http/rate-limit.js';
+import type { RateLimits } from '../http/rate-limit.js';
 import type { ApiTokenRow, ApiTokenStore } from '../api-tokens/store.js';
 import { formatTimestamp } from '../lib/ids.js';
 import type { UserRow, UserStore } from '../users/store.js';
@@ -32,30 +32,21 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
       throw error;
     }));
 
-  /** Whether `password` matches `stored`; the attempt is given back when the hash never ran (503). */
-  async function verify(attempt: PasswordAttempt, password: string, stored: () => Promise<string>): Promise<boolean> {
-    try {
-      return await passwords.verify(password, await stored());
-    } catch (error) {
-      attempt.cancelled();
-      throw error;
-    }
-  }
-
   /** Checks the caller's password; attempts count against the account's failed-sign-in allowance. */
   async function checkOwnPassword(caller: Caller, address: string, password: string, wrong: string): Promise<UserRow> {
     const attempt = rateLimits.beginPasswordCheck(caller.email, address);
-    const stored = users.get(caller.id);
-    if (!stored) {
-      attempt.cancelled();
-      throw unauthorized('The account no longer exists.');
+    try {
+      const stored = users.get(caller.id);
+      if (!stored) throw unauthorized('The account no longer exists.');
+      if (!(await passwords.verify(password, stored.passwordHash))) {
+        attempt.failed();
+        throw forbidden(wrong);
+      }
+      attempt.succeeded();
+      return stored;
+    } finally {
+      attempt.cancelled(); // a no-op once settled: gives the place back when no check was made (503)
     }
-    if (!(await verify(attempt, password, async () => stored.passwordHash))) {
-      attempt.failed();
-      throw forbidden(wrong);
-    }
-    attempt.succeeded();
-    return stored;
   }
 
   return {
@@ -70,18 +61,22 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     /** Checks the password and issues a sign-in token; 401 for a wrong password or unknown email. */
     async signIn(input: { email: string; password: string }, address: string): Promise<{ user: UserRow; token: ApiTokenRow }> {
       const attempt = rateLimits.beginSignIn(input.email, address);
-      const user = users.getByEmail(input.email);
-      const matches = await verify(attempt, input.password, async () => user?.passwordHash ?? (await decoy()));
-      const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
-      // Written only if the hash just verified is still the user's: a password changed or an account
-      // deleted while it was computed makes this a wrong password or an unknown email.
-      const token = user && matches ? apiTokens.createForSignIn(user, { description: 'Created by sign-in', expiresAt }) : undefined;
-      if (!user || !token) {
-        attempt.failed();
-        throw unauthorized(WRONG_CREDENTIALS);
+      try {
+        const user = users.getByEmail(input.email);
+        const matches = await passwords.verify(input.password, user?.passwordHash ?? (await decoy()));
+        const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
+        // Written only if the hash just verified is still the user's: a password changed or an account
+        // deleted while it was computed makes this a wrong password or an unknown email.
+        const token = user && matches ? apiTokens.createForSignIn(user, { description: 'Created by sign-in', expiresAt }) : undefined;
+        if (!user || !token) {
+          attempt.failed();
+          throw unauthorized(WRONG_CREDENTIALS);
+        }
+        attempt.succeeded();
+        return { user, token };
+      } finally {
+        attempt.cancelled(); // a no-op once settled: gives the place back when no check was made (503)
       }
-      attempt.succeeded();
-      return { user, token };
     },
 
     /** Changes the caller's name and/or password (a new password needs the current one). */

@@ -16,7 +16,7 @@ export interface PasswordAttempt {
   succeeded(): void;
   /** The password was wrong: the attempt stays counted. */
   failed(): void;
-  /** The password was never checked (the hash queue was full): the attempt is given back. */
+  /** The password was never checked (the hash queue was full): the attempt is given back. A no-op once settled. */
   cancelled(): void;
 }
 
@@ -45,42 +45,53 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
     return { authAttempts: pass, beginSignIn: () => settled, beginPasswordCheck: () => settled, checkToken() {} };
   }
   const byAddress = new RateLimiter({ capacity: config.authPerMinute, windowMs: MINUTE });
-  // Failed password checks per email, whoever makes them; and per email and client address, which
-  // tells an address that has guessed wrong for this email from one that has not.
+  // Failed password checks per email, whoever makes them.
   const failuresByEmail = new RateLimiter({ capacity: config.failedSignInsPer15Minutes, windowMs: 15 * MINUTE });
-  const failuresByEmailAndAddress = new RateLimiter({ capacity: config.failedSignInsPer15Minutes, windowMs: 15 * MINUTE });
+  // Per email and client address: one mark, taken by a failure and back after 15 minutes. It tells
+  // an address that has guessed wrong for this email lately from one that has not.
+  const failedFromAddress = new RateLimiter({ capacity: 1, windowMs: 15 * MINUTE });
+  // Checks being hashed, per email and address (an entry only while one is): they have not failed
+  // yet, but may, so they make an address count as one that has.
+  const inFlight = new Map<string, number>();
 
   /**
    * Takes the attempt's place before the hash. While the email's allowance lasts, any address may
-   * try. Once it is used up, only an address that has not failed for this email lately may, one
-   * check at a time: so a known email is not enough to lock its owner out, and an attacker gains at
-   * most one more guess per fresh address.
+   * try. Once it is used up, only an address that has not failed for this email in the last 15
+   * minutes and has no check of it under way may, one check at a time: so a known email is not enough to lock its owner out, and a
+   * guesser gains at most one more guess per fresh address per 15 minutes.
    */
   function begin(email: string, address: string, what: string, refundOnSuccess: boolean): PasswordAttempt {
     const pair = `${email}\n${address}`;
     const emailWait = failuresByEmail.take(email);
-    if (emailWait > 0 && !failuresByEmailAndAddress.isFull(pair)) throw rateLimited(emailWait, what);
     const tookEmail = emailWait === 0;
-    const tookPair = failuresByEmailAndAddress.take(pair) === 0;
-    const giveBack = () => {
-      if (tookEmail) failuresByEmail.giveBack(email);
-      if (tookPair) failuresByEmailAndAddress.giveBack(pair);
-    };
+    // While the email is locked, the address's mark is taken now, so its parallel checks wait.
+    const tookMark = !tookEmail && !inFlight.has(pair) && failedFromAddress.take(pair) === 0;
+    if (!tookEmail && !tookMark) throw rateLimited(emailWait, what);
+    inFlight.set(pair, (inFlight.get(pair) ?? 0) + 1);
     let open = true;
     const settle = (action: () => void) => () => {
-      if (open) action();
+      if (!open) return;
       open = false;
+      const left = inFlight.get(pair)! - 1;
+      if (left > 0) inFlight.set(pair, left);
+      else inFlight.delete(pair);
+      action();
     };
     return {
       succeeded: settle(() => {
         if (!refundOnSuccess) return;
-        // This address knows the password: its failures are forgotten. The email's failures from
-        // elsewhere stay, so its owner signing in does not give a guesser a fresh allowance.
+        // This address knows the password: its mark comes back. The email's failures from elsewhere
+        // stay, so its owner signing in does not give a guesser a fresh allowance.
         if (tookEmail) failuresByEmail.giveBack(email);
-        failuresByEmailAndAddress.reset(pair);
+        failedFromAddress.reset(pair);
       }),
-      failed: settle(() => {}),
-      cancelled: settle(giveBack),
+      failed: settle(() => {
+        if (!tookMark) failedFromAddress.take(pair);
+      }),
+      cancelled: settle(() => {
+        if (tookEmail) failuresByEmail.giveBack(email);
+        if (tookMark) failedFromAddress.giveBack(pair);
+      }),
     };
   }
 

@@ -41,11 +41,6 @@ export class RateLimiter {
     if (this.buckets.has(key)) this.store(key, Math.min(this.options.capacity, this.current(key, nowMs) + 1), nowMs);
   }
 
-  /** True when `key`'s bucket is full: nothing taken from it lately (or all refilled since). */
-  isFull(key: string, nowMs = Date.now()): boolean {
-    return this.current(key, nowMs) >= this.options.capacity;
-  }
-
   /** Forgets `key` (e.g. an email after a successful sign-in). */
   reset(key: string): void {
     this.buckets.delete(key);
