@@ -64,7 +64,7 @@ export const SplitterSchema = v.pipe(
     ['chunk_overlap'],
   ),
 );
-export type Splitter = v.InferOutput<typeof SplitterSchema>;
+export type { Splitter } from '../ingest/splitters.js';
 
 const fields = {
   name: NameSchema,
