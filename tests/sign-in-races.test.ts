@@ -220,4 +220,30 @@ describe('the password-hash queue', () => {
     await held;
     assert.equal((await service.request('POST', signInPath, { body: { email, password } })).status, 200);
   });
+
+  test('during a flood of wrong guesses, a sign-in from an address that has not failed goes ahead of them', async () => {
+    const gate = new HashGate();
+    const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 1000, perTokenPerMinute: 6000 };
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 5, rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    const from = (address: string, given: string) =>
+      service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
+    // The flooding addresses have each guessed wrong once.
+    for (let i = 0; i < 4; i += 1) assert.equal((await from(`198.51.100.${i}`, 'wrong')).status, 401);
+    gate.holdEverything();
+    const start = gate.hashed.length;
+    const replies: Reply[] = [];
+    const flood = Array.from({ length: 8 }, (_, i) => from(`198.51.100.${i % 4}`, `flood ${i}`));
+    for (const reply of flood) reply.then((r) => replies.push(r));
+    // One guess runs (held), five wait: the queue is full for them, so two are refused.
+    await eventually(() => replies.length >= 2);
+    assert.deepEqual(replies.map((reply) => reply.status), [503, 503]);
+    const real = from('203.0.113.9', password);
+    await eventually(() => gate.hashed.length === start + 1);
+    gate.release();
+    const reply = await real;
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    await Promise.all(flood);
+    assert.equal(gate.hashed[start + 1], password, `the real sign-in was hashed right after the running guess: ${gate.hashed.slice(start)}`);
+  });
 });

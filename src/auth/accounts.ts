@@ -38,7 +38,7 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     try {
       const stored = users.get(caller.id);
       if (!stored) throw unauthorized('The account no longer exists.');
-      if (!(await passwords.verify(password, stored.passwordHash))) {
+      if (!(await passwords.verify(password, stored.passwordHash, rateLimits.failedLately(address)))) {
         attempt.failed();
         throw forbidden(wrong);
       }
@@ -63,7 +63,9 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
       const attempt = rateLimits.beginSignIn(input.email, address);
       try {
         const user = users.getByEmail(input.email);
-        const matches = await passwords.verify(input.password, user?.passwordHash ?? (await decoy()));
+        const stored = user?.passwordHash ?? (await decoy());
+        // An address that guessed wrong lately waits behind everyone else.
+        const matches = await passwords.verify(input.password, stored, rateLimits.failedLately(address));
         const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
         // Written only if the hash just verified is still the user's: a password changed or an account
         // deleted while it was computed makes this a wrong password or an unknown email.

@@ -14,9 +14,9 @@ export interface PasswordHasherOptions {
   /** Hashes computed at once (HASH_CONCURRENCY); the rest wait their turn. */
   concurrency: number;
   /**
-   * Hashes that may wait for a slot (HASH_QUEUE_MAX); beyond them a request is refused at once with
-   * 503 and Retry-After, so a flood of sign-ins cannot make a real one wait for minutes. Unbounded
-   * when left out (the admin scripts).
+   * Hashes that may wait for a slot (HASH_QUEUE_MAX), in each of the two lines (see `behind`);
+   * beyond them a request is refused at once with 503 and Retry-After, so a flood of sign-ins cannot
+   * make a real one wait for minutes. Unbounded when left out (the admin scripts).
    */
   queueMax?: number;
   /**
@@ -47,20 +47,24 @@ export class PasswordHasher {
     return `$scrypt$ln=${cost.logN},r=${cost.r},p=${cost.p}$${salt.toString('base64')}$${key.toString('base64')}`;
   }
 
-  /** True when `password` matches `stored`; compares in constant time. */
-  async verify(password: string, stored: string): Promise<boolean> {
+  /**
+   * True when `password` matches `stored`; compares in constant time. With `behind` (a client
+   * address that has failed a password check lately), it waits in a second line, served only when
+   * nobody else waits: a flood of wrong guesses cannot keep a real sign-in out.
+   */
+  async verify(password: string, stored: string, behind = false): Promise<boolean> {
     const parsed = parseHash(stored);
     if (!parsed) return false;
-    const key = await this.scrypt(password, parsed.salt, parsed.cost);
+    const key = await this.scrypt(password, parsed.salt, parsed.cost, behind);
     return key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
   }
 
-  private scrypt(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
+  private scrypt(password: string, salt: Buffer, cost: ScryptCost, behind = false): Promise<Buffer> {
     const { queueMax, concurrency } = this.options;
-    const waiting = this.slots.waitingCount;
-    if (queueMax !== undefined && !this.slots.hasFreeSlot && waiting >= queueMax) {
+    if (queueMax !== undefined && !this.slots.hasFreeSlot && this.slots.waitingCount(behind) >= queueMax) {
       // When the hashes ahead would be done, at the pace measured lately.
-      const retryAfter = Math.max(1, Math.ceil((((waiting + 1) / concurrency) * this.averageMs) / 1000));
+      const ahead = this.slots.waitingCount() + (behind ? this.slots.waitingCount(true) : 0);
+      const retryAfter = Math.max(1, Math.ceil((((ahead + 1) / concurrency) * this.averageMs) / 1000));
       return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', retryAfter));
     }
     return this.slots.run(async () => {
@@ -69,7 +73,7 @@ export class PasswordHasher {
       const key = await scryptAsync(password, salt, cost);
       this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - started);
       return key;
-    });
+    }, behind);
   }
 }
 

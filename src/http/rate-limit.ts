@@ -33,6 +33,8 @@ export interface RateLimits {
    * counts, right or wrong, so a token can neither guess the password nor flood hashing.
    */
   beginPasswordCheck(email: string, address: string): PasswordAttempt;
+  /** True when a password check from `address` failed in the last 15 minutes (its hashes wait behind). */
+  failedLately(address: string): boolean;
   /** Throws 429 when the token has made too many requests. */
   checkToken(tokenId: string): void;
 }
@@ -42,7 +44,7 @@ const settled: PasswordAttempt = { succeeded() {}, failed() {}, cancelled() {} }
 export function createRateLimits(config: RateLimitConfig): RateLimits {
   if (!config.enabled) {
     const pass: AppMiddleware = (_ctx, next) => next();
-    return { authAttempts: pass, beginSignIn: () => settled, beginPasswordCheck: () => settled, checkToken() {} };
+    return { authAttempts: pass, beginSignIn: () => settled, beginPasswordCheck: () => settled, failedLately: () => false, checkToken() {} };
   }
   const byAddress = new RateLimiter({ capacity: config.authPerMinute, windowMs: MINUTE });
   // Failed password checks per email, whoever makes them.
@@ -53,6 +55,8 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
   // Checks being hashed, per email and address (an entry only while one is): they have not failed
   // yet, but may, so they make an address count as one that has.
   const inFlight = new Map<string, number>();
+  // Per client address, whatever the email: a failed check marks it for 15 minutes.
+  const failedAddresses = new RateLimiter({ capacity: 1, windowMs: 15 * MINUTE });
 
   /**
    * Takes the attempt's place before the hash. While the email's allowance lasts, any address may
@@ -87,6 +91,7 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
       }),
       failed: settle(() => {
         if (!tookMark) failedFromAddress.take(pair);
+        failedAddresses.take(address);
       }),
       cancelled: settle(() => {
         if (tookEmail) failuresByEmail.giveBack(email);
@@ -105,6 +110,7 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
     },
     beginSignIn: (email, address) => begin(email, address, 'failed sign-ins for this email', true),
     beginPasswordCheck: (email, address) => begin(email, address, 'password attempts for this account', false),
+    failedLately: (address) => failedAddresses.retryAfterSeconds(address) > 0,
     checkToken(tokenId) {
       const wait = byToken.take(tokenId);
       if (wait > 0) throw rateLimited(wait, 'requests with this API token');

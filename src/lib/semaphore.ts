@@ -1,8 +1,10 @@
-// A counting semaphore: at most `limit` tasks run at once; the rest wait their turn in order.
+// A counting semaphore: at most `limit` tasks run at once; the rest wait their turn in order, those
+// given with `behind: true` after every other waiting task.
 
 export class Semaphore {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
+  private readonly waitingBehind: (() => void)[] = [];
 
   constructor(private limit: number) {}
 
@@ -12,9 +14,9 @@ export class Semaphore {
     this.next();
   }
 
-  /** How many tasks wait for a slot (0 while a slot is free). */
-  get waitingCount(): number {
-    return this.waiting.length;
+  /** How many tasks wait for a slot in one line (0 while a slot is free). */
+  waitingCount(behind = false): number {
+    return (behind ? this.waitingBehind : this.waiting).length;
   }
 
   /** True when a task given now would start at once. */
@@ -22,10 +24,10 @@ export class Semaphore {
     return this.running < this.limit;
   }
 
-  /** Runs `task` when a slot is free. */
-  async run<T>(task: () => Promise<T>): Promise<T> {
+  /** Runs `task` when a slot is free; with `behind`, only once no other task waits. */
+  async run<T>(task: () => Promise<T>, behind = false): Promise<T> {
     await new Promise<void>((resolve) => {
-      this.waiting.push(resolve);
+      (behind ? this.waitingBehind : this.waiting).push(resolve);
       this.next();
     });
     try {
@@ -37,9 +39,11 @@ export class Semaphore {
   }
 
   private next(): void {
-    while (this.running < this.limit && this.waiting.length > 0) {
+    while (this.running < this.limit) {
+      const start = this.waiting.shift() ?? this.waitingBehind.shift();
+      if (start === undefined) return;
       this.running += 1;
-      this.waiting.shift()!();
+      start();
     }
   }
 }
