@@ -72,7 +72,7 @@ export function loadServiceConfig(): Config {
  */
 export function openServiceStores(config: Config): { db: Db; stores: Stores } {
   process.umask(0o077);
-  const db = openDatabase(config.databasePath);
+  const db = openDatabase(config.databasePath, { litestream: config.litestream });
   const key = config.secretKey ?? loadOrCreateKeyFile(`${config.databasePath}.key`);
   return { db, stores: createStores(db, createSealer(key)) };
 }

@@ -33,6 +33,8 @@ export interface Config {
   trustProxy: boolean;
   /** Origins allowed to call the API from a browser; empty: CORS off. */
   corsOrigins: string[];
+  /** Litestream replicates the database and owns checkpointing (no WAL truncation at shutdown). */
+  litestream: boolean;
   rateLimit: RateLimitConfig;
   /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
   secretKey?: Buffer;
@@ -94,6 +96,7 @@ const EnvSchema = v.object({
   INGEST_MAX_BYTES: v.optional(integerSetting(1024, 1024 * 1024 * 1024), String(20 * 1024 * 1024)),
   INGEST_TIMEOUT_MS: v.optional(integerSetting(1000, 600_000), '30000'),
   INGEST_ALLOW_PRIVATE_NETWORKS: v.optional(onOff, 'off'),
+  LITESTREAM: v.optional(onOff, 'off'),
   SECRET_KEY: v.optional(
     v.pipe(
       v.string(),
@@ -140,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     trustProxy: settings.TRUST_PROXY === 'on',
     corsOrigins: settings.CORS_ORIGINS,
+    litestream: settings.LITESTREAM === 'on',
     rateLimit: {
       enabled: settings.RATE_LIMIT === 'on',
       authPerMinute: settings.RATE_LIMIT_AUTH_PER_MINUTE,

@@ -21,7 +21,7 @@ function main(): void {
   const config = loadConfigOrExit();
   // Everything this process creates (database, WAL, key file) is readable by its owner only.
   process.umask(0o077);
-  const db = openDatabase(config.databasePath);
+  const db = openDatabase(config.databasePath, { litestream: config.litestream });
   const secretKey = config.secretKey ?? loadOrCreateKeyFile(`${config.databasePath}.key`);
   const app = createApp({ db, config, secretKey, log });
   const server = createHttpServer(app, config);

@@ -77,6 +77,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     shutdownTimeoutMs: 1_000,
     trustProxy: false,
     corsOrigins: [],
+    litestream: false,
     rateLimit: { enabled: false, authPerMinute: 30, failedSignInsPer15Minutes: 10, perTokenPerMinute: 6000 },
     // Off unless a test ingests: documents then stay `pending`, so responses do not change under a test.
     ingestion: { enabled: false, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true },
