@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { serviceNodeArgs } from '../scripts/service-command.js';
+import { productionNodeArgs, serviceNodeArgs } from '../scripts/service-command.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -59,21 +59,49 @@ export interface ServiceProcess extends SpawnedService {
 // tests. A process 'exit' handler is not enough: the live child's pipes keep the file from exiting.)
 const running = new Set<ChildProcess>();
 after(() => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) {
+    // A detached child leads its own process group: end the whole group (a wrapper's service too).
+    if (!groupLeaders.has(child) || child.pid === undefined) child.kill('SIGKILL');
+    else {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
+  }
 });
+const groupLeaders = new WeakSet<ChildProcess>();
+
+/** What runs the service: by default `npm start`'s command (TypeScript through tsx). */
+export interface ServiceCommand {
+  file: string;
+  args: string[];
+  cwd?: string;
+  detached?: boolean;
+}
+
+/** `npm start`: node with its flags, TypeScript through tsx. */
+export const developmentCommand = (): ServiceCommand => ({ file: process.execPath, args: serviceNodeArgs() });
+
+/** `npm run start:prod`: the compiled dist/ (built by `npm run build`, which `npm test` runs first). */
+export const productionCommand = (): ServiceCommand => ({ file: process.execPath, args: productionNodeArgs() });
 
 /**
- * Spawns the real service (as `npm start` does) with `env` on top of a clean environment
+ * Spawns the real service (as `npm start` does, or as `command` says) with `env` on top of a clean environment
  * (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says otherwise), without
  * waiting for it: for a test that expects it to refuse to start. Most tests want `startServiceProcess`.
  */
-export function spawnServiceProcess(env: Record<string, string>): SpawnedService {
-  const child = spawn(process.execPath, serviceNodeArgs(), {
-    cwd: root,
+export function spawnServiceProcess(env: Record<string, string>, command: ServiceCommand = developmentCommand()): SpawnedService {
+  const child = spawn(command.file, command.args, {
+    cwd: command.cwd ?? root,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    // In a process group of its own, so a test can SIGKILL the whole group (a wrapper and the service).
+    detached: command.detached ?? false,
   });
   running.add(child);
+  if (command.detached) groupLeaders.add(child);
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
       running.delete(child);
@@ -134,7 +162,11 @@ export function spawnServiceProcess(env: Record<string, string>): SpawnedService
 }
 
 /** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
-  const service = spawnServiceProcess(env);
+export async function startServiceProcess(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  command: ServiceCommand = developmentCommand(),
+): Promise<ServiceProcess> {
+  const service = spawnServiceProcess(env, command);
   return { ...service, url: await service.listening(timeoutMs) };
 }
