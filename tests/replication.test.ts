@@ -1,0 +1,187 @@
+// Replication with Litestream: the service runs the way the container runs it with LITESTREAM=on
+// (scripts/docker-entrypoint.sh: `litestream replicate -exec "node ... dist/main.js"`, the repository's
+// litestream.yml, a file replica in a temporary directory). Records written over HTTP reach the
+// replica; after a SIGKILL and the loss of the database with its -wal and -shm (the key file kept),
+// `litestream restore` brings every record back. The binary comes from the npm package
+// @flydotio/litestream; the tests skip, saying why, only when it cannot run on this machine.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
+import { closeDatabase, openDatabase } from '../src/db.js';
+import { createSealer, parseSecretKey } from '../src/lib/secrets.js';
+import { productionNodeArgs } from '../scripts/service-command.js';
+import { root, runCommand, startServiceProcess, type ServiceProcess } from './run-script.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ams-replication-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const binary = join(root, 'node_modules', '@flydotio', `litestream-${process.platform}-${process.arch}`, 'litestream');
+const version = existsSync(binary) ? spawnSync(binary, ['version'], { encoding: 'utf8' }) : undefined;
+const skip =
+  version === undefined
+    ? `no Litestream binary for ${process.platform}-${process.arch} in node_modules/@flydotio (npm ci installs it on linux and darwin, x64 and arm64)`
+    : version.status !== 0
+      ? `the Litestream binary does not run here: ${version.error?.message ?? version.stderr}`
+      : false;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function call(url: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = {};
+  if (token !== undefined) headers.Autorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('closing the database', () => {
+  // Another connection stays open (as Litestream's does), so SQLite's own checkpoint at the last
+  // close does not hide what closeDatabase did.
+  function walAfterClose(litestream: boolean): number {
+    const path = join(dir, `close-${litestream}.db`);
+    const db = openDatabase(path, { litestream });
+    const other = new Database(path);
+    other.prepare('SELECT count(*) FROM sqlite_master').get(); // connections open the files lazily
+    try {
+      db.exec('CREATE TABLE scratch (x); INSERT INTO scratch VALUES (1)');
+      assert.ok(statSync(`${path}-wal`).size > 0, 'the write is in the WAL');
+      closeDatabase(db);
+      return statSync(`${path}-wal`).size;
+    } finally {
+      other.close();
+    }
+  }
+
+  test('without Litestream, the WAL is folded back and truncated', () => {
+    assert.equal(walAfterClose(false), 0);
+  });
+
+  test('with Litestream (LITESTREAM=on), the WAL is left to Litestream', () => {
+    assert.ok(walAfterClose(true) > 0);
+  });
+});
+
+describe('Litestream replication (litestream replicate -exec, file replica)', { skip }, () => {
+  const databasePath = join(dir, 'data', 'service.db');
+  const replicaPath = join(dir, 'replica');
+  const env = {
+    DATABASE_PATH: databasePath,
+    LITESTREAM: 'on',
+    LITESTREAM_CONFIG: join(root, 'litestream.yml'),
+    LITESTREAM_REPLICA_PATH: replicaPath,
+    // The entry point finds `litestream` and `node` on the PATH, as in the container.
+    PATH: [dirname(binary), dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
+  };
+  const entrypoint = join(root, 'scripts', 'docker-entrypoint.sh');
+  /** The container's start: its entry point with the CMD, in a process group of its own. */
+  const start = (): Promise<ServiceProcess> =>
+    startServiceProcess(env, 30_000, { file: entrypoint, args: ['node', ...productionNodeArgs()], detached: true });
+  const litestream = (...args: string[]) => runCommand(binary, args, env);
+
+  const email = 'replicated@example.com';
+  const password = 'correct horse battery';
+  const agents = new Map<string, string>();
+  let toolId = '';
+
+  test('records written over HTTP reach the file replica', async () => {
+    const service = await start();
+    assert.match(service.stdoutText() + service.stderrText(), /replicating to/, 'the service runs under litestream replicate');
+
+    const up = await call(service.url, 'POST', '/auth/sign-up', undefined, { name: 'Replicated', email, password });
+    assert.equal(up.status, 201, JSON.stringify(up.body));
+    const signIn = await call(service.url, 'POST', '/auth/sign-in', undefined, { email, password });
+    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    const token = signIn.body.data.token as string;
+    const tool = await call(service.url, 'POST', '/tools', token, { name: 'sealed', type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'replicated-secret' } });
+    assert.equal(tool.status, 201, JSON.stringify(tool.body));
+    toolId = tool.body.data.id;
+    for (let i = 0; i < 30; i++) {
+      const agent = await call(service.url, 'POST', '/agents', token, { name: `agent ${i}`, type: 'REACT', llm: { model: 'm', provider: 'p', api_key: `k${i}` } });
+      assert.equal(agent.status, 201, JSON.stringify(agent.body));
+      agents.set(agent.body.data.id, agent.body.data.name);
+    }
+    const last = [...agents.keys()].at(-1)!;
+
+    // Caught up: a restore of the replica into a scratch file has the last acknowledged record.
+    // Litestream ships the WAL every second (sync-interval in litestream.yml).
+    let caughtUp = false;
+    for (let attempt = 0; attempt < 30 && !caughtUp; attempt++) {
+      await sleep(500);
+      const probe = join(dir, `probe-${attempt}.db`);
+      const restored = await litestream('restore', '-config', env.LITESTREAM_CONFIG, '-o', probe, databasePath);
+      if (restored.code !== 0 || !existsSync(probe)) continue;
+      const db = new Database(probe, { readonly: true });
+      caughtUp = db.prepare('SELECT 1 FROM agents WHERE id = ?').get(last) !== undefined;
+      db.close();
+    }
+    assert.ok(caughtUp, 'the replica has the last record within 15 s');
+
+    // The machine dies: litestream and the service with it, no chance to shut down.
+    process.kill(-service.child.pid!, 'SIGKILL');
+    await service.exited;
+  });
+
+  test('after SIGKILL and the loss of the database, litestream restore brings every record back', async () => {
+    assert.ok(agents.size > 0, 'the first test wrote records');
+    // Lose the database, its WAL and shared memory and Litestream's own state beside them; the key
+    // file is kept (Litestream does not replicate it).
+    for (const file of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, join(dirname(databasePath), '.service.db-litestream')]) {
+      rmSync(file, { recursive: true, force: true });
+    }
+    assert.ok(existsSync(`${databasePath}.key`));
+
+    const restored = await litestream('restore', '-config', env.LITESTREAM_CONFIG, databasePath);
+    assert.equal(restored.code, 0, restored.stderr);
+    assert.ok(existsSync(databasePath), 'litestream restore wrote the database');
+
+    const service = await start();
+    const signIn = await call(service.url, 'POST', '/auth/sign-in', undefined, { email, password });
+    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    const token = signIn.body.data.token as string;
+    for (const [id, name] of agents) {
+      const agent = await call(service.url, 'GET', `/agents/${id}`, token);
+      assert.equal(agent.status, 200, `agent ${id}: ${JSON.stringify(agent.body)}`);
+      assert.equal(agent.body.data.name, name);
+    }
+    const list = await call(service.url, 'GET', '/agents?limit=100', token);
+    assert.equal(list.body.data.length, agents.size);
+
+    // Under Litestream the service leaves the WAL alone at shutdown: no wait on Litestream's read
+    // lock (the 5 s busy timeout), and the service still exits 0 when Litestream forwards SIGTERM.
+    const began = Date.now();
+    process.kill(service.child.pid!, 'SIGTERM');
+    assert.equal(await service.exited, 0, service.stderrText());
+    assert.ok(Date.now() - began < 4_000, `stopped in ${Date.now() - began} ms`);
+
+    // The sealed tool metadata is readable with the kept key file.
+    const db = new Database(databasePath, { readonly: true });
+    const sealed = db.prepare('SELECT metadata FROM tools WHERE id = ?').pluck().get(toolId) as string;
+    db.close();
+    const sealer = createSealer(parseSecretKey(readFileSync(`${databasePath}.key`, 'utf8'))!);
+    assert.match(sealer.open(sealed), /replicated-secret/);
+  });
+
+  test('the entry point restores a missing database by itself, but not without its key file', async () => {
+    assert.ok(agents.size > 0, 'the first test wrote records');
+    const key = readFileSync(`${databasePath}.key`, 'utf8');
+    for (const file of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, `${databasePath}.key`]) rmSync(file, { force: true });
+
+    const refused = await runCommand(entrypoint, ['node', ...productionNodeArgs()], env);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /key file .* is missing/);
+    assert.ok(!existsSync(databasePath), 'the restored database is removed again');
+
+    writeFileSync(`${databasePath}.key`, key, { mode: 0o600 });
+    const service = await start();
+    const signIn = await call(service.url, 'POST', '/auth/sign-in', undefined, { email, password });
+    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    const list = await call(service.url, 'GET', '/agents?limit=100', signIn.body.data.token);
+    assert.deepEqual(new Set(list.body.data.map((agent: { id: string }) => agent.id)), new Set(agents.keys()));
+    process.kill(service.child.pid!, 'SIGTERM');
+    assert.equal(await service.exited, 0);
+  });
+});
