@@ -31,9 +31,11 @@ COPY migrations ./migrations
 COPY tsconfig.json ./
 COPY src ./src
 COPY scripts ./scripts
-# Litestream comes as a binary inside the npm package @flydotio/litestream (one per platform).
-RUN ln -s "/app/node_modules/@flydotio/litestream-linux-$(node -p process.arch)/litestream" /usr/local/bin/litestream \
- && litestream version
+# Litestream (LITESTREAM=on) is the binary inside the npm package @flydotio/litestream-linux-x64,
+# an optional dependency: the registry has no other Linux build of it, so an arm64 image has none.
+RUN bin="/app/node_modules/@flydotio/litestream-linux-$(node -p process.arch)/litestream"; \
+    if [ -x "$bin" ]; then ln -s "$bin" /usr/local/bin/litestream && litestream version; \
+    else echo "no Litestream binary for linux-$(node -p process.arch): LITESTREAM=on is not available in this image"; fi
 # The volume holds the database, its -wal/-shm files and the secret key file (service.db.key).
 RUN mkdir -p /app/data && chown node:node /app/data && chmod 700 /app/data
 USER node

@@ -3,7 +3,8 @@
 // litestream.yml, a file replica in a temporary directory). Records written over HTTP reach the
 // replica; after a SIGKILL and the loss of the database with its -wal and -shm (the key file kept),
 // `litestream restore` brings every record back. The binary comes from the npm package
-// @flydotio/litestream; the tests skip, saying why, only when it cannot run on this machine.
+// @flydotio/litestream-linux-x64 (the platform package of @flydotio/litestream); these tests skip,
+// saying why, only when it is missing or cannot run on this machine.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -24,7 +25,7 @@ const binary = join(root, 'node_modules', '@flydotio', `litestream-${process.pla
 const version = existsSync(binary) ? spawnSync(binary, ['version'], { encoding: 'utf8' }) : undefined;
 const skip =
   version === undefined
-    ? `no Litestream binary for ${process.platform}-${process.arch} in node_modules/@flydotio (npm ci installs it on linux and darwin, x64 and arm64)`
+    ? `no Litestream binary for ${process.platform}-${process.arch} in node_modules/@flydotio (the optional dependency @flydotio/litestream-linux-x64 exists for linux x64 only)`
     : version.status !== 0
       ? `the Litestream binary does not run here: ${version.error?.message ?? version.stderr}`
       : false;
