@@ -11,6 +11,8 @@ last=''
 for arg in "$@"; do last=$arg; done
 
 if [ "${LITESTREAM:-off}" = on ] && [ "${1:-}" = node ] && [ "$last" = dist/main.js ]; then
+  # The replica holds everything the database does (tokens included): owner-only, like the database.
+  umask 077
   config=${LITESTREAM_CONFIG:-/app/litestream.yml}
   db=${DATABASE_PATH:?DATABASE_PATH must be set}
   if [ ! -e "$db" ]; then

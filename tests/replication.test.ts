@@ -8,7 +8,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -120,6 +120,13 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
       db.close();
     }
     assert.ok(caughtUp, 'the replica has the last record within 15 s');
+    // The replica holds what the database holds: owner-only, like the database.
+    const entries = readdirSync(replicaPath, { recursive: true, withFileTypes: true });
+    assert.ok(entries.some((entry) => entry.isFile()));
+    for (const entry of entries) {
+      const path = join(entry.parentPath, entry.name);
+      assert.equal(statSync(path).mode & 0o077, 0, `${path} is owner-only`);
+    }
 
     // The machine dies: litestream and the service with it, no chance to shut down.
     process.kill(-service.child.pid!, 'SIGKILL');
