@@ -51,7 +51,7 @@ export interface RateLimitConfig {
   perTokenPerMinute: number;
 }
 
-/** OWASP's minimum for scrypt without 128 MiB per hash (decisions.md): production never goes below. */
+/** OWASP's minimum for scrypt without 128 MiB per hash: production never goes below. */
 export const MIN_SCRYPT: ScryptCost = { logN: 15, r: 8, p: 3 };
 
 const integerSetting = (min: number, max: number) =>

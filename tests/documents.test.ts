@@ -300,6 +300,33 @@ describe('PATCH /documents/{documentId}', () => {
     assert.equal(storedAuthorization(document.id), null);
   });
 
+  test('credentials follow the url only on its origin: another origin without authorization drops them', async () => {
+    const { token } = await service.signUp();
+    const document = await createDocument(token, { url: 'https://files.example.com/a.pdf', authorization: { bearer: SECRET } });
+    assert.equal(document.hasAuthorization, true);
+    const stored = storedAuthorization(document.id);
+
+    const samePlace = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://files.example.com/b.pdf' } });
+    assert.equal(samePlace.status, 200);
+    assert.equal(samePlace.body.data.hasAuthorization, true);
+    assert.equal(storedAuthorization(document.id), stored, 'the same origin keeps the credentials');
+
+    const elsewhere = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://attacker.example.net/c.pdf' } });
+    assert.equal(elsewhere.status, 200);
+    assert.equal(elsewhere.body.data.hasAuthorization, false);
+    assert.equal(storedAuthorization(document.id), null, 'another origin drops them');
+
+    // A port or scheme change is another origin too; sending authorization again keeps the new one.
+    const moved = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { url: 'http://attacker.example.net:8080/d.pdf', authorization: { bearer: 'given again' } },
+    });
+    assert.equal(moved.body.data.hasAuthorization, true);
+    const port = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'http://attacker.example.net:8081/d.pdf' } });
+    assert.equal(port.body.data.hasAuthorization, false);
+    assert.equal((await request('GET', `/api/v1/documents/${document.id}`, { token })).body.data.hasAuthorization, false);
+  });
+
   test('an unknown id is 404', async () => {
     const { token } = await service.signUp();
     assertNotFound(await request('PATCH', `/api/v1/documents/${randomUUID()}`, { token, body: { name: 'x' } }), 'unknown id');

@@ -3,14 +3,16 @@ import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
-import type { DocumentInput, Splitter } from './schema.js';
+import { validationFailed } from '../http/errors.js';
+import { sameOrigin } from '../lib/urls.js';
+import type { DocumentChange, DocumentInput, DocumentType, Splitter } from './schema.js';
 import type { IndexSummary, IngestStatus } from './ingestion-store.js';
 
 export interface DocumentRow {
   id: string;
   userId: string;
   name: string;
-  type: string;
+  type: DocumentType;
   url: string;
   fromPage: number;
   toPage: number | null;
@@ -21,17 +23,21 @@ export interface DocumentRow {
   status: IngestStatus;
   error: string | null;
   index: IndexSummary | null;
+  /** Whether credentials are stored (they are never read back out). */
+  hasAuthorization: boolean;
 }
 
 export const DOCUMENT_COLUMNS = `id, user_id AS userId, name, type, url, from_page AS fromPage, to_page AS toPage,
-  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt, status, error, index_summary AS "index"`;
+  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt, status, error, index_summary AS "index",
+  authorization IS NOT NULL AS hasAuthorization`;
 
 /** SQL for the document `alias` as one JSON object shaped like DocumentRow (for nesting in other rows). */
 export const documentJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'url', ${alias}.url, 'fromPage', ${alias}.from_page, 'toPage', ${alias}.to_page, 'splitter', json(${alias}.splitter),
     'metadata', json(${alias}.metadata), 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at,
-    'status', ${alias}.status, 'error', ${alias}.error, 'index', json(${alias}.index_summary))`;
+    'status', ${alias}.status, 'error', ${alias}.error, 'index', json(${alias}.index_summary),
+    'hasAuthorization', json(iif(${alias}.authorization IS NULL, 'false', 'true')))`;
 
 /** Reads a document built by documentJsonSql (its JSON columns arrive already parsed). */
 export const documentFromJson = (raw: Record<string, unknown>): DocumentRow => raw as unknown as DocumentRow;
@@ -43,7 +49,27 @@ export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
     splitter: raw.splitter === null ? null : JSON.parse(raw.splitter as string),
     metadata: JSON.parse(raw.metadata as string),
     index: raw.index === null ? null : JSON.parse(raw.index as string),
+    hasAuthorization: raw.hasAuthorization === 1,
   };
+}
+
+/** The page range is inclusive and may not run backwards. */
+function checkPageRange(input: { from_page: number; to_page: number | null }): void {
+  if (input.to_page !== null && input.to_page < input.from_page) {
+    throw validationFailed([{ path: 'to_page', message: `must be at least from_page (${input.from_page})` }]);
+  }
+}
+
+/** True when a change alters what ingestion reads (source, credentials, pages or splitting). */
+function changesContent(stored: DocumentRow, next: DocumentInput, authorizationGiven: boolean): boolean {
+  return (
+    authorizationGiven ||
+    next.type !== stored.type ||
+    next.url !== stored.url ||
+    next.from_page !== stored.fromPage ||
+    next.to_page !== stored.toPage ||
+    JSON.stringify(next.splitter) !== JSON.stringify(stored.splitter)
+  );
 }
 
 export type DocumentStore = ReturnType<typeof createDocumentStore>;
@@ -69,13 +95,15 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
   return {
-    getDocument: table.get,
-    seqOfDocument: table.seqOf,
-    listDocuments: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
-    deleteDocument: table.delete,
+    delete: table.delete,
 
-    createDocument(userId: string, input: DocumentInput): DocumentRow {
+    /** Stores a new document, `pending` until ingested. */
+    create(userId: string, input: DocumentInput): DocumentRow {
+      checkPageRange(input);
       const now = timestamp();
       const row: DocumentRow = {
         id: newId(),
@@ -92,21 +120,35 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         status: 'pending',
         error: null,
         index: null,
+        hasAuthorization: input.authorization !== null,
       };
       insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, sealed(input.authorization), json(row.splitter), json(row.metadata), now, now);
       return row;
     },
 
     /**
-     * Writes `next` (the stored document with the change applied). `authorization` undefined keeps
-     * the stored credentials; null clears them. `reingest` puts the document back to pending.
+     * Applies `change` to the stored document and checks the result, in one transaction. A change
+     * of what ingestion reads puts the document back to `pending`. `authorization` absent keeps the
+     * stored credentials while the URL stays on the same origin and drops them when it moves to
+     * another (they were given for that server only); null clears them.
      */
-    updateDocument(
-      userId: string,
-      id: string,
-      next: Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null },
-      reingest: boolean,
-    ): DocumentRow | undefined {
+    update: db.transaction((userId: string, id: string, change: DocumentChange): DocumentRow | undefined => {
+      const stored = table.get(userId, id);
+      if (!stored) return undefined;
+      const next: DocumentInput = {
+        name: change.name ?? stored.name,
+        type: change.type ?? stored.type,
+        url: change.url ?? stored.url,
+        from_page: change.from_page ?? stored.fromPage,
+        to_page: change.to_page === undefined ? stored.toPage : change.to_page,
+        splitter: change.splitter === undefined ? stored.splitter : change.splitter,
+        metadata: change.metadata ?? stored.metadata,
+        authorization: change.authorization ?? null,
+      };
+      checkPageRange(next);
+      const authorizationGiven = change.authorization !== undefined;
+      const dropAuthorization = !authorizationGiven && !sameOrigin(stored.url, next.url);
+      const reingest = changesContent(stored, next, authorizationGiven);
       const raw = update.get({
         name: next.name,
         type: next.type,
@@ -115,14 +157,14 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         toPage: next.to_page,
         splitter: json(next.splitter),
         metadata: json(next.metadata),
-        replaceAuthorization: next.authorization === undefined ? 0 : 1,
-        authorization: sealed(next.authorization ?? null),
+        replaceAuthorization: authorizationGiven || dropAuthorization ? 1 : 0,
+        authorization: sealed(next.authorization),
         reingest: reingest ? 1 : 0,
         now: timestamp(),
         id,
         userId,
       });
-      return raw === undefined ? undefined : documentFromRow(raw as Record<string, unknown>);
-    },
+      return documentFromRow(raw as Record<string, unknown>);
+    }),
   };
 }

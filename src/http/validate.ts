@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import { validationFailed, type FieldIssue } from './errors.js';
 import type { PageRequest } from '../lib/paging.js';
 
-type AnySchema = v.GenericSchema<unknown, unknown>;
+export type AnySchema = v.GenericSchema<unknown, unknown>;
 
 /** Parses `input` with `schema`, or throws a 422 naming each bad field (its first problem only). */
 export function parse<S extends AnySchema>(schema: S, input: unknown, prefix = ''): v.InferOutput<S> {
@@ -28,11 +28,6 @@ export function parseBody<S extends AnySchema>(ctx: Context, schema: S): v.Infer
   return parse(schema, body);
 }
 
-/** A path parameter that names a record: any id that is not the caller's is then a 404. */
-export function parseId(ctx: Context, name = 'id'): string {
-  return parse(IdSchema, (ctx as Context & { params: Record<string, string> }).params[name], name);
-}
-
 // ---- Shared schemas -------------------------------------------------------------------------------
 
 /** An opaque record id as clients send it, in a path or a body. */
@@ -50,6 +45,26 @@ export const NameSchema = v.pipe(
   v.minLength(1, 'must not be empty'),
   v.maxLength(200, 'must be at most 200 characters'),
 );
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    // Credentials belong in a sealed field (never returned), not in the URL (returned as is).
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}
+
+/** An absolute http(s) URL without credentials; `credentials` says where those go instead. */
+export function httpUrlSchema(credentials: string) {
+  return v.pipe(
+    v.string('must be a string'),
+    v.trim(),
+    v.maxLength(2048, 'must be at most 2048 characters'),
+    v.check(isHttpUrl, `must be an absolute http(s) URL without credentials (${credentials})`),
+  );
+}
 
 /** Free text such as a token description (trimmed, at most 1000 characters). */
 export const DescriptionSchema = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1000, 'must be at most 1000 characters'));
@@ -105,11 +120,10 @@ export function limitSchema(max: number, fallback: number) {
 export const ListQuerySchema = v.object({ limit: limitSchema(1000, 100), after: v.optional(IdSchema) });
 
 /**
- * Reads `limit` and `after` from the query. `seqOf` finds the caller's row named by `after`;
- * an `after` that is not one of the caller's rows is a 422.
+ * The page a list query asks for. `seqOf` finds the caller's row named by `after`; an `after` that
+ * is not one of the caller's rows is a 422.
  */
-export function parsePageRequest(ctx: Context, seqOf: (id: string) => number | undefined): PageRequest {
-  const query = parse(ListQuerySchema, ctx.query);
+export function pageRequest(query: { limit: number; after?: string }, seqOf: (id: string) => number | undefined): PageRequest {
   if (query.after === undefined) return { limit: query.limit, afterSeq: 0 };
   const afterSeq = seqOf(query.after);
   if (afterSeq === undefined) throw validationFailed([{ path: 'after', message: 'No record with this id in this list.' }]);
