@@ -3,7 +3,6 @@
 import * as v from 'valibot';
 import { resolve } from 'node:path';
 import { parseSecretKey } from './lib/secrets.js';
-import type { IngestionConfig } from './documents/ingestion.js';
 
 /** The scrypt cost of new password hashes (cost = 2^logN). */
 export interface ScryptCost {
@@ -39,6 +38,16 @@ export interface Config {
   /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
   secretKey?: Buffer;
   ingestion: IngestionConfig;
+}
+
+export interface IngestionConfig {
+  /** Off: documents stay pending (a sandbox without network, or tests that do not ingest). */
+  enabled: boolean;
+  concurrency: number;
+  maxBytes: number;
+  timeoutMs: number;
+  /** Allow URLs on loopback/private/link-local addresses (off by default: SSRF). */
+  allowPrivateNetworks: boolean;
 }
 
 export interface RateLimitConfig {

@@ -3,6 +3,7 @@ import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
+import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { validationFailed } from '../http/errors.js';
 import { sameOrigin } from '../lib/urls.js';
 import type { DocumentChange, DocumentInput, DocumentType, Splitter } from './schema.js';
@@ -91,13 +92,22 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
             updated_at = @now
       WHERE id = @id AND user_id = @userId RETURNING ${DOCUMENT_COLUMNS}`,
   );
+  const selectPage = db.prepare(
+    `SELECT ${DOCUMENT_COLUMNS} FROM documents
+      WHERE user_id = @userId AND seq > @afterSeq AND (@status IS NULL OR status = @status) AND (@type IS NULL OR type = @type)
+      ORDER BY seq LIMIT @limit`,
+  );
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
   return {
     get: table.get,
     seqOf: table.seqOf,
-    list: table.list,
+    /** One page of the user's documents, optionally only those with a status and/or a type. */
+    list(userId: string, page: PageRequest, filter: { status?: string; type?: string } = {}): Page<DocumentRow> {
+      const raws = selectPage.all({ userId, afterSeq: page.afterSeq, limit: page.limit + 1, status: filter.status ?? null, type: filter.type ?? null });
+      return toPage((raws as Record<string, unknown>[]).map(documentFromRow), page.limit);
+    },
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
     delete: table.delete,
 
