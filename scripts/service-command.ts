@@ -10,9 +10,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
 function nodeArgsOf(script: 'start' | 'start:prod', entry: string): string[] {
   const { scripts } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  const [command, ...args] = (scripts[script] ?? '').trim().split(/\s+/);
-  if (command !== 'node' || args.at(-1) !== entry) {
-    throw new Error(`package.json "${script}" must be "node [flags] ${entry}", not: ${scripts[script]}`);
+  // `exec`: the shell npm runs the script in becomes node, so the SIGTERM npm passes on reaches the
+  // service (a shell would die of it and leave node running).
+  const [exec, command, ...args] = (scripts[script] ?? '').trim().split(/\s+/);
+  if (exec !== 'exec' || command !== 'node' || args.at(-1) !== entry) {
+    throw new Error(`package.json "${script}" must be "exec node [flags] ${entry}", not: ${scripts[script]}`);
   }
   return args;
 }

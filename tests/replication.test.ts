@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { closeDatabase, openDatabase } from '../src/db.js';
 import { createSealer, parseSecretKey } from '../src/lib/secrets.js';
 import { productionNodeArgs } from '../scripts/service-command.js';
-import { root, runCommand, startServiceProcess, type ServiceProcess } from './run-script.js';
+import { makeInstallDir, root, runCommand, startServiceProcess, type ServiceProcess } from './run-script.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-replication-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,15 +29,6 @@ const skip =
     : version.status !== 0
       ? `the Litestream binary does not run here: ${version.error?.message ?? version.stderr}`
       : false;
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(url: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = {};
-  if (token !== undefined) headers.Autorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: response.status, body: await response.json() };
-}
 
 describe('closing the database', () => {
   // Another connection stays open (as Litestream's does), so SQLite's own checkpoint at the last
@@ -67,21 +58,23 @@ describe('closing the database', () => {
 });
 
 describe('Litestream replication (litestream replicate -exec, file replica)', { skip }, () => {
-  const databasePath = join(dir, 'data', 'service.db');
+  // Like the container's /app: dist/, litestream.yml, scripts/docker-entrypoint.sh, ... (no src/).
+  const install = skip ? dir : makeInstallDir();
+  const databasePath = join(install, 'data', 'service.db');
   const replicaPath = join(dir, 'replica');
   const env = {
     DATABASE_PATH: databasePath,
     LITESTREAM: 'on',
-    LITESTREAM_CONFIG: join(root, 'litestream.yml'),
+    LITESTREAM_CONFIG: join(install, 'litestream.yml'),
     LITESTREAM_REPLICA_PATH: replicaPath,
     // The entry point finds `litestream` and `node` on the PATH, as in the container.
     PATH: [dirname(binary), dirname(process.execPath), process.env.PATH ?? ''].join(delimiter),
   };
-  const entrypoint = join(root, 'scripts', 'docker-entrypoint.sh');
+  const entrypoint = join(install, 'scripts', 'docker-entrypoint.sh');
+  const cmd = ['node', ...productionNodeArgs()];
   /** The container's start: its entry point with the CMD, in a process group of its own. */
-  const start = (): Promise<ServiceProcess> =>
-    startServiceProcess(env, 30_000, { file: entrypoint, args: ['node', ...productionNodeArgs()], detached: true });
-  const litestream = (...args: string[]) => runCommand(binary, args, env);
+  const start = (): Promise<ServiceProcess> => startServiceProcess(env, 30_000, install, { file: entrypoint, args: cmd, detached: true });
+  const litestream = (...args: string[]) => runCommand(binary, args, env, undefined, install);
 
   const email = 'replicated@example.com';
   const password = 'correct horse battery';
@@ -92,18 +85,14 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     const service = await start();
     assert.match(service.stdoutText() + service.stderrText(), /replicating to/, 'the service runs under litestream replicate');
 
-    const up = await call(service.url, 'POST', '/auth/sign-up', undefined, { name: 'Replicated', email, password });
-    assert.equal(up.status, 201, JSON.stringify(up.body));
-    const signIn = await call(service.url, 'POST', '/auth/sign-in', undefined, { email, password });
-    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
-    const token = signIn.body.data.token as string;
-    const tool = await call(service.url, 'POST', '/tools', token, { name: 'sealed', type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'replicated-secret' } });
-    assert.equal(tool.status, 201, JSON.stringify(tool.body));
-    toolId = tool.body.data.id;
+    const up = await service.request('POST', '/api/v1/auth/sign-up', { body: { name: 'Replicated', email, password } });
+    assert.equal(up.status, 201, up.text);
+    const token = await service.signIn(email, password);
+    const tool = await service.createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'replicated-secret' } });
+    toolId = tool.id;
     for (let i = 0; i < 30; i++) {
-      const agent = await call(service.url, 'POST', '/agents', token, { name: `agent ${i}`, type: 'REACT', llm: { model: 'm', provider: 'p', api_key: `k${i}` } });
-      assert.equal(agent.status, 201, JSON.stringify(agent.body));
-      agents.set(agent.body.data.id, agent.body.data.name);
+      const agent = await service.createAgent(token, { name: `agent ${i}` });
+      agents.set(agent.id, agent.name);
     }
     const last = [...agents.keys()].at(-1)!;
 
@@ -147,16 +136,13 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     assert.ok(existsSync(databasePath), 'litestream restore wrote the database');
 
     const service = await start();
-    const signIn = await call(service.url, 'POST', '/auth/sign-in', undefined, { email, password });
-    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
-    const token = signIn.body.data.token as string;
+    const token = await service.signIn(email, password);
     for (const [id, name] of agents) {
-      const agent = await call(service.url, 'GET', `/agents/${id}`, token);
-      assert.equal(agent.status, 200, `agent ${id}: ${JSON.stringify(agent.body)}`);
+      const agent = await service.request('GET', `/api/v1/agents/${id}`, { token });
+      assert.equal(agent.status, 200, `agent ${id}: ${agent.text}`);
       assert.equal(agent.body.data.name, name);
     }
-    const list = await call(service.url, 'GET', '/agents?limit=100', token);
-    assert.equal(list.body.data.length, agents.size);
+    assert.equal((await service.listAll(token, '/agents')).length, agents.size);
 
     // Under Litestream the service leaves the WAL alone at shutdown: no wait on Litestream's read
     // lock (the 5 s busy timeout), and the service still exits 0 when Litestream forwards SIGTERM.
@@ -178,17 +164,15 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     const key = readFileSync(`${databasePath}.key`, 'utf8');
     for (const file of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, `${databasePath}.key`]) rmSync(file, { force: true });
 
-    const refused = await runCommand(entrypoint, ['node', ...productionNodeArgs()], env);
+    const refused = await runCommand(entrypoint, cmd, env, undefined, install);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /key file .* is missing/);
     assert.ok(!existsSync(databasePath), 'the restored database is removed again');
 
     writeFileSync(`${databasePath}.key`, key, { mode: 0o600 });
     const service = await start();
-    const signIn = await call(service.url, 'POST', '/auth/sign-in', undefined, { email, password });
-    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
-    const list = await call(service.url, 'GET', '/agents?limit=100', signIn.body.data.token);
-    assert.deepEqual(new Set(list.body.data.map((agent: { id: string }) => agent.id)), new Set(agents.keys()));
+    const list = await service.listAll(await service.signIn(email, password), '/agents');
+    assert.deepEqual(new Set(list.map((agent) => agent.id)), new Set(agents.keys()));
     process.kill(service.child.pid!, 'SIGTERM');
     assert.equal(await service.exited, 0);
   });
