@@ -1,11 +1,32 @@
 // Running the operator scripts (scripts/*.ts) and the real service (src/main.ts) as processes, the
-// way an operator does, each against a database path the test chooses.
+// way an operator does, each against a database path the test chooses. They run in a temporary
+// working directory (not the repository), so a developer's own .env never reaches them.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { serviceNodeArgs } from '../scripts/service-command.js';
+import { productionNodeArgs, serviceNodeArgs } from '../scripts/service-command.js';
+import { createClient, type Client } from './client.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The working directory of the processes this test file starts: empty unless a test writes to it (a .env). */
+export const workDir = mkdtempSync(join(tmpdir(), 'ams-cwd-'));
+after(() => rmSync(workDir, { recursive: true, force: true }));
+
+/**
+ * Node arguments that work from any directory: `--import tsx` by the loader's absolute URL and a
+ * relative script by its path in the repository.
+ */
+export function absoluteNodeArgs(args: string[]): string[] {
+  return args.map((arg, index) => {
+    if (arg === 'tsx' && args[index - 1] === '--import') return import.meta.resolve('tsx');
+    if (/^(src|scripts)\/.+\.ts$/.test(arg) && !isAbsolute(arg)) return join(root, arg);
+    return arg;
+  });
+}
 
 export interface ScriptResult {
   code: number | null;
@@ -17,12 +38,13 @@ export interface ScriptResult {
 const cleanEnv = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env });
 
 /** Runs `node --import tsx <script> ...args` (or any command) to the end, feeding `input` on stdin. */
-export function runScript(script: string, args: string[], env: Record<string, string>, input?: string): Promise<ScriptResult> {
-  return runCommand(process.execPath, ['--import', 'tsx', script, ...args], env, input);
+export function runScript(script: string, args: string[], env: Record<string, string>, input?: string, cwd = workDir): Promise<ScriptResult> {
+  return runCommand(process.execPath, [...absoluteNodeArgs(['--import', 'tsx', script]), ...args], env, input, cwd);
 }
 
-export function runCommand(command: string, args: string[], env: Record<string, string>, input?: string): Promise<ScriptResult> {
-  const child = spawn(command, args, { cwd: root, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+/** Runs any command to the end; in the repository unless `cwd` says otherwise (npm needs package.json). */
+export function runCommand(command: string, args: string[], env: Record<string, string>, input?: string, cwd = root): Promise<ScriptResult> {
+  const child = spawn(command, args, { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -49,31 +71,74 @@ export interface SpawnedService {
   stop(): Promise<number | null>;
 }
 
-export interface ServiceProcess extends SpawnedService {
-  url: string;
-}
+/** A listening service process, with the tests' client aimed at it. */
+export interface ServiceProcess extends SpawnedService, Client {}
 
 // Never leave a process behind when a test fails half-way: whatever still runs when the test file
 // ends is killed. (A file-level hook, registered as a test file imports this module: node:test's
 // `after` called inside a test would stop the service when that test ends, and a service may span
 // tests. A process 'exit' handler is not enough: the live child's pipes keep the file from exiting.)
 const running = new Set<ChildProcess>();
+const groupLeaders = new WeakSet<ChildProcess>();
 after(() => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) {
+    // A detached child leads its own process group: end the whole group (a wrapper's service too).
+    if (!groupLeaders.has(child) || child.pid === undefined) child.kill('SIGKILL');
+    else {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
+  }
 });
 
+/** What runs the service: by default `npm start`'s command (TypeScript through tsx). */
+export interface ServiceCommand {
+  file: string;
+  args: string[];
+  /** In a process group of its own, so a test can SIGKILL the whole group (a wrapper and the service). */
+  detached?: boolean;
+}
+
+/** `npm start`: node with its flags, TypeScript through tsx (works from any directory). */
+export const developmentCommand = (): ServiceCommand => ({ file: process.execPath, args: absoluteNodeArgs(serviceNodeArgs()) });
+
+/** `npm run start:prod`: the compiled `dist/main.js`, relative to the working directory (see `makeInstallDir`). */
+export const productionCommand = (): ServiceCommand => ({ file: process.execPath, args: productionNodeArgs() });
+
 /**
- * Spawns the real service (as `npm start` does) with `env` on top of a clean environment
- * (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says otherwise), without
- * waiting for it: for a test that expects it to refuse to start. Most tests want `startServiceProcess`.
+ * A temporary directory laid out like the container's /app: dist/ (built by `npm run build`, which
+ * `npm test` runs first), schema.sql, migrations/, package.json, litestream.yml, the entry point
+ * script and node_modules/ (a link), but no src/: compiled code that still looked under src/ fails.
  */
-export function spawnServiceProcess(env: Record<string, string>): SpawnedService {
-  const child = spawn(process.execPath, serviceNodeArgs(), {
-    cwd: root,
+export function makeInstallDir(): string {
+  if (!existsSync(join(root, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` (npm test does it first)');
+  const dir = mkdtempSync(join(tmpdir(), 'ams-install-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const entry of ['dist', 'schema.sql', 'migrations', 'package.json', 'litestream.yml', 'scripts/docker-entrypoint.sh']) {
+    cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  }
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+/**
+ * Spawns the real service (as `npm start` does, or as `command` says) with `env` on top of a clean
+ * environment (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says
+ * otherwise), without waiting for it: for a test that expects it to refuse to start. Most tests want
+ * `startServiceProcess`.
+ */
+export function spawnServiceProcess(env: Record<string, string>, cwd = workDir, command: ServiceCommand = developmentCommand()): SpawnedService {
+  const child = spawn(command.file, command.args, {
+    cwd,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: command.detached ?? false,
   });
   running.add(child);
+  if (command.detached) groupLeaders.add(child);
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
       running.delete(child);
@@ -134,7 +199,12 @@ export function spawnServiceProcess(env: Record<string, string>): SpawnedService
 }
 
 /** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
-  const service = spawnServiceProcess(env);
-  return { ...service, url: await service.listening(timeoutMs) };
+export async function startServiceProcess(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  cwd = workDir,
+  command: ServiceCommand = developmentCommand(),
+): Promise<ServiceProcess> {
+  const service = spawnServiceProcess(env, cwd, command);
+  return { ...service, ...createClient(await service.listening(timeoutMs)) };
 }

@@ -37,13 +37,13 @@ export function createApiTokenStore(db: Db) {
   // The token is only written while the user still has the hash that was verified.
   const insertForVerifiedUser = db.prepare(
     `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
-     SELECT ?, id, ?, ?, ?, ?, ?, ? FROM users WHERE id = ? AND password_hash = ?`,
+     SELECT ?, id, ?, ?, ?, ?, ?, ? FROM users WHERE id = ? AND password_hash = ? AND disabled_at IS NULL`,
   );
   const selectCaller = db.prepare(
     `SELECT u.id, u.email, u.name, u.created_at AS createdAt, u.updated_at AS updatedAt,
             t.id AS tokenId, t.expires_at AS expiresAt, t.last_used_at AS lastUsedAt
        FROM api_tokens t JOIN users u ON u.id = t.user_id
-      WHERE t.token_digest = ?`,
+      WHERE t.token_digest = ? AND u.disabled_at IS NULL`,
   );
   const updateDescription = db.prepare(
     `UPDATE api_tokens SET description = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,
@@ -76,7 +76,7 @@ export function createApiTokenStore(db: Db) {
 
     /**
      * Issues a sign-in token, but only while `user` still has the password hash that was verified;
-     * undefined when the password changed or the account was deleted since.
+     * undefined when the password changed, or the account was deleted or disabled, since.
      */
     createForSignIn(user: { id: string; passwordHash: string }, input: { description: string; expiresAt: string }): ApiTokenRow | undefined {
       const now = timestamp();

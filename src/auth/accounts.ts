@@ -19,7 +19,7 @@ export interface AccountDeps {
   apiTokens: ApiTokenStore;
   passwords: PasswordHasher;
   rateLimits: RateLimits;
-  config: Pick<Config, 'scrypt' | 'signInTokenTtlMs'>;
+  config: Pick<Config, 'scrypt' | 'signInTokenTtlMs' | 'signUp'>;
 }
 
 export function createAccounts({ users, apiTokens, passwords, rateLimits, config }: AccountDeps) {
@@ -52,6 +52,7 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
   return {
     /** Creates an account; 409 when the email is taken. */
     async signUp(input: { name: string; email: string; password: string }): Promise<UserRow> {
+      if (!config.signUp) throw forbidden('Sign-up is closed on this service: its operator creates accounts.');
       const passwordHash = await passwords.hash(input.password, config.scrypt);
       // Checked after the (awaited) hash, right before the insert: nothing can run in between.
       if (users.getByEmail(input.email)) throw conflict('An account with this email already exists.');
@@ -66,9 +67,14 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
         const stored = user?.passwordHash ?? (await decoy());
         // An address that guessed wrong lately waits behind everyone else.
         const matches = await passwords.verify(input.password, stored, rateLimits.failedLately(address));
+        if (user && matches && user.disabledAt !== null) {
+          attempt.succeeded();
+          throw unauthorized('This account is disabled: ask the operator of this service.');
+        }
         const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
-        // Written only if the hash just verified is still the user's: a password changed or an account
-        // deleted while it was computed makes this a wrong password or an unknown email.
+        // Written only if the hash just verified is still the user's (and the account is not disabled):
+        // a password changed, or an account deleted, while it was computed makes this a wrong password
+        // or an unknown email.
         const token = user && matches ? apiTokens.createForSignIn(user, { description: 'Created by sign-in', expiresAt }) : undefined;
         if (!user || !token) {
           attempt.failed();

@@ -36,7 +36,7 @@ export function authRoutes({ users, apiTokens, config, rateLimits, passwords }: 
       before: [rateLimits.authAttempts],
       body: SignUpSchema,
       success: { status: 201, description: 'The new user, with the password hash and null related records.', data: SignUpResultSchema },
-      errors: [409, 429, 503],
+      errors: [403, 409, 429, 503],
       handler: async ({ body }) => ({ user: presentSignedUpUser(await accounts.signUp(body)) }),
     }),
     defineRoute({
