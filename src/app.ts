@@ -27,6 +27,7 @@ import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
 import { openApiRoutes } from './openapi/routes.js';
 import { docsPage } from './docs/page.js';
+import { consoleRoutes } from './console/serve.js';
 
 export interface AppOptions {
   db: Db;
@@ -64,6 +65,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
     healthCheck.get();
     ok(ctx, { status: 'ok' });
   });
+  consoleRoutes(root);
 
   const api = new Router<AppState>({ prefix: '/api/v1' });
   for (const mount of ROUTES) mount(api, deps);
