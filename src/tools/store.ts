@@ -3,13 +3,13 @@ import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
-import type { ToolInput } from './schema.js';
+import type { Tool, ToolChange, ToolInput } from './schema.js';
 
 export interface ToolRow {
   id: string;
   userId: string;
   name: string;
-  type: string;
+  type: Tool['type'];
   createdAt: string;
   updatedAt: string;
 }
@@ -21,6 +21,16 @@ export const toolJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
 
+/** Reads a tool built by toolJsonSql. */
+export const toolFromJson = (raw: Record<string, unknown>): ToolRow => ({
+  id: raw.id as string,
+  userId: raw.userId as string,
+  name: raw.name as string,
+  type: raw.type as ToolRow['type'],
+  createdAt: raw.createdAt as string,
+  updatedAt: raw.updatedAt as string,
+});
+
 export type ToolStore = ReturnType<typeof createToolStore>;
 
 export function createToolStore(db: Db, sealer: Sealer) {
@@ -29,28 +39,28 @@ export function createToolStore(db: Db, sealer: Sealer) {
     `INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
-    `UPDATE tools SET name = ?, type = ?, metadata = coalesce(?, metadata), updated_at = ?
+    `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), metadata = coalesce(?, metadata), updated_at = ?
       WHERE id = ? AND user_id = ? RETURNING ${TOOL_COLUMNS}`,
   );
 
   return {
-    getTool: table.get,
-    seqOfTool: table.seqOf,
-    listTools: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the tool and (schema cascade) its agent-tool links. */
-    deleteTool: table.delete,
+    delete: table.delete,
 
-    createTool(userId: string, input: ToolInput): ToolRow {
+    create(userId: string, input: ToolInput): ToolRow {
       const now = timestamp();
       const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, createdAt: now, updatedAt: now };
       insert.run(row.id, userId, row.name, row.type, sealer.seal(JSON.stringify(input.metadata)), now, now);
       return row;
     },
 
-    /** Sets name and type; replaces metadata only when a new one is given. */
-    updateTool(userId: string, id: string, next: { name: string; type: string; metadata?: Record<string, unknown> }): ToolRow | undefined {
-      const metadata = next.metadata === undefined ? null : sealer.seal(JSON.stringify(next.metadata));
-      return update.get(next.name, next.type, metadata, timestamp(), id, userId) as ToolRow | undefined;
+    /** Changes what `change` names (one statement); undefined when the user has no such tool. */
+    update(userId: string, id: string, change: ToolChange): ToolRow | undefined {
+      const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
+      return update.get(change.name ?? null, change.type ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
     },
   };
 }
