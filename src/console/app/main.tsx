@@ -102,7 +102,7 @@ function App() {
         </div>
       </header>
       <main id="main">
-        <Page parts={route.parts} query={route.query} user={user} onUserChange={setUser} onSignOut={signOut} onDeleted={() => {
+        <Page parts={route.parts} query={route.query} user={user} onUserChange={setUser} onDeleted={() => {
           session.clear();
           setNotice('Your account was deleted.');
           setUser(null);
@@ -119,7 +119,6 @@ interface PageProps {
   query: URLSearchParams;
   user: User;
   onUserChange: (user: User) => void;
-  onSignOut: () => void;
   onDeleted: () => void;
 }
 

@@ -190,7 +190,7 @@ export function AgentFormPage({ id }: { id?: string }) {
       name: values.name,
       type: values.type,
       llm,
-      description: values.description,
+      description: values.description.trim() || null,
       avatarUrl: values.avatarUrl.trim() || null,
       hasMemory: values.hasMemory,
       promptId: values.promptId || null,

@@ -182,7 +182,7 @@ const TOOLS: ResourceSpec<Tool> = {
   blank: { name: '', type: 'SEARCH', description: '', metadata: '' },
   valuesOf: (tool) => ({ name: tool.name, type: tool.type, description: tool.description ?? '', metadata: '' }),
   bodyOf: (values, editing) => {
-    const body: Record<string, unknown> = { name: values.name, type: values.type, description: values.description };
+    const body: Record<string, unknown> = { name: values.name, type: values.type, description: values.description.trim() || null };
     if (values.metadata.trim()) {
       try {
         body.metadata = JSON.parse(values.metadata);
