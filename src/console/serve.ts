@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { AppContext, AppState } from '../http/context.js';
+import { packageVersion } from '../openapi/document.js';
 
 /** What the console may load and do: its own files and the API on this origin, nothing inline. */
 export const CONSOLE_CSP = [
@@ -76,13 +77,17 @@ export async function buildConsole(): Promise<ConsoleBundle> {
   }
 }
 
-/** The page: links relative to `/`, so it also works behind a proxy that mounts the service under a path. */
+/**
+ * The page: links relative to `/`, so it also works behind a proxy that mounts the service under a
+ * path. It carries the service's version, which the console shows (the OpenAPI document says the same).
+ */
 function pageHtml(script: string, stylesheet: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
+    <meta name="service-version" content="${packageVersion().replace(/[^\w.+-]/g, '')}">
     <title>Agent console</title>
     <link rel="stylesheet" href="console/${stylesheet}">
     <script type="module" src="console/${script}"></script>

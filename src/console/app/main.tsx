@@ -164,14 +164,8 @@ function Page({ parts, query, user, onUserChange, onDeleted }: PageProps) {
 }
 
 function Footer() {
-  const [version, setVersion] = useState<string>();
-  useEffect(() => {
-    // The service's version, as its OpenAPI document states it.
-    fetch('api/v1/openapi.json')
-      .then((response) => (response.ok ? response.json() : undefined))
-      .then((document: { info?: { version?: string } } | undefined) => setVersion(document?.info?.version))
-      .catch(() => undefined);
-  }, []);
+  // The page states the service's version (as the OpenAPI document's info.version does).
+  const version = document.querySelector<HTMLMetaElement>('meta[name="service-version"]')?.content;
   return (
     <footer class="bottom">
       <a href="docs">API reference</a>
