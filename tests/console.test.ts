@@ -14,6 +14,7 @@ import { buildConsole, consoleRoutes, CONSOLE_CSP, type ConsoleBundle } from '..
 import { snippetParts } from '../src/console/app/snippet.js';
 import type { AppState } from '../src/http/context.js';
 import { errorOf, startService, type TestService } from './helpers.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -444,3 +445,144 @@ async function sessionToken(page: Page): Promise<string> {
   assert.ok(token, 'signed in');
   return token;
 }
+
+test('chat in Chromium: prompt variables, a streamed answer with a tool step, sessions, stop, an upstream error, the runs', { timeout: 180_000 }, async (t) => {
+  const browser = await launchOrSkip(t);
+  if (!browser) return;
+  t.after(() => browser.close());
+  const fake = await startFakeOpenAI();
+  const service = await startService();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const { page, problems } = await openPage(context, service);
+
+  await signUp(page, service, 'Grace Chat');
+  const token = await sessionToken(page);
+
+  // A prompt with a variable, a tool and the agent, all through the console.
+  await nav(page, 'Prompts').click();
+  await page.getByRole('button', { name: 'New prompt' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Otter expert');
+  await page.getByLabel('Template', { exact: true }).fill('You are an otter expert. Answer in {language}.');
+  await page.getByLabel('Variables', { exact: true }).fill('language');
+  await page.getByRole('button', { name: 'Create prompt' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Otter expert' }).waitFor();
+
+  await nav(page, 'Tools').click();
+  await page.getByRole('button', { name: 'New tool' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Otter facts');
+  await page.getByLabel('Description', { exact: true }).fill('Looks up facts about otters.');
+  await page.getByLabel('Settings (JSON)', { exact: true }).fill('{"url": "http://127.0.0.1:9"}');
+  await page.getByRole('button', { name: 'Create tool' }).click();
+  await page.getByRole('heading', { level: 2, name: 'Otter facts' }).waitFor();
+
+  await nav(page, 'Agents').click();
+  await page.getByRole('link', { name: 'New agent' }).click();
+  await page.getByLabel('Name', { exact: true }).fill('Otter bot');
+  await page.getByLabel('Provider', { exact: true }).fill('openai-compatible');
+  await page.getByLabel('Model', { exact: true }).fill('fake-model');
+  await page.getByLabel('Base URL', { exact: true }).fill(fake.url);
+  await page.getByLabel('Description', { exact: true }).fill('Answers questions about otters.');
+  await page.getByLabel('Prompt', { exact: true }).selectOption({ label: 'Otter expert' });
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Otter bot' }).waitFor();
+  await page.getByLabel('Link a tool', { exact: true }).selectOption({ label: 'Otter facts' });
+  await page.getByRole('button', { name: 'Link', exact: true }).click();
+  await page.locator('.linked li', { hasText: 'Otter facts' }).waitFor();
+
+  // The run engine's tool seam: the linked tool answers from here (real tool types plug in the same way).
+  const [tool] = (await service.request('GET', '/api/v1/tools', { token })).body.data;
+  service.app.runs.setToolProvider(async () => ({
+    tools: [
+      {
+        name: 'otter_facts',
+        description: 'Looks up facts about otters.',
+        parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+        toolId: tool.id,
+        toolName: tool.name,
+        call: async (args) => `Fact for ${JSON.stringify(args)}: sea otters hold hands while they sleep.`,
+      },
+    ],
+    warnings: [],
+  }));
+
+  await t.test('a streamed answer with a tool step', async () => {
+    fake.reply({ toolCalls: [{ name: 'otter_facts', arguments: '{"query":"sleep"}' }] }, { text: 'Sea otters hold hands while they sleep, so they do not drift apart.', chunkDelayMs: 120 });
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    await page.getByLabel('language', { exact: true }).fill('English');
+    await page.getByLabel('Message', { exact: true }).fill('How do otters sleep?');
+    await page.getByLabel('Message', { exact: true }).press('Enter');
+    const turn = page.locator('.turn').last();
+    // Tokens appear as they arrive: part of the answer is on screen before the rest.
+    await page.waitForFunction(() => {
+      const answer = document.querySelector('.turn:last-of-type .answer')?.textContent ?? '';
+      return answer.includes('Sea otters') && !answer.includes('apart.');
+    });
+    assert.equal(await turn.getAttribute('data-state'), 'streaming');
+    assert.ok(await page.getByRole('button', { name: 'Stop' }).isVisible());
+    await page.locator('.turn[data-state="done"]').waitFor();
+    assert.equal(await turn.locator('.answer').innerText(), 'Sea otters hold hands while they sleep, so they do not drift apart.');
+    const step = turn.locator('.step');
+    assert.match(await step.locator('summary').innerText(), /Otter facts.*done/);
+    await step.locator('summary').click();
+    assert.match(await step.innerText(), /sea otters hold hands while they sleep/);
+    // The prompt, filled with the variable, was the system message.
+    assert.match(fake.requests.at(-2)!.body.messages[0].content, /Answer in English\./);
+    await page.locator('.sessions li').first().waitFor();
+    assert.match(await page.locator('.sessions li').first().innerText(), /2 messages/);
+    await shot(page, '09-chat');
+  });
+
+  await t.test('Stop cancels the run; an upstream error is said in the conversation', async () => {
+    fake.reply({ hangAfter: ['Let ', 'me ', 'think'] });
+    await page.getByLabel('Message', { exact: true }).fill('Tell me more.');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.waitForFunction(() => (document.querySelector('.turn:last-of-type .answer')?.textContent ?? '').includes('think'));
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.locator('.turn[data-state="stopped"]').waitFor();
+    assert.match(await page.locator('.turn').last().innerText(), /Stopped: the run was cancelled\./);
+    await fake.waitForAbort(fake.requests.at(-1)!);
+
+    fake.reply({ status: 500, message: 'the model fell over' });
+    await page.getByLabel('Message', { exact: true }).fill('Still there?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.turn[data-state="failed"]').waitFor();
+    assert.match(await page.locator('.turn').last().locator('.notice.error').innerText(), /model's server reported an error.*fell over/s);
+  });
+
+  await t.test('sessions: a new one starts empty, an earlier one comes back, and can be deleted', async () => {
+    await page.getByRole('button', { name: 'New session' }).click();
+    await page.getByText('Ask Otter bot something to start.').waitFor();
+    await page.locator('.sessions li button.link').first().click();
+    await page.locator('.turn .message.user', { hasText: 'How do otters sleep?' }).waitFor();
+    assert.match(await page.locator('.turn').first().locator('.answer').innerText(), /drift apart/);
+  });
+
+  await t.test("the agent's runs, and one run in full", async () => {
+    await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).click();
+    await page.getByRole('link', { name: 'Runs', exact: true }).click();
+    const rows = page.locator('tbody tr');
+    await rows.first().waitFor();
+    const statuses = await page.locator('tbody .badge').allInnerTexts();
+    assert.deepEqual(statuses, ['failed', 'cancelled', 'succeeded'], 'newest first');
+    await rows.last().getByRole('link').click();
+    await page.getByRole('heading', { level: 1, name: 'Run' }).waitFor();
+    assert.match(await page.locator('main').innerText(), /succeeded[\s\S]*How do otters sleep\?[\s\S]*drift apart[\s\S]*Otter facts/);
+    await shot(page, '10-run');
+
+    // Back in the chat, delete the session.
+    await page.getByRole('link', { name: 'Open the conversation' }).click();
+    await page.locator('.sessions li').first().getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('button', { name: 'Yes, delete' }).click();
+    await page.getByText('No earlier sessions.').waitFor();
+  });
+
+  await t.test('the agent list', async () => {
+    await nav(page, 'Agents').click();
+    await page.locator('.agent-card').first().waitFor();
+    assert.match(await page.locator('.agent-card').first().innerText(), /Answers questions about otters\./);
+    await shot(page, '11-agents');
+  });
+
+  assert.deepEqual(problems, [], 'no console errors, page errors or requests elsewhere');
+  await context.close();
+});
