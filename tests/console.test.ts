@@ -243,6 +243,15 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
   const { page, problems } = await openPage(context, service);
 
   await t.test('sign up (an empty agent list says what to do)', async () => {
+    // The keyboard reaches the controls, and the focused one is visibly marked.
+    await page.goto(`${service.url}/`);
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => {
+      const element = document.activeElement as HTMLElement;
+      return { text: element.textContent, outline: getComputedStyle(element).outlineStyle };
+    });
+    assert.equal(focused.text, 'Sign in');
+    assert.notEqual(focused.outline, 'none');
     await signUp(page, service, 'Ada Console');
     await page.getByText('You have no agents yet.').waitFor();
     assert.ok(await page.getByRole('link', { name: 'API reference' }).isVisible());
@@ -319,6 +328,14 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     assert.equal(agent.name, hostile);
     assert.equal(agent.tags[0].name, 'support');
     assert.ok(agent.promptId);
+    assert.doesNotMatch(JSON.stringify(agent), /sk-console-secret/);
+
+    // Editing: the form never holds the write-only key.
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    assert.equal(await page.getByLabel('API key', { exact: true }).inputValue(), '');
+    await page.getByLabel('Model', { exact: true }).fill('fake-model-2');
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText('openai-compatible · fake-model-2').waitFor();
   });
 
   await t.test('a document from a URL becomes ready by itself, its chunks show, and search marks the words', async () => {
