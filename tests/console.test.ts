@@ -357,6 +357,17 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     assert.match(await page.locator('.chunks').innerText(), /<b>slide<\/b>/, 'chunk text shown as text');
     await shot(page, '04-document-ready');
 
+    // One that cannot be fetched ends `failed`, with the reason next to the status.
+    await nav(page, 'Documents').click();
+    await page.getByRole('button', { name: 'New document' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Missing notes');
+    await page.getByLabel('Type', { exact: true }).selectOption('TXT');
+    await page.getByLabel('URL', { exact: true }).fill(`${fixtureUrl}/missing.txt`);
+    await page.getByRole('button', { name: 'Create and ingest' }).click();
+    const failed = page.locator('tr', { hasText: 'Missing notes' });
+    await failed.locator('.status-failed').waitFor({ timeout: 15_000 });
+    assert.match(await failed.locator('.error-text').innerText(), /404/);
+
     await nav(page, 'Search').click();
     await page.getByLabel('Words to find', { exact: true }).fill('otters slide');
     await page.getByRole('button', { name: 'Search' }).click();

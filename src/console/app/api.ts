@@ -99,12 +99,12 @@ export async function send(method: string, path: string, options: Options = {}):
 }
 
 /** A request whose answer is the envelope's `data`. */
-export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await send(method, path, { body });
+export async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const response = await send(method, path, { body, signal });
   return ((await response.json()) as { data: T }).data;
 }
 
-export const get = <T>(path: string) => call<T>('GET', path);
+export const get = <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal);
 
 /** One page of a list: `after` is the last id of the previous page. */
 export async function list<T>(path: string, limit = 50, after?: string): Promise<Page<T>> {
@@ -193,6 +193,8 @@ export interface DocumentRecord {
   status: 'pending' | 'processing' | 'ready' | 'failed';
   error: string | null;
   index: { chunks?: number; characters?: number; pages?: number; ingestedAt?: string } | null;
+  /** While processing: how far ingestion got. */
+  progress?: { phase: string; chunksStored?: number; chunksTotal?: number } | null;
   createdAt: string;
   updatedAt: string;
 }

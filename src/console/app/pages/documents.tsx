@@ -12,18 +12,63 @@ const DOCUMENT_TYPES: [string, string][] = [
   ['CSV', 'CSV'],
   ['VIDEO', 'VIDEO (subtitles: WebVTT or SRT)'],
 ];
-const REFRESH_MS = 1500;
 const busy = (document: DocumentRecord) => document.status === 'pending' || document.status === 'processing';
 
-/** Calls `refresh` every REFRESH_MS while `active` holds. */
-function useRefreshWhile(active: boolean, refresh: () => void) {
-  const latest = useRef(refresh);
-  latest.current = refresh;
+/** How long one request waits for ingestion to end; progress shows at least this often. */
+const WAIT_SECONDS = 5;
+/** The least time between two requests for one document. */
+const MIN_INTERVAL_MS = 1000;
+
+/**
+ * Follows a document while it is pending or processing: each request waits (`?wait=`) until
+ * ingestion ends or WAIT_SECONDS pass, so the change shows at once without polling in a tight loop.
+ */
+function useFollow(documents: DocumentRecord[] | undefined, onUpdate: (document: DocumentRecord) => void) {
+  const latest = useRef(onUpdate);
+  latest.current = onUpdate;
+  const ids = (documents ?? []).filter(busy).map((document) => document.id);
+  const key = ids.join(',');
   useEffect(() => {
-    if (!active) return;
-    const timer = setInterval(() => latest.current(), REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [active]);
+    if (ids.length === 0) return;
+    const controller = new AbortController();
+    for (const id of ids) {
+      void (async () => {
+        for (;;) {
+          const started = Date.now();
+          let document: DocumentRecord;
+          try {
+            document = await get<DocumentRecord>(`/documents/${encodeURIComponent(id)}?wait=${WAIT_SECONDS}`, controller.signal);
+          } catch {
+            return; // aborted (the page changed) or the document is gone: the next load shows why
+          }
+          latest.current(document);
+          if (!busy(document)) return;
+          const pause = MIN_INTERVAL_MS - (Date.now() - started);
+          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+          if (controller.signal.aborted) return;
+        }
+      })();
+    }
+    return () => controller.abort();
+  }, [key]);
+}
+
+/** The status, and while processing how far it got. */
+function StatusText({ document }: { document: DocumentRecord }) {
+  const progress = document.status === 'processing' ? document.progress : undefined;
+  return (
+    <>
+      <StatusBadge status={document.status} />
+      {progress && (
+        <span class="muted">
+          {' '}
+          {progress.phase}
+          {progress.chunksTotal ? ` ${progress.chunksStored ?? 0}/${progress.chunksTotal} chunks` : ''}
+        </span>
+      )}
+      {document.status === 'failed' && document.error && <span class="error-text"> {document.error}</span>}
+    </>
+  );
 }
 
 export function DocumentsPage() {
@@ -42,11 +87,7 @@ export function DocumentsPage() {
     }
   };
   useEffect(() => void load(), []);
-  // Refresh the statuses of the documents shown (one request for the first page is enough here).
-  useRefreshWhile(!!documents?.some(busy), async () => {
-    const fresh = await Promise.all((documents ?? []).map((document) => (busy(document) ? get<DocumentRecord>(`/documents/${document.id}`).catch(() => document) : document)));
-    setDocuments(fresh);
-  });
+  useFollow(documents, (fresh) => setDocuments((shown) => shown?.map((document) => (document.id === fresh.id ? fresh : document))));
 
   return (
     <section>
@@ -94,8 +135,7 @@ export function DocumentsPage() {
                   </td>
                   <td>{document.type}</td>
                   <td aria-live="polite">
-                    <StatusBadge status={document.status} />
-                    {document.status === 'failed' && document.error && <span class="muted"> {document.error}</span>}
+                    <StatusText document={document} />
                   </td>
                   <td>{document.index?.chunks ?? '—'}</td>
                   <td>
@@ -245,7 +285,10 @@ export function DocumentPage({ id }: { id: string }) {
     }
   };
   useEffect(() => void load(), [id]);
-  useRefreshWhile(!!document && busy(document), load);
+  useFollow(document ? [document] : undefined, (fresh) => {
+    setDocument(fresh);
+    if (!busy(fresh)) void loadChunks().catch((failure) => setError(describeError(failure)));
+  });
 
   async function reingest() {
     try {
@@ -285,15 +328,9 @@ export function DocumentPage({ id }: { id: string }) {
       <dl class="facts">
         <dt>Status</dt>
         <dd aria-live="polite" data-testid="document-status">
-          <StatusBadge status={document.status} />
-          {busy(document) && <span class="muted"> (refreshing by itself)</span>}
+          <StatusText document={document} />
+          {busy(document) && <span class="muted"> (updates by itself)</span>}
         </dd>
-        {document.status === 'failed' && document.error && (
-          <>
-            <dt>Error</dt>
-            <dd class="error-text">{document.error}</dd>
-          </>
-        )}
         <dt>Type</dt>
         <dd>{document.type}</dd>
         <dt>URL</dt>
