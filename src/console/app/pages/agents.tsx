@@ -209,6 +209,8 @@ export function AgentFormPage({ id }: { id?: string }) {
 
   if (loadError) return <ErrorNotice error={loadError} />;
   if (id && !agent) return <Loading />;
+  // Errors about llm as a whole (its nested fields show at their own inputs).
+  const llmErrors = errors.fields.filter((issue) => issue.path === 'llm').map((issue) => issue.message);
 
   return (
     <section>
@@ -244,7 +246,11 @@ export function AgentFormPage({ id }: { id?: string }) {
             hint={agent?.llm.hasApiKey ? 'A key is stored. It is never shown; type a new one to replace it.' : 'Optional. Write-only: it is stored sealed and never shown again.'}
           />
           {agent?.llm.hasApiKey && <Checkbox label="Remove the stored API key" name="removeApiKey" checked={values.removeApiKey} onChange={set('removeApiKey')} />}
-          {(errors.fields.some((issue) => issue.path === 'llm') && <p class="field-error">{errors.fields.filter((issue) => issue.path === 'llm').map((issue) => issue.message).join('; ')}</p>) || null}
+          {llmErrors.length > 0 && (
+            <p class="field-error" role="alert">
+              {llmErrors.join('; ')}
+            </p>
+          )}
         </fieldset>
         <TextArea label="Description" name="description" value={values.description} onInput={set('description')} errors={errors} rows={2} />
         <TextField label="Avatar URL" name="avatarUrl" type="url" value={values.avatarUrl} onInput={set('avatarUrl')} errors={errors} hint="Optional: an https address of an image." />
