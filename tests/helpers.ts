@@ -62,7 +62,11 @@ let userCounter = 0;
  * Starts a service on a new temporary database; it is closed and deleted after the test file.
  * Rate limiting is off unless a test turns it on (`rateLimit: { enabled: true, ... }`).
  */
-export async function startService(overrides: Partial<Config> = {}, log: Logger = silentLogger): Promise<TestService> {
+export async function startService(
+  overrides: Partial<Config> = {},
+  log: Logger = silentLogger,
+  appOptions: { keepAliveMs?: number } = {},
+): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
   const config: Config = {
     host: '127.0.0.1',
@@ -88,7 +92,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
   };
   const db = openDatabase(config.databasePath);
   const secretKey = randomBytes(32);
-  const app = createApp({ db, config, log, secretKey });
+  const app = createApp({ db, config, log, secretKey, ...appOptions });
   const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
