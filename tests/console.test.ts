@@ -329,13 +329,22 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     assert.equal(agent.tags[0].name, 'support');
     assert.ok(agent.promptId);
     assert.doesNotMatch(JSON.stringify(agent), /sk-console-secret/);
+    assert.equal(agent.llm.hasApiKey, true);
 
-    // Editing: the form never holds the write-only key.
+    // Editing: the form never holds the write-only key, and saving other fields keeps it.
     await page.getByRole('link', { name: 'Edit', exact: true }).click();
     assert.equal(await page.getByLabel('API key', { exact: true }).inputValue(), '');
+    await page.getByText('A key is stored.').waitFor();
     await page.getByLabel('Model', { exact: true }).fill('fake-model-2');
     await page.getByRole('button', { name: 'Save agent' }).click();
-    await page.getByText('openai-compatible · fake-model-2').waitFor();
+    await page.getByText('openai-compatible · fake-model-2 · http://127.0.0.1:9/v1 · API key stored').waitFor();
+    // …and removing it on purpose removes it.
+    await page.getByRole('link', { name: 'Edit', exact: true }).click();
+    await page.getByLabel('Remove the stored API key', { exact: true }).check();
+    await page.getByRole('button', { name: 'Save agent' }).click();
+    await page.getByText('openai-compatible · fake-model-2 · http://127.0.0.1:9/v1', { exact: true }).waitFor();
+    const edited = (await service.request('GET', `/api/v1/agents/${agent.id}`, { token: await sessionToken(page) })).body.data;
+    assert.equal(edited.llm.hasApiKey, false);
   });
 
   await t.test('a document from a URL becomes ready by itself, its chunks show, and search marks the words', async () => {
