@@ -245,6 +245,8 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
   await t.test('sign up (an empty agent list says what to do)', async () => {
     // The keyboard reaches the controls, and the focused one is visibly marked.
     await page.goto(`${service.url}/`);
+    // The page heading takes the focus once the page is drawn; Tab goes on from there.
+    await page.waitForFunction(() => document.activeElement?.id === 'page-title');
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => {
       const element = document.activeElement as HTMLElement;
