@@ -716,3 +716,36 @@ describe('isolation and the original API', () => {
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE user_id = ?', user.user.id), 0);
   });
 });
+
+describe('fields the original API has', () => {
+  test('a tool description is stored, returned, changed and cleared', async () => {
+    const tool = await service.create(alice.token, '/tools', { name: 'web', type: 'SEARCH', description: 'Searches the web.', metadata: { url: 'http://x' } });
+    assert.equal(tool.description, 'Searches the web.');
+    const bare = await service.create(alice.token, '/tools', { name: 'bare', type: 'SEARCH' });
+    assert.equal(bare.description, null);
+    const renamed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { name: 'web2' } });
+    assert.equal(renamed.body.data.description, 'Searches the web.', 'a PATCH without description keeps it');
+    const changed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { description: 'Finds pages.' } });
+    assert.equal(changed.body.data.description, 'Finds pages.');
+    const cleared = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { description: null } });
+    assert.equal(cleared.body.data.description, null);
+    const listed = await service.request('GET', '/api/v1/tools', { token: alice.token });
+    assert.equal(listed.body.data.find((t: Json) => t.id === tool.id).description, null);
+  });
+
+  test('agent description, avatarUrl and isListed are stored, returned and changed; a bad avatarUrl is a 422', async () => {
+    const agent = await createAgent(alice.token);
+    assert.deepEqual([agent.description, agent.avatarUrl, agent.isListed], [null, null, false]);
+    const changed = await service.request('PATCH', `/api/v1/agents/${agent.id}`, {
+      token: alice.token,
+      body: { description: 'Answers questions.', avatarUrl: 'https://example.com/me.png', isListed: true },
+    });
+    assert.equal(changed.status, 200);
+    assert.deepEqual([changed.body.data.description, changed.body.data.avatarUrl, changed.body.data.isListed], ['Answers questions.', 'https://example.com/me.png', true]);
+    const kept = await service.request('PATCH', `/api/v1/agents/${agent.id}`, { token: alice.token, body: { name: 'Renamed' } });
+    assert.equal(kept.body.data.description, 'Answers questions.');
+    const bad = await service.request('PATCH', `/api/v1/agents/${agent.id}`, { token: alice.token, body: { avatarUrl: 'javascript:alert(1)' } });
+    assert.equal(bad.status, 422);
+    assert.deepEqual(errorOf(bad).details?.map((d) => d.path), ['avatarUrl']);
+  });
+});
