@@ -630,6 +630,14 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
     await shot(page, '11-agents');
   });
 
+  await t.test('a token revoked elsewhere: the next request signs the console out and forgets it', async () => {
+    const tokenId = await page.evaluate(() => sessionStorage.getItem('agent-console.tokenId'));
+    assert.equal((await service.request('DELETE', `/api/v1/api-tokens/${tokenId}`, { token })).status, 200);
+    await nav(page, 'Tools').click();
+    await page.getByText('Your session has ended').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-console.token')), null);
+  });
+
   assert.deepEqual(problems, [], 'no console errors, page errors or requests elsewhere');
   await context.close();
 });
