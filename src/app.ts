@@ -13,7 +13,7 @@ import { createRateLimits } from './http/rate-limit.js';
 import { defineRoute, mountRoutes, type Route } from './http/route.js';
 import { createSealer } from './lib/secrets.js';
 import { setHashConcurrency } from './auth/password.js';
-import { jsonLogger, type Logger } from './lib/log.js';
+import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
 import { agentRoutes } from './agents/routes.js';
@@ -26,6 +26,9 @@ import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
 import { openApiRoute } from './openapi/document.js';
 import { docsPage } from './docs/page.js';
+
+/** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
+const TOUCH_FLUSH_MS = 5_000;
 
 export interface AppOptions {
   db: Db;
@@ -91,8 +94,20 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
 
   ingestion.start();
   sweeper.start();
+  // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.
+  const flushTouches = () => {
+    try {
+      stores.apiTokens.flushTouches();
+    } catch (error) {
+      log.error({ msg: 'writing token last-use times failed; retrying later', error: describeError(error) });
+    }
+  };
+  const touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
+  touchTimer.unref();
   const stopBackgroundWork = async () => {
+    clearInterval(touchTimer);
     await Promise.all([ingestion.stop(), sweeper.stop()]);
+    flushTouches();
   };
   return Object.assign(app, { routes, stopBackgroundWork });
 }
