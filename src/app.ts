@@ -25,7 +25,7 @@ import { promptRoutes } from './prompts/routes.js';
 import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
 import { openApiRoute } from './openapi/document.js';
-import { docsPage } from './docs/page.js';
+import { DOCS_PATHS, docsPage } from './docs/page.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -85,10 +85,10 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   routes.push(openApiRoute(routes));
 
   app.use(envelope(log, { logRequests: config.logRequests }));
-  app.use(cors(config.corsOrigins));
-  app.use(docsPage());
+  if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(jsonBody(config.bodyLimitBytes));
   const router = mountRoutes(routes, requireCaller(stores.apiTokens, rateLimits));
+  router.all(DOCS_PATHS, docsPage());
   app.use(router.routes());
   app.use(router.allowedMethods());
 

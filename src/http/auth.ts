@@ -12,13 +12,14 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** The bearer secret a request carries, or undefined. */
 export function bearerSecret(ctx: AppContext): string | undefined {
-  const header = ctx.get('Autorization') || ctx.get('Authorization');
-  return BEARER.exec(header)?.[1];
+  const { autorization, authorization } = ctx.req.headers;
+  const header = autorization || authorization;
+  return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
 }
 
 /** Middleware: lets the request through only with a known, unexpired token; sets the caller. */
 export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMiddleware {
-  return async function requireCallerMiddleware(ctx, next) {
+  return function requireCallerMiddleware(ctx, next) {
     const secret = bearerSecret(ctx);
     if (secret === undefined) throw unauthorized();
     const found = secret.length <= 256 ? tokens.findCaller(secret) : undefined;
