@@ -57,6 +57,8 @@ export interface RunResult {
   /** CPU used during the run, in cores: the server measured, and this process (the load generator). */
   serverCores: number | null;
   generatorCores: number | null;
+  /** The server's CPU time per answered request (µs): less sensitive to other load than req/s. */
+  cpuUs: number | null;
 }
 
 export const bearer = (token: string) => ({ Autorization: `Bearer ${token}` });
@@ -103,7 +105,9 @@ function cpuMeter(proc: Proc) {
   return () => {
     const seconds = (performance.now() - started.at) / 1000;
     const cores = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round((b - a) / CLOCK_TICKS / seconds, 2));
+    const serverNow = cpuTicks(proc.pid);
     return {
+      serverTicks: started.server === undefined || serverNow === undefined ? null : serverNow - started.server,
       otherLoad: otherLoad(before, cpuSnapshot(pids)),
       serverCores: cores(started.server, cpuTicks(proc.pid)),
       generatorCores: cores(started.generator, cpuTicks(process.pid)),
@@ -149,6 +153,7 @@ export function runLoad(proc: Proc, load: Load, seconds: number, drain = true): 
       non2xx: unexpected,
       errors: result.errors,
       ...cpu,
+      cpuUs: cpu.serverTicks === null || latencies.count === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / latencies.count, 1),
     };
   });
   return { instance, done };
@@ -229,6 +234,7 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
     non2xx,
     errors,
     ...cpu,
+    cpuUs: cpu.serverTicks === null || latencies.count === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / latencies.count, 1),
   };
   const inside = proc.requestMs.slice(logged).sort((a, b) => a - b);
   if (inside.length > 0) result.inside = { p50: round(percentile(inside, 50), 3), p99: round(percentile(inside, 99), 3), count: inside.length };
@@ -250,6 +256,7 @@ export async function measureDuringStorm(proc: Proc, load: Load, storm: Load, se
 export interface Side {
   name: string;
   rps: number;
+  cpuUs: number;
   p50: number;
   p99: number;
   rounds: RunResult[];
@@ -261,7 +268,7 @@ export interface Comparison {
   /** The service first, then the references. */
   sides: Side[];
   /** Per reference: the median over rounds of service req/s ÷ reference req/s, and its range. */
-  ratios: Record<string, { median: number; spread: [number, number] }>;
+  ratios: Record<string, { median: number; spread: [number, number]; cpu: number }>;
   otherLoad: number | null;
   problems: string[];
 }
@@ -270,6 +277,7 @@ function side(name: string, rounds: RunResult[]): Side {
   return {
     name,
     rps: round(median(rounds.map((r) => r.rps))),
+    cpuUs: round(median(rounds.map((r) => r.cpuUs ?? NaN)), 1),
     p50: round(median(rounds.map((r) => r.p50)), 2),
     p99: round(median(rounds.map((r) => r.p99)), 2),
     rounds,
@@ -307,7 +315,9 @@ export async function compare<R extends RunResult>(
   const ratios: Comparison['ratios'] = {};
   for (let i = 1; i < procs.length; i++) {
     const perRound = results[0].map((r, k) => (results[i][k].rps > 0 ? r.rps / results[i][k].rps : NaN));
-    ratios[procs[i].name] = { median: round(median(perRound), 2), spread: [round(Math.min(...perRound), 2), round(Math.max(...perRound), 2)] };
+    // The same comparison by CPU time per request: reference µs ÷ service µs (1: as cheap).
+    const cpu = median(results[i].map((r) => r.cpuUs ?? NaN)) / median(results[0].map((r) => r.cpuUs ?? NaN));
+    ratios[procs[i].name] = { median: round(median(perRound), 2), spread: [round(Math.min(...perRound), 2), round(Math.max(...perRound), 2)], cpu: round(cpu, 2) };
   }
   const loads = results.flat().map((r) => r.otherLoad).filter((x): x is number => x !== null);
   return {

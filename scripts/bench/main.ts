@@ -174,7 +174,8 @@ async function main(): Promise<void> {
       const clean = c.problems.length === 0;
       targets.push({
         target: `${name} ≥ 0.90 of bare Koa req/s (median of rounds)`,
-        measured: `${c.ratios['bare Koa'].median} (rounds ${c.ratios['bare Koa'].spread.join('–')}); ÷ plain node:http ${c.ratios.plain.median}`,
+        measured: `${c.ratios['bare Koa'].median} (rounds ${c.ratios['bare Koa'].spread.join('–')}), by CPU per request ${c.ratios['bare Koa'].cpu}; `
+          + `÷ plain node:http ${c.ratios.plain.median}, by CPU ${c.ratios.plain.cpu}`,
         pass: clean && c.ratios['bare Koa'].median >= 0.9,
       });
     }

@@ -16,13 +16,13 @@ export function comparisonTable(cases: Comparison[]): string[] {
   const names = cases[0].sides.map((s) => s.name);
   const refs = names.slice(1);
   const lines = [
-    `| case | ${names.map((n) => `${n} req/s | p50 | p99`).join(' | ')} | ${refs.map((r) => `÷ ${r} (rounds)`).join(' | ')} | other load |`,
-    `|---|${names.map(() => '---:|---:|---:').join('|')}|${refs.map(() => '---:').join('|')}|---:|`,
+    `| case | ${names.map((n) => `${n} req/s | p50 | p99 | CPU µs/req`).join(' | ')} | ${refs.map((r) => `÷ ${r}: req/s (rounds); CPU`).join(' | ')} | other load |`,
+    `|---|${names.map(() => '---:|---:|---:|---:').join('|')}|${refs.map(() => '---:').join('|')}|---:|`,
   ];
   for (const c of cases) {
     const warn = c.problems.length ? ' ⚠' : '';
-    const cells = c.sides.map((s) => `${fmt(s.rps)} | ${fmt(s.p50, 2)} | ${fmt(s.p99, 2)}`);
-    const ratios = refs.map((r) => (c.ratios[r] ? `${fmt(c.ratios[r].median, 2)} (${c.ratios[r].spread.map((x) => fmt(x, 2)).join('–')})` : 'n/a'));
+    const cells = c.sides.map((s) => `${fmt(s.rps)} | ${fmt(s.p50, 2)} | ${fmt(s.p99, 2)} | ${fmt(s.cpuUs)}`);
+    const ratios = refs.map((r) => (c.ratios[r] ? `${fmt(c.ratios[r].median, 2)} (${c.ratios[r].spread.map((x) => fmt(x, 2)).join('–')}); ${fmt(c.ratios[r].cpu, 2)}` : 'n/a'));
     lines.push(`| ${c.title}${warn} | ${cells.join(' | ')} | ${ratios.join(' | ')} | ${c.otherLoad === null ? 'n/a' : `${Math.round(c.otherLoad * 100)}%`} |`);
   }
   return lines;
