@@ -32,7 +32,7 @@ const search = (userId: string, text: string) => stores.chunks.search(userId, to
 
 test("a search finds the caller's chunks only, ranked, and never matches the owner's id", () => {
   const alice = userWithChunks('alice@example.com', ['otters hold hands', 'otters and otters float', 'beavers build dams']);
-  const bob = userWithChunks('bob@example.com', ['otters everywhere', 'herons nest']);
+  const bob = userWithChunks('bob@example.com', ['otters everywhere', 'owls nest']);
   const hits = search(alice.user.id, 'otters');
   assert.equal(hits.length, 2);
   assert.ok(hits.every((hit) => hit.documentId === alice.document.id));
