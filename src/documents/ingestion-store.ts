@@ -103,8 +103,9 @@ export function createIngestionStore(db: Db) {
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
-  // The MATCH names the owner (the index's user_id column) as well as the words, so FTS5 reads only
-  // the user's matches; c.user_id is checked again. The owner column weighs nothing in the ranking.
+  // The MATCH names the owner (the index's `owner` column: the user's id without dashes) as well as
+  // the words, so FTS5 reads only the user's matches; c.user_id is checked again. The owner column
+  // weighs nothing in the ranking.
   const search = db.prepare(
     `SELECT c.id AS chunkId, c.document_id AS documentId, c.position,
             -bm25(document_chunks_fts, 1.0, 0.0) AS score,
@@ -120,7 +121,7 @@ export function createIngestionStore(db: Db) {
       LIMIT @limit`,
   );
   /** The FTS5 query for `query`'s words (content column) in `userId`'s chunks (owner column). */
-  const ownMatch = (userId: string, query: string) => `user_id : "${userId.replaceAll('"', '""')}" AND content : (${query})`;
+  const ownMatch = (userId: string, query: string) => `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
 
   const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
     requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
