@@ -83,7 +83,7 @@ describe('POST /agents', () => {
     assert.ok(!('password' in agent.user), 'the nested user never carries the hash');
     assert.equal(agent.name, 'Researcher');
     assert.equal(agent.type, 'VENDOR_A');
-    assert.deepEqual(agent.llm, { model: 'model-x', provider: 'provider-y' });
+    assert.deepEqual(agent.llm, { model: 'model-x', provider: 'provider-y', baseUrl: null, hasApiKey: true });
     assert.equal(agent.hasMemory, true);
     assert.equal(agent.AgentMemory, null);
     assert.equal(agent.promptId, prompt.id);
@@ -271,7 +271,7 @@ describe('PATCH /agents/{agentId}', () => {
       { id: first.id, name: first.name, color: '#111111' },
     ]);
     assert.equal(updated.promptId, null);
-    assert.deepEqual(updated.llm, { model: 'model-2', provider: 'provider-2' });
+    assert.deepEqual(updated.llm, { model: 'model-2', provider: 'provider-2', baseUrl: null, hasApiKey: true });
     assert.equal(updated.name, 'Before');
     assert.equal(updated.type, 'VENDOR_A');
     assert.equal(updated.hasMemory, true);
@@ -298,6 +298,51 @@ describe('PATCH /agents/{agentId}', () => {
     assert.deepEqual(reply.body.data.llm, agent.llm);
     assert.equal(reply.body.data.hasMemory, true);
     assertNoSecret(reply);
+  });
+
+  test('llm merges: the key stays when only the model changes; apiKey null clears it', async () => {
+    const { token } = await service.signUp();
+    const agent = await create(token, '/agents', agentBody({ llm: { model: 'm1', provider: 'openai', apiKey: SECRET, temperature: 0.2 } }));
+    assert.deepEqual(agent.llm, { model: 'm1', provider: 'openai', baseUrl: null, hasApiKey: true });
+    const path = `/api/v1/agents/${agent.id}`;
+    const storedKey = () => service.db.prepare('SELECT llm_api_key FROM agents WHERE id = ?').pluck().get(agent.id) as string | null;
+    const storedExtra = () => JSON.parse(service.unseal(service.db.prepare('SELECT llm_extra FROM agents WHERE id = ?').pluck().get(agent.id) as string));
+
+    const model = await request('PATCH', path, { token, body: { llm: { model: 'm2' } } });
+    assert.equal(model.status, 200, JSON.stringify(model.body));
+    assert.deepEqual(model.body.data.llm, { model: 'm2', provider: 'openai', baseUrl: null, hasApiKey: true });
+    assert.equal(service.unseal(storedKey()!), SECRET, 'a change of the model keeps the stored key');
+    assert.deepEqual(storedExtra(), { temperature: 0.2 }, 'and the other llm keys');
+    assertNoSecret(model);
+
+    const cleared = await request('PATCH', path, { token, body: { llm: { apiKey: null, temperature: null } } });
+    assert.deepEqual(cleared.body.data.llm, { model: 'm2', provider: 'openai', baseUrl: null, hasApiKey: false });
+    assert.equal(storedKey(), null);
+    assert.deepEqual(storedExtra(), {}, 'a key sent as null is removed');
+  });
+
+  test('llm.baseUrl on another origin drops a stored key not sent again; the same origin keeps it', async () => {
+    const { token } = await service.signUp();
+    const llm = { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', api_key: SECRET };
+    const agent = await create(token, '/agents', agentBody({ llm }));
+    assert.deepEqual(agent.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', hasApiKey: true });
+    const path = `/api/v1/agents/${agent.id}`;
+
+    const samePlace = await request('PATCH', path, { token, body: { llm: { baseUrl: 'http://models.example.com:8000/v2' } } });
+    assert.equal(samePlace.body.data.llm.hasApiKey, true, 'another path on the same origin keeps the key');
+
+    const elsewhere = await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://collector.example.net/v1' } } });
+    assert.equal(elsewhere.status, 200);
+    assert.deepEqual(elsewhere.body.data.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: 'https://collector.example.net/v1', hasApiKey: false });
+    assert.equal(service.db.prepare('SELECT llm_api_key FROM agents WHERE id = ?').pluck().get(agent.id), null);
+
+    const withKey = await request('PATCH', path, { token, body: { llm: { base_url: 'https://other.example.org/v1', apiKey: OTHER_SECRET } } });
+    assert.equal(withKey.body.data.llm.hasApiKey, true, 'a key sent with the new URL is kept');
+    const toDefault = await request('PATCH', path, { token, body: { llm: { baseUrl: null } } });
+    assert.deepEqual(toDefault.body.data.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: null, hasApiKey: false }, "back to the operator's default is another origin too");
+    assertNoSecret(toDefault);
+    assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'ftp://x.example/v1' } } }), 'llm.baseUrl');
+    assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://user:pw@x.example/v1' } } }), 'llm.baseUrl');
   });
 
   test('same validation as create', async () => {

@@ -220,6 +220,35 @@ describe('GET /documents', () => {
   });
 });
 
+describe('GET /documents filters', () => {
+  test('?status= and ?type= filter the list; an unknown value is 422 at its path', async () => {
+    const { token } = await service.signUp();
+    const pdf = await createDocument(token, { type: 'PDF' });
+    const txt = await createDocument(token, { type: 'TXT', url: 'https://example.com/a.txt' });
+    service.db.prepare(`UPDATE documents SET status = 'failed', error = 'x' WHERE id = ?`).run(txt.id);
+    const ids = async (query: string) => {
+      const reply = await request('GET', `/api/v1/documents${query}`, { token });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      return reply.body.data.map((document: { id: string }) => document.id);
+    };
+    assert.deepEqual(await ids('?status=pending'), [pdf.id]);
+    assert.deepEqual(await ids('?status=failed'), [txt.id]);
+    assert.deepEqual(await ids('?type=TXT'), [txt.id]);
+    assert.deepEqual(await ids('?type=PDF&status=failed'), []);
+    assertInvalid(await request('GET', '/api/v1/documents?status=done', { token }), 'status');
+    assertInvalid(await request('GET', '/api/v1/documents?type=DOCX', { token }), 'type');
+  });
+
+  test('an unknown query parameter on a list is 422 naming it, not silently ignored', async () => {
+    const { token } = await service.signUp();
+    for (const path of ['/documents?state=ready', '/agents?limit=5&tag=x', '/agent-tools?agent=1', '/documents/search?q=x&documentid=1']) {
+      const reply = await request('GET', `/api/v1${path}`, { token });
+      const name = [...new URLSearchParams(path.split("?")[1]).keys()].find((key) => !['limit', 'q'].includes(key));
+      assertInvalid(reply, `query.${name}`, path);
+    }
+  });
+});
+
 describe('PATCH /documents/{documentId}', () => {
   test('a partial change keeps the other fields and moves updatedAt', async () => {
     const { token } = await service.signUp();
@@ -298,6 +327,33 @@ describe('PATCH /documents/{documentId}', () => {
     const clear = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { authorization: null } });
     assert.equal(clear.status, 200);
     assert.equal(storedAuthorization(document.id), null);
+  });
+
+  test('credentials follow the url only on its origin: another origin without authorization drops them', async () => {
+    const { token } = await service.signUp();
+    const document = await createDocument(token, { url: 'https://files.example.com/a.pdf', authorization: { bearer: SECRET } });
+    assert.equal(document.hasAuthorization, true);
+    const stored = storedAuthorization(document.id);
+
+    const samePlace = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://files.example.com/b.pdf' } });
+    assert.equal(samePlace.status, 200);
+    assert.equal(samePlace.body.data.hasAuthorization, true);
+    assert.equal(storedAuthorization(document.id), stored, 'the same origin keeps the credentials');
+
+    const elsewhere = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://attacker.example.net/c.pdf' } });
+    assert.equal(elsewhere.status, 200);
+    assert.equal(elsewhere.body.data.hasAuthorization, false);
+    assert.equal(storedAuthorization(document.id), null, 'another origin drops them');
+
+    // A port or scheme change is another origin too; sending authorization again keeps the new one.
+    const moved = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { url: 'http://attacker.example.net:8080/d.pdf', authorization: { bearer: 'given again' } },
+    });
+    assert.equal(moved.body.data.hasAuthorization, true);
+    const port = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'http://attacker.example.net:8081/d.pdf' } });
+    assert.equal(port.body.data.hasAuthorization, false);
+    assert.equal((await request('GET', `/api/v1/documents/${document.id}`, { token })).body.data.hasAuthorization, false);
   });
 
   test('an unknown id is 404', async () => {

@@ -510,3 +510,46 @@ describe('restart', () => {
     assert.equal(second.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(id), 1);
   });
 });
+
+describe('waiting for ingestion: GET /documents/{id}?wait= and progress', () => {
+  test('?wait answers as soon as the document is ready, with no polling', async () => {
+    let release: () => void = () => {};
+    routes.set('/slow.txt', (_request, response) => {
+      release = () => {
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end('Slow lorises move slowly.');
+      };
+    });
+    const document = await service.create(token, '/documents', { name: 'slow', type: 'TXT', url: `${origin}/slow.txt` });
+    const waiting = service.request('GET', `/api/v1/documents/${document.id}?wait=20`, { token });
+    // While the fetch hangs the document is processing and says so.
+    let seen: any;
+    for (let i = 0; i < 200 && seen?.status !== 'processing'; i++) {
+      seen = (await service.request('GET', `/api/v1/documents/${document.id}`, { token })).body.data;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(seen.status, 'processing');
+    assert.deepEqual(seen.progress, { phase: 'fetching', chunksStored: 0, chunksTotal: null });
+    const started = Date.now();
+    setTimeout(() => release(), 200);
+    const answered = await waiting;
+    assert.equal(answered.status, 200);
+    assert.equal(answered.body.data.status, 'ready');
+    assert.equal(answered.body.data.progress, undefined, 'no progress once ingestion has ended');
+    assert.ok(Date.now() - started < 5000, 'answered when ingestion ended, not at the end of the wait');
+  });
+
+  test('?wait gives up after the time asked for; ?wait outside 0-30 is 422', async () => {
+    const document = await service.create(token, '/documents', { name: 'silent', type: 'TXT', url: `${origin}/silent.txt` });
+    const started = Date.now();
+    const reply = await service.request('GET', `/api/v1/documents/${document.id}?wait=0.3`, { token });
+    assert.equal(reply.status, 200);
+    assert.ok(['pending', 'processing'].includes(reply.body.data.status));
+    assert.ok(Date.now() - started >= 250, 'it waited');
+    for (const wait of ['31', '-1', 'soon', '']) {
+      const bad = await service.request('GET', `/api/v1/documents/${document.id}?wait=${wait}`, { token });
+      assert.equal(bad.status, 422, wait);
+      assert.deepEqual(errorOf(bad).details?.map((issue) => issue.path), ['wait']);
+    }
+  });
+});

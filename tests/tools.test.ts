@@ -175,6 +175,16 @@ describe('GET /tools', () => {
 });
 
 describe('PATCH /tools/{toolId}', () => {
+  test('metadata is replaced whole: headers stored for one url never follow a new url', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { type: 'HOSTED_MODEL', metadata: { url: 'https://tool.example.com/run', headers: { 'X-Key': SECRET } } });
+    const moved = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: 'https://collector.example.net/run' } } });
+    assert.equal(moved.status, 200);
+    assertNoSecret(moved);
+    const stored = JSON.parse(service.unseal(storedMetadata(tool.id)!));
+    assert.deepEqual(stored, { url: 'https://collector.example.net/run' }, 'the stored headers are gone');
+  });
+
   test('a partial change keeps the other fields and moves updatedAt', async () => {
     const { token } = await service.signUp();
     const tool = await createTool(token, { name: 'before', type: 'SEARCH' });

@@ -5,7 +5,7 @@
 // Secrets are sealed, tokens digested and passwords hashed by the service's own functions.
 import { randomUUID } from 'node:crypto';
 import { closeDatabase, openDatabase, type Db } from '../../src/db.js';
-import { digestToken, newTokenSecret } from '../../src/auth/tokens.js';
+import { digestToken, newTokenSecret } from '../../src/api-tokens/secrets.js';
 import { formatTimestamp } from '../../src/lib/ids.js';
 import { createSealer } from '../../src/lib/secrets.js';
 import { TOOL_TYPES } from '../../src/tools/schema.js';

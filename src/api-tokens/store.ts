@@ -3,7 +3,7 @@ import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import type { Page, PageRequest } from '../lib/paging.js';
-import { digestToken, newTokenSecret } from '../auth/tokens.js';
+import { digestToken, newTokenSecret } from './secrets.js';
 import type { Caller } from '../http/context.js';
 
 export interface ApiTokenRow {
