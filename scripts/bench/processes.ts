@@ -1,10 +1,11 @@
 // The servers the benchmark measures, each a child process: the service (started as `npm start`
 // starts it), the bare-Koa reference and the plain node:http reference. Plus what is read of them
 // from /proc: memory and CPU time.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { serviceNodeArgs } from '../service-command.js';
-import { ROOT, SECRET_KEY, round } from './options.js';
+import { ROOT, SECRET_KEY, log, round } from './options.js';
 
 export interface Proc {
   name: string;
@@ -91,11 +92,27 @@ export interface ServiceOptions {
   env?: Record<string, string>;
 }
 
-/** How the service is started: `npm start`'s command line. */
-export const SERVICE_START = `node ${serviceNodeArgs().join(' ')}`;
+/**
+ * How the service is started: the production way (`npm run build`, then `npm run start:prod`'s
+ * command line) when package.json has those scripts, else `npm start`'s.
+ */
+function serviceStart(): { script: string; args: string[] } {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string | undefined> };
+  const prod = scripts['start:prod']?.trim().split(/\s+/);
+  if (prod && prod[0] === 'node' && scripts.build) return { script: 'start:prod', args: prod.slice(1) };
+  return { script: 'start', args: serviceNodeArgs() };
+}
+const START = serviceStart();
+export const SERVICE_START = `node ${START.args.join(' ')}`;
+let built = false;
 
 export function startService(name: string, databasePath: string, options: ServiceOptions = {}): Promise<Proc> {
-  return startProcess(name, [...(options.nodeArgs ?? []), ...serviceNodeArgs()], {
+  if (START.script === 'start:prod' && !built) {
+    log('npm run build (the service is started the production way)');
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    built = true;
+  }
+  return startProcess(name, [...(options.nodeArgs ?? []), ...START.args], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
