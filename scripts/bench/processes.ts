@@ -127,10 +127,16 @@ export function startService(name: string, databasePath: string, options: Servic
 
 export type ReferenceKind = 'koa' | 'plain';
 
-/** A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same database. */
+/** The service's V8 flags (its start command without the loader and the entry point). */
+export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !== '--import' && args[i - 1] !== '--import');
+
+/**
+ * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
+ * database, with the service's V8 flags: the ratios compare code, not runtime settings.
+ */
 export function startReference(kind: ReferenceKind, name: string, databasePath: string): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
-  return startProcess(name, ['--import', 'tsx', script], {
+  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), '--import', 'tsx', script], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
