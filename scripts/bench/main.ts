@@ -17,7 +17,7 @@
 //
 // Figures drift ±10% between runs and move with whatever else the machine runs: the "other load"
 // column estimates the share of CPU that processes outside the benchmark used meanwhile.
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { hashPassword } from '../../src/auth/password.js';
@@ -105,11 +105,21 @@ async function main(): Promise<void> {
     const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
     if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
     const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
+    // Each server on its own copy of the database: no server's writes (or its 5-second flush of
+    // token uses) can meet another's transaction.
+    const copy = (suffix: string) => {
+      const path = main.path.replace(/\.db$/, `-${suffix}.db`);
+      copyFileSync(main.path, path);
+      return path;
+    };
+    const koaDb = copy('koa');
+    const plainDb = copy('plain');
+    const loggedDb = copy('logged');
     const svc = await service('service', main.path, { nodeArgs: profileArgs });
     await sleep(1000);
     idleRssMiB = memoryOf(svc.pid)?.rssMiB;
-    const koa = await startReference('koa', 'bare Koa', main.path);
-    const plain = await startReference('plain', 'plain', main.path);
+    const koa = await startReference('koa', 'bare Koa', koaDb);
+    const plain = await startReference('plain', 'plain', plainDb);
     const procs = [svc, koa, plain];
 
     const getAgent: Load = {
@@ -187,7 +197,7 @@ async function main(): Promise<void> {
 
     if (wants('fixed-rate')) {
       // The service as it runs in production: the request log on (its `ms` is the service's own time).
-      const logged = await service('service (request log on)', main.path, { logRequests: true });
+      const logged = await service('service (request log on)', loggedDb, { logRequests: true });
       const rates: [string, Load, number][] = [['GET /agents/{id}', getAgent, 1000], ['POST /tools', postTool, 300]];
       const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
       const fixed: Record<string, unknown> = {};
