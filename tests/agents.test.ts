@@ -1,24 +1,15 @@
-// `/agents`: interface endpoints 11-13 and decisions.md's agent rules (defaults, references, tags
-// as ids or objects, llm secrets never echoed, `document`, PATCH and DELETE).
+// `/agents`: creating, reading and listing agents as original clients do, and the agent rules
+// (defaults, references, tags as ids or objects, llm secrets never echoed, `document`, PATCH and DELETE).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { errorOf, startService, TIMESTAMP, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request, create } = service;
+const { request, create, createDocument, createPrompt, createTag } = service;
 
 const SECRET = 'sk-agent-secret-do-not-echo-7f3a9c';
 const OTHER_SECRET = 'sk-agent-second-secret-b81e22';
-
-let counter = 0;
-const unique = (prefix: string) => `${prefix} ${++counter}`;
-
-const makePrompt = (token: string) =>
-  create(token, '/prompts', { name: unique('prompt'), template: 'Answer {question}', input_variables: ['question'] });
-const makeDocument = (token: string) =>
-  create(token, '/documents', { name: unique('doc'), type: 'URL', url: 'https://example.com/handbook' });
-const makeTag = (token: string, color = '#ff8800') => create(token, '/tags', { name: unique('tag'), color });
 
 function agentBody(extra: Json = {}): Json {
   return {
@@ -57,10 +48,10 @@ const tagSummary = (tags: Json[]) => tags.map((tag) => ({ id: tag.id, name: tag.
 describe('POST /agents', () => {
   test('201 with the full agent: tags, llm {model, provider}, document, promptId', async () => {
     const { token, user } = await service.signUp('Agent Owner');
-    const prompt = await makePrompt(token);
-    const document = await makeDocument(token);
-    const red = await makeTag(token, '#ff0000');
-    const blue = await makeTag(token, '#0000ff');
+    const prompt = await createPrompt(token);
+    const document = await createDocument(token, { type: 'URL', url: 'https://example.com/handbook' });
+    const red = await createTag(token, { color: '#ff0000' });
+    const blue = await createTag(token, { color: '#0000ff' });
 
     const reply = await request('POST', '/api/v1/agents', {
       token,
@@ -116,10 +107,10 @@ describe('POST /agents', () => {
     assertNoSecret(reply);
   });
 
-  test('tags may be given as tag objects {id, ...} as the interface shows', async () => {
+  test('tags may be given as tag objects {id, ...}, the shape agents return them in', async () => {
     const { token } = await service.signUp();
-    const green = await makeTag(token, '#00ff00');
-    const plain = await makeTag(token, '#123456');
+    const green = await createTag(token, { color: '#00ff00' });
+    const plain = await createTag(token, { color: '#123456' });
     const reply = await request('POST', '/api/v1/agents', {
       token,
       body: agentBody({ tags: [green, { id: plain.id }] }),
@@ -157,7 +148,7 @@ describe('POST /agents', () => {
     test('promptId: nonexistent, or another user\'s', async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
-      const theirs = await makePrompt(stranger.token);
+      const theirs = await createPrompt(stranger.token);
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ promptId: randomUUID() }) }), 'promptId');
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ promptId: theirs.id }) }), 'promptId');
       assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
@@ -166,7 +157,7 @@ describe('POST /agents', () => {
     test('documentId: nonexistent, or another user\'s', async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
-      const theirs = await makeDocument(stranger.token);
+      const theirs = await createDocument(stranger.token);
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ documentId: randomUUID() }) }), 'documentId');
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ documentId: theirs.id }) }), 'documentId');
       assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
@@ -175,8 +166,8 @@ describe('POST /agents', () => {
     test('a tag id: nonexistent, or another user\'s (as id or as object), even beside an own tag', async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
-      const mine = await makeTag(token);
-      const theirs = await makeTag(stranger.token);
+      const mine = await createTag(token);
+      const theirs = await createTag(stranger.token);
       for (const tags of [[randomUUID()], [theirs.id], [theirs], [mine.id, theirs.id]]) {
         assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ tags }) }), 'tags');
       }
@@ -188,8 +179,8 @@ describe('POST /agents', () => {
 describe('GET /agents and GET /agents/{agentId}', () => {
   test('both show tags and document, as create returned them; no llm secret', async () => {
     const { token, user } = await service.signUp();
-    const document = await makeDocument(token);
-    const tag = await makeTag(token, '#abcdef');
+    const document = await createDocument(token);
+    const tag = await createTag(token, { color: '#abcdef' });
     const plainReply = await request('POST', '/api/v1/agents', { token, body: agentBody({ name: 'Plain' }) });
     const richReply = await request('POST', '/api/v1/agents', {
       token,
@@ -239,11 +230,11 @@ describe('GET /agents and GET /agents/{agentId}', () => {
 describe('PATCH /agents/{agentId}', () => {
   test('partial: tags replaced, promptId set to null, llm replaced, updatedAt moves; the rest kept', async () => {
     const { token } = await service.signUp();
-    const prompt = await makePrompt(token);
-    const document = await makeDocument(token);
-    const first = await makeTag(token, '#111111');
-    const second = await makeTag(token, '#222222');
-    const third = await makeTag(token, '#333333');
+    const prompt = await createPrompt(token);
+    const document = await createDocument(token);
+    const first = await createTag(token, { color: '#111111' });
+    const second = await createTag(token, { color: '#222222' });
+    const third = await createTag(token, { color: '#333333' });
     const agent = await create(token, '/agents', agentBody({
       name: 'Before',
       type: 'VENDOR_A',
@@ -289,7 +280,7 @@ describe('PATCH /agents/{agentId}', () => {
 
   test('only the name: everything else kept', async () => {
     const { token } = await service.signUp();
-    const tag = await makeTag(token);
+    const tag = await createTag(token);
     const agent = await create(token, '/agents', agentBody({ tags: [tag.id], hasMemory: true }));
     const reply = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { name: '  Renamed  ' } });
     assert.equal(reply.status, 200);
@@ -359,10 +350,10 @@ describe('PATCH /agents/{agentId}', () => {
   test("another user's tag (or prompt, or document) → 422 and nothing stored changes", async () => {
     const { token } = await service.signUp();
     const stranger = await service.signUp();
-    const mine = await makeTag(token);
-    const theirTag = await makeTag(stranger.token);
-    const theirPrompt = await makePrompt(stranger.token);
-    const theirDocument = await makeDocument(stranger.token);
+    const mine = await createTag(token);
+    const theirTag = await createTag(stranger.token);
+    const theirPrompt = await createPrompt(stranger.token);
+    const theirDocument = await createDocument(stranger.token);
     const agent = await create(token, '/agents', agentBody({ name: 'Keep', tags: [mine.id] }));
     const path = `/api/v1/agents/${agent.id}`;
 

@@ -1,19 +1,16 @@
-// `/documents`: interface endpoints 8-10, and the additive PATCH and DELETE (decisions.md).
+// `/documents`: create, read and list as original clients do, and the added PATCH and DELETE.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createDocument } = service;
 
 const DOCUMENT_TYPES = ['TXT', 'PDF', 'VIDEO', 'CSV', 'URL'];
 const SECRET = 'doc-bearer-3f9a61c2d7';
 
 const BASE = { name: 'Handbook', type: 'PDF', url: 'https://example.com/handbook.pdf' };
-
-/** Creates a document for the holder of `token` and returns the new record. */
-const createDocument = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/documents', { ...BASE, ...body });
 
 /** Asserts the credentials appear nowhere in a response. */
 function assertNoAuthorization(reply: Reply): void {
@@ -145,7 +142,7 @@ describe('POST /documents', () => {
     assert.equal((await createDocument(token, { url: 'http://example.com/a.txt' })).url, 'http://example.com/a.txt');
   });
 
-  test('every document type of the interface is accepted; others are 422 at path type', async () => {
+  test('every document type original clients send is accepted; others are 422 at path type', async () => {
     const { token } = await service.signUp();
     for (const type of DOCUMENT_TYPES) {
       const reply = await request('POST', '/api/v1/documents', { token, body: { ...BASE, type } });
@@ -367,11 +364,7 @@ describe('DELETE /documents/{documentId}', () => {
     const { token } = await service.signUp();
     const document = await createDocument(token);
     const keep = await createDocument(token, { name: 'keep' });
-    const reply = await request('DELETE', `/api/v1/documents/${document.id}`, { token });
-    assert.equal(reply.status, 200);
-    assert.deepEqual(reply.body, { success: true, data: null });
-    assertNotFound(await request('GET', `/api/v1/documents/${document.id}`, { token }), 'deleted document');
-    assertNotFound(await request('DELETE', `/api/v1/documents/${document.id}`, { token }), 'deleted twice');
+    await assertDeletes(service, `/api/v1/documents/${document.id}`, token);
     const list = await request('GET', '/api/v1/documents', { token });
     assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
   });
@@ -383,17 +376,9 @@ describe("another user's document", () => {
     const stranger = await service.signUp();
     const document = await createDocument(owner.token, { authorization: { bearer: 'owner' } });
     const credentials = storedAuthorization(document.id);
-
-    assertNotFound(await request('GET', `/api/v1/documents/${document.id}`, { token: stranger.token }), 'GET');
-    assertNotFound(
-      await request('PATCH', `/api/v1/documents/${document.id}`, { token: stranger.token, body: { name: 'stolen', authorization: null } }),
-      'PATCH',
-    );
-    assertNotFound(await request('DELETE', `/api/v1/documents/${document.id}`, { token: stranger.token }), 'DELETE');
-
-    const read = await request('GET', `/api/v1/documents/${document.id}`, { token: owner.token });
-    assert.equal(read.status, 200);
-    assert.deepEqual(read.body.data, document);
+    await assertHiddenFrom(service, `/api/v1/documents/${document.id}`, {
+      record: document, owner: owner.token, stranger: stranger.token, patch: { name: 'stolen', authorization: null },
+    });
     assert.equal(storedAuthorization(document.id), credentials, 'the credentials are untouched');
     const strangerList = await request('GET', '/api/v1/documents', { token: stranger.token });
     assert.deepEqual(strangerList.body.data, []);

@@ -1,4 +1,4 @@
-// Issue 7 through HTTP: documents are fetched from a fixture server on loopback, ingested in the
+// Ingestion through HTTP: documents are fetched from a fixture server on loopback, ingested in the
 // background (pending → processing → ready | failed), their chunks listed and searched.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePdf } from './fixtures/ingest/pdf.js';
-import { errorOf, startService, type TestService } from './helpers.js';
+import { errorOf, startService, testConfig, type TestService } from './helpers.js';
 import { createIngestionStore } from '../src/documents/ingestion-store.js';
 import { CHUNK_BATCH, IngestionQueue } from '../src/documents/ingestion.js';
 import { createSealer } from '../src/lib/secrets.js';
@@ -59,12 +59,16 @@ routes.set('/secret.txt', (request, response) => {
 
 // ---- Helpers ------------------------------------------------------------------------------------
 
-const ingesting = { enabled: true, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true };
+const ingesting = testConfig({ INGEST: 'on', INGEST_TIMEOUT_MS: '5000' }).ingestion;
 const service = await startService({ ingestion: ingesting });
 const { token } = await service.signUp();
 
-/** Polls the document until ingestion has finished (ready or failed), as a client would. */
-async function settled(svc: TestService, auth: string, id: string, timeoutMs = 8000): Promise<any> {
+/**
+ * Polls the document until ingestion has finished (ready or failed), as a client would. The
+ * ceiling is generous: the first PDF of a test process loads pdf.js through the tsx loader, which
+ * alone takes about 6 s on these machines (0.5 s in plain node, as in production).
+ */
+async function settled(svc: TestService, auth: string, id: string, timeoutMs = 30_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const document = (await svc.request('GET', `/api/v1/documents/${id}`, { token: auth })).body.data;
@@ -363,17 +367,7 @@ describe('large documents: chunks are stored a batch at a time', () => {
   const oneChunkPerLine = { type: 'character', chunk_size: 20, chunk_overlap: 0 };
 
   /** Every chunk of the document, walking the pages as a client would. */
-  async function allChunks(id: string, svc = service, auth = token): Promise<{ position: number; content: string }[]> {
-    const chunks = [];
-    let after = '';
-    for (;;) {
-      const page = await svc.request('GET', `/api/v1/documents/${id}/chunks?limit=100${after}`, { token: auth });
-      assert.equal(page.status, 200, JSON.stringify(page.body));
-      chunks.push(...page.body.data);
-      if (page.body.data.length < 100) return chunks;
-      after = `&after=${page.body.data.at(-1).id}`;
-    }
-  }
+  const allChunks = async (id: string, svc = service, auth = token) => svc.listAll(auth, `/documents/${id}/chunks?limit=100`);
 
   test(`a document of several batches (${CHUNK_BATCH} chunks each) has every chunk once, in order`, async () => {
     const count = Math.floor(CHUNK_BATCH * 2.5);
