@@ -98,7 +98,7 @@ export interface ServiceOptions {
  */
 function serviceStart(): { script: string; args: string[] } {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string | undefined> };
-  const prod = scripts['start:prod']?.trim().split(/\s+/);
+  const prod = scripts['start:prod']?.trim().split(/\s+/).filter((word, i) => !(i === 0 && word === 'exec'));
   if (prod && prod[0] === 'node' && scripts.build) return { script: 'start:prod', args: prod.slice(1) };
   return { script: 'start', args: serviceNodeArgs() };
 }
