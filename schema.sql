@@ -106,20 +106,22 @@ CREATE TABLE IF NOT EXISTS document_chunks (
   position    INTEGER NOT NULL,
   content     TEXT    NOT NULL,
   created_at  TEXT    NOT NULL,
-  generation  INTEGER NOT NULL DEFAULT -1 -- the ingestion run that wrote it: shown only once that run completed
+  generation  INTEGER NOT NULL DEFAULT -1, -- the ingestion run that wrote it: shown only once that run completed
+  owner       TEXT GENERATED ALWAYS AS (replace(user_id, '-', '')) VIRTUAL -- user_id as one full-text token
 );
 CREATE INDEX IF NOT EXISTS document_chunks_by_document ON document_chunks (document_id, seq);
 
 -- External-content FTS5 table: the text lives once, in document_chunks; triggers keep the index
--- in step.
+-- in step. The owner is indexed too (one token), so a search intersects "this user's chunks" with
+-- the words' matches inside FTS5 instead of reading every user's matches.
 CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5(
-  content, content = 'document_chunks', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
+  content, owner, content = 'document_chunks', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS document_chunks_fts_insert AFTER INSERT ON document_chunks BEGIN
-  INSERT INTO document_chunks_fts (rowid, content) VALUES (new.seq, new.content);
+  INSERT INTO document_chunks_fts (rowid, content, owner) VALUES (new.seq, new.content, new.owner);
 END;
 CREATE TRIGGER IF NOT EXISTS document_chunks_fts_delete AFTER DELETE ON document_chunks BEGIN
-  INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content) VALUES ('delete', old.seq, old.content);
+  INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content, owner) VALUES ('delete', old.seq, old.content, old.owner);
 END;
 
 -- Documents that may have chunks nobody sees: deleted ones (directly or with their user), and ones

@@ -15,7 +15,7 @@ import { defineRoute, mountRoutes, type Route } from './http/route.js';
 import { createSealer } from './lib/secrets.js';
 import { PasswordHasher } from './auth/password.js';
 import { unavailable } from './http/errors.js';
-import { jsonLogger, type Logger } from './lib/log.js';
+import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
 import { agentRoutes } from './agents/routes.js';
@@ -27,10 +27,13 @@ import { promptRoutes } from './prompts/routes.js';
 import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
 import { openApiRoute } from './openapi/document.js';
-import { docsPage } from './docs/page.js';
+import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
 import { libraryRoute, runRoutes } from './runs/routes.js';
+
+/** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
+const TOUCH_FLUSH_MS = 5_000;
 
 export interface AppOptions {
   db: Db;
@@ -105,19 +108,31 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   routes.push(openApiRoute(routes));
 
   app.use(envelope(log, { logRequests: config.logRequests }));
-  app.use(cors(config.corsOrigins));
-  app.use(docsPage());
+  if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
   const router = mountRoutes(routes, requireCaller(stores.apiTokens, rateLimits));
+  router.all(DOCS_PATHS, docsPage());
   consoleRoutes(router);
   app.use(router.routes());
   app.use(router.allowedMethods());
 
   ingestion.start();
   sweeper.start();
+  // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.
+  const flushTouches = () => {
+    try {
+      stores.apiTokens.flushTouches();
+    } catch (error) {
+      log.error({ msg: 'writing token last-use times failed; retrying later', error: describeError(error) });
+    }
+  };
+  const touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
+  touchTimer.unref();
   const stopBackgroundWork = async () => {
+    clearInterval(touchTimer);
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
+    flushTouches();
   };
   return Object.assign(app, { routes, runs: engine, stopBackgroundWork });
 }

@@ -153,6 +153,21 @@ describe('token lifecycle', () => {
     assert.equal(again, first);
   });
 
+  test('an authenticated read writes nothing: lastUsedAt reaches the file with the next flush', async () => {
+    const { token } = await plain.signUp();
+    const created = (await plain.request('POST', '/api/v1/api-tokens', { token, body: { description: 'reader' } })).body.data;
+    const stored = plain.db.prepare('SELECT last_used_at FROM api_tokens WHERE id = ?').pluck();
+    const changesBefore = plain.db.prepare('SELECT total_changes()').pluck().get();
+    assert.equal((await plain.request('GET', '/api/v1/auth/me', { token: created.token })).status, 200);
+    assert.equal(plain.db.prepare('SELECT total_changes()').pluck().get(), changesBefore, 'no row written by the read');
+    assert.equal(stored.get(created.id), null);
+    // Seen at once through the API, on the file after the flush.
+    const seen = (await plain.request('GET', `/api/v1/api-tokens/${created.id}`, { token })).body.data.lastUsedAt;
+    assert.match(seen, TIMESTAMP);
+    await plain.app.stopBackgroundWork();
+    assert.equal(stored.get(created.id), seen);
+  });
+
   test('expiresAt on create: a future time is kept; a past or malformed one is 422; the token stops at expiry', async () => {
     const { token } = await plain.signUp();
     const future = new Date(Date.now() + 3_600_000).toISOString();

@@ -11,7 +11,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /** Middleware: lets the request through only with a known, unexpired token; sets the caller. */
 export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMiddleware {
-  return async function requireCallerMiddleware(ctx, next) {
+  return function requireCallerMiddleware(ctx, next) {
     const secret = bearerSecret(ctx);
     if (secret === undefined) throw unauthorized();
     const found = secret.length <= 256 ? tokens.findCaller(secret) : undefined;

@@ -2,6 +2,7 @@
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
+import type { Page, PageRequest } from '../lib/paging.js';
 import { digestToken, newTokenSecret } from './secrets.js';
 import type { Caller } from '../http/context.js';
 
@@ -51,10 +52,26 @@ export function createApiTokenStore(db: Db) {
   const touch = db.prepare(`UPDATE api_tokens SET last_used_at = ? WHERE id = ?`);
   const deleteReturning = db.prepare(`DELETE FROM api_tokens WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`);
 
+  // lastUsedAt is written behind: a use is noted here and `flushTouches` writes the notes in one
+  // transaction (the app calls it every few seconds and before closing). Written per request, the
+  // first use of each token in a minute was a commit, with its fsync, on the read path. Every read
+  // of a token in this process sees the noted value at once.
+  const touches = new Map<string, string>();
+  const withTouch = <Row extends { lastUsedAt: string | null } | undefined>(row: Row, id: string | undefined): Row => {
+    const at = id === undefined ? undefined : touches.get(id);
+    return at === undefined || row === undefined ? row : { ...row, lastUsedAt: at };
+  };
+  const flushInTransaction = db.transaction((entries: [string, string][]) => {
+    for (const [id, at] of entries) touch.run(at, id);
+  });
+
   return {
-    get: table.get,
+    get: (userId: string, id: string) => withTouch(table.get(userId, id), id),
     seqOf: table.seqOf,
-    list: table.list,
+    list(userId: string, page: PageRequest): Page<ApiTokenRow> {
+      const listed = table.list(userId, page);
+      return touches.size === 0 ? listed : { ...listed, rows: listed.rows.map((row) => withTouch(row, row.id)) };
+    },
 
     /** Issues a new token for the user; the secret is returned once here and kept for later reads. */
     create(userId: string, input: { description: string; expiresAt?: string | null }): ApiTokenRow {
@@ -97,21 +114,34 @@ export function createApiTokenStore(db: Db) {
 
     /** The caller a token secret belongs to, with the token's expiry; undefined for an unknown token. */
     findCaller(secret: string): TokenCaller | undefined {
-      return selectCaller.get(digestToken(secret)) as TokenCaller | undefined;
+      const found = selectCaller.get(digestToken(secret)) as TokenCaller | undefined;
+      return found && withTouch(found, found.tokenId);
     },
 
-    /** Records that the token was used at `at`. */
+    /** Notes that the token was used at `at` (written by the next `flushTouches`). */
     touch(tokenId: string, at: string): void {
-      touch.run(at, tokenId);
+      touches.set(tokenId, at);
+    },
+
+    /** Writes the noted uses in one transaction; returns how many. */
+    flushTouches(): number {
+      if (touches.size === 0) return 0;
+      const entries = [...touches];
+      flushInTransaction(entries);
+      // Only what was written: nothing can note a use during the (synchronous) transaction.
+      touches.clear();
+      return entries.length;
     },
 
     update(userId: string, id: string, change: { description: string }): ApiTokenRow | undefined {
-      return updateDescription.get(change.description, timestamp(), id, userId) as ApiTokenRow | undefined;
+      return withTouch(updateDescription.get(change.description, timestamp(), id, userId) as ApiTokenRow | undefined, id);
     },
 
     /** Deletes (revokes) the token and returns it as it was. */
     delete(userId: string, id: string): ApiTokenRow | undefined {
-      return deleteReturning.get(id, userId) as ApiTokenRow | undefined;
+      const deleted = withTouch(deleteReturning.get(id, userId) as ApiTokenRow | undefined, id);
+      touches.delete(id);
+      return deleted;
     },
   };
 }

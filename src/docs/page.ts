@@ -67,7 +67,14 @@ interface Loaded {
   etag: string;
 }
 
-/** Serves /docs, /docs/ and the page's files (read once, on first use; validated with an ETag). */
+/** The paths the docs page is served at: mount `docsPage()` on the router for all methods there. */
+export const DOCS_PATHS = ['/docs', '/docs/', '/docs/:file'];
+
+/**
+ * Serves /docs, /docs/ and the page's files (read once, on first use; validated with an ETag).
+ * Mounted as routes (DOCS_PATHS, every method) rather than as middleware, so other requests never
+ * reach it; a method other than GET or HEAD, or a file that is not one of the page's, passes on (404).
+ */
 export function docsPage(): AppMiddleware {
   const cache = new Map<string, Loaded>();
   const load = (name: string, make: () => { body: Buffer; type: string }): Loaded => {
@@ -81,7 +88,6 @@ export function docsPage(): AppMiddleware {
   };
 
   return async function docsPageMiddleware(ctx, next) {
-    if (ctx.path !== '/docs' && !ctx.path.startsWith('/docs/')) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
 
     let loaded: Loaded;

@@ -104,20 +104,25 @@ export function createIngestionStore(db: Db) {
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
+  // The MATCH names the owner (the index's `owner` column: the user's id without dashes) as well as
+  // the words, so FTS5 reads only the user's matches; c.user_id is checked again. The owner column
+  // weighs nothing in the ranking.
   const search = db.prepare(
     `SELECT c.id AS chunkId, c.document_id AS documentId, c.position,
-            -bm25(document_chunks_fts) AS score,
+            -bm25(document_chunks_fts, 1.0, 0.0) AS score,
             snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
        FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
        JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation
-      WHERE document_chunks_fts MATCH @query AND c.user_id = @userId
+      WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
         AND (@documentId IS NULL OR c.document_id = @documentId)
         AND (@agentId IS NULL OR c.document_id IN
               (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId))
-      ORDER BY bm25(document_chunks_fts)
+      ORDER BY bm25(document_chunks_fts, 1.0, 0.0)
       LIMIT @limit`,
   );
+  /** The FTS5 query for `query`'s words (content column) in `userId`'s chunks (owner column). */
+  const ownMatch = (userId: string, query: string) => `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
 
   const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
     requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
@@ -199,7 +204,7 @@ export function createIngestionStore(db: Db) {
     /** Ranked chunks of the user's documents matching an FTS5 `query` (built by search.ts, never raw input). */
     search(userId: string, query: string, filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] {
       return search.all({
-        query,
+        match: ownMatch(userId, query),
         userId,
         documentId: filter.documentId ?? null,
         agentId: filter.agentId ?? null,

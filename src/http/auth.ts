@@ -7,8 +7,9 @@ const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
 
 /** The bearer secret a request carries, or undefined. */
 export function bearerSecret(ctx: AppContext): string | undefined {
-  const header = ctx.get('Autorization') || ctx.get('Authorization');
-  return BEARER.exec(header)?.[1];
+  const { autorization, authorization } = ctx.req.headers;
+  const header = autorization || authorization;
+  return typeof header === 'string' ? BEARER.exec(header)?.[1] : undefined;
 }
 
 /** The authenticated caller; only valid behind `requireCaller`. */

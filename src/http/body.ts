@@ -20,11 +20,7 @@ export function jsonBody(limitBytes: number): AppMiddleware {
   };
   const parseJson = bodyParser(options);
 
-  return async function jsonBodyMiddleware(ctx, next) {
-    if (!hasBody(ctx.req.headers)) {
-      ctx.request.body = undefined;
-      return next();
-    }
+  const readJson: AppMiddleware = async (ctx, next) => {
     if (!ctx.request.is(JSON_TYPES)) throw unsupportedMediaType();
     try {
       await parseJson(ctx, async () => {});
@@ -34,6 +30,12 @@ export function jsonBody(limitBytes: number): AppMiddleware {
     // An empty body is no body: creates with nothing required (an API token) take it as `{}`.
     if (ctx.request.body === '') ctx.request.body = undefined;
     assertWellFormedBody(ctx.request.body);
+    return next();
+  };
+  // Most requests have no body: they pass straight on, without an async step of their own.
+  return function jsonBodyMiddleware(ctx, next) {
+    if (hasBody(ctx.req.headers)) return readJson(ctx, next);
+    ctx.request.body = undefined;
     return next();
   };
 }

@@ -13,8 +13,8 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function envelope(log: Logger, options: { logRequests: boolean }): AppMiddleware {
   return async function envelopeMiddleware(ctx, next) {
     const started = performance.now();
-    const incoming = ctx.get('X-Request-Id');
-    const requestId = SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const incoming = ctx.req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     ctx.set('X-Content-Type-Options', 'nosniff');

@@ -101,17 +101,7 @@ function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
   // A query parameter the route does not take is a mistake worth naming (a misspelt filter would
   // otherwise silently answer everything).
   const known = new Set(Object.keys((route.query as { entries?: object } | undefined)?.entries ?? {}));
-  const handle = async (ctx: AppContext) => {
-    const params: Record<string, string> = {};
-    for (const name of parameters) params[name] = parse(route.params?.[name] ?? IdSchema, ctx.params[name], name) as string;
-    if (route.query) {
-      const unknown = Object.keys(ctx.query).filter((name) => !known.has(name));
-      if (unknown.length > 0) throw validationFailed(unknown.map((name) => ({ path: `query.${name}`, message: 'is not a query parameter of this endpoint' })));
-    }
-    const query = route.query ? parse(route.query, ctx.query) : undefined;
-    const body = route.body ? parseBody(ctx, route.body) : undefined;
-    const caller = route.auth ? callerOf(ctx) : undefined;
-    const answer = await route.handler({ ctx, caller, params, query, body });
+  const respond = (ctx: AppContext, answer: unknown): void => {
     if ('stream' in success) return;
     ctx.status = success.status;
     if ('raw' in success) {
@@ -125,14 +115,27 @@ function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
       ctx.body = { success: true, data: answer };
     }
   };
-  const steps: AppMiddleware[] = [...(route.auth ? [requireCaller] : []), ...(route.before ?? [])];
-  const run = (ctx: AppContext, index: number): Promise<unknown> | unknown =>
-    index === steps.length ? handle(ctx) : steps[index](ctx, async () => void (await run(ctx, index + 1)));
-  // `next` is the next route matching this method and path: a route whose `when` declines passes on.
-  return async (ctx, next) => {
-    if (when && !when(ctx)) return next();
-    await run(ctx, 0);
+  // Synchronous unless the handler is: most handlers answer at once, without a promise of their own.
+  const handle = (ctx: AppContext): Promise<void> | void => {
+    const params: Record<string, string> = {};
+    for (const name of parameters) params[name] = parse(route.params?.[name] ?? IdSchema, ctx.params[name], name) as string;
+    if (route.query) {
+      const unknown = Object.keys(ctx.query).filter((name) => !known.has(name));
+      if (unknown.length > 0) throw validationFailed(unknown.map((name) => ({ path: `query.${name}`, message: 'is not a query parameter of this endpoint' })));
+    }
+    const query = route.query ? parse(route.query, ctx.query) : undefined;
+    const body = route.body ? parseBody(ctx, route.body) : undefined;
+    const caller = route.auth ? callerOf(ctx) : undefined;
+    const answer = route.handler({ ctx, caller, params, query, body });
+    if (answer instanceof Promise) return answer.then((value) => respond(ctx, value));
+    respond(ctx, answer);
   };
+  const steps: AppMiddleware[] = [...(route.auth ? [requireCaller] : []), ...(route.before ?? [])];
+  // What throws synchronously here reaches the router's compose, which turns it into a rejection.
+  const run = (ctx: AppContext, index: number): unknown =>
+    index === steps.length ? handle(ctx) : steps[index](ctx, () => Promise.resolve(run(ctx, index + 1)));
+  // `next` is the next route matching this method and path: a route whose `when` declines passes on.
+  return (ctx, next) => (when && !when(ctx) ? next() : run(ctx, 0));
 }
 
 /** One router serving `routes` in order; a known path with the wrong method answers 405 with `Allow`. */

@@ -5,10 +5,39 @@ export interface Logger {
   error(fields: Record<string, unknown>): void;
 }
 
-/** Writes JSON lines: info to stdout, errors to stderr. */
+/** One JSON line: `time` and `level` first, then the fields. */
+function jsonLine(level: string, fields: Record<string, unknown>): string {
+  const rest = JSON.stringify(fields);
+  return `{"time":"${new Date().toISOString()}","level":"${level}"${rest.length > 2 ? `,${rest.slice(1)}` : '}'}\n`;
+}
+
+// Info lines (one per request when the request log is on) are gathered and written once per turn of
+// the event loop: writes to a pipe or file are synchronous system calls, one per line otherwise.
+// What is gathered is written at exit too.
+let gathered = '';
+let flushScheduled = false;
+function flushInfo(): void {
+  flushScheduled = false;
+  if (gathered === '') return;
+  const text = gathered;
+  gathered = '';
+  process.stdout.write(text);
+}
+process.on('exit', flushInfo);
+
+/** Writes JSON lines: info to stdout, errors to stderr (at once). */
 export const jsonLogger: Logger = {
-  info: (fields) => process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'info', ...fields })}\n`),
-  error: (fields) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'error', ...fields })}\n`),
+  info: (fields) => {
+    gathered += jsonLine('info', fields);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      setImmediate(flushInfo);
+    }
+  },
+  error: (fields) => {
+    flushInfo();
+    process.stderr.write(jsonLine('error', fields));
+  },
 };
 
 /** What a log line keeps of an unexpected error: its stack (which starts with the message). */

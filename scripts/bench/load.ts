@@ -1,0 +1,341 @@
+// Load generation: closed loop with autocannon (a fixed number of connections, each sending its next
+// request when the last is answered: throughput), open loop with a small paced client (requests
+// sent on a fixed schedule whatever the answers: latency at an offered rate), and comparisons that
+// alternate the servers round by round.
+import { Agent, request as httpRequest } from 'node:http';
+import { createRequire } from 'node:module';
+import { OPTS, log, median, percentile, round, sleep } from './options.js';
+import { CLOCK_TICKS, cpuSnapshot, cpuTicks, otherLoad, type Proc } from './processes.js';
+
+// ---- autocannon (no bundled types; this is the part of its API used here) ----------------------
+
+export interface AcRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+interface AcClient {
+  setRequests(requests: AcRequest[]): void;
+}
+interface AcResult {
+  duration: number;
+  errors: number;
+  timeouts: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+interface AcInstance extends PromiseLike<AcResult> {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): AcInstance;
+  stop(): void;
+}
+type Autocannon = (options: {
+  url: string;
+  connections: number;
+  duration: number;
+  timeout: number;
+  requests: AcRequest[];
+  setupClient?: (client: AcClient) => void;
+}) => AcInstance;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+export interface Load {
+  /** The requests, rotated differently for each connection. */
+  requests: AcRequest[];
+  connections?: number;
+  expectStatus: number;
+}
+
+export interface RunResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  otherLoad: number | null;
+  /** CPU used during the run, in cores: the server measured, and this process (the load generator). */
+  serverCores: number | null;
+  generatorCores: number | null;
+  /** The server's CPU time per answered request (µs): less sensitive to other load than req/s. */
+  cpuUs: number | null;
+}
+
+export const bearer = (token: string) => ({ Autorization: `Bearer ${token}` });
+export const jsonHeaders = (token: string) => ({ ...bearer(token), 'content-type': 'application/json' });
+
+/** Requests per connection: each connection cycles through its own slice of the request set. */
+const PER_CONNECTION = 64;
+
+/**
+ * Waits until the server has finished what it had already received (it keeps answering requests,
+ * and hashing passwords, after the load generator has gone): its CPU use drops below 10% for 200 ms.
+ */
+export async function waitIdle(pid: number, maxMs = 60_000): Promise<void> {
+  const deadline = performance.now() + maxMs;
+  let last = cpuTicks(pid);
+  while (last !== undefined && performance.now() < deadline) {
+    await sleep(200);
+    const now = cpuTicks(pid);
+    if (now === undefined || now - last <= 2) return;
+    last = now;
+  }
+}
+
+class Latencies {
+  values = new Float64Array(1 << 16);
+  count = 0;
+  add(ms: number) {
+    if (this.count === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.count++] = ms;
+  }
+  sorted() {
+    return this.values.slice(0, this.count).sort();
+  }
+}
+
+function cpuMeter(proc: Proc) {
+  const pids = [process.pid, proc.pid];
+  const before = cpuSnapshot(pids);
+  const started = { at: performance.now(), server: cpuTicks(proc.pid), generator: cpuTicks(process.pid) };
+  return () => {
+    const seconds = (performance.now() - started.at) / 1000;
+    const cores = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round((b - a) / CLOCK_TICKS / seconds, 2));
+    const serverNow = cpuTicks(proc.pid);
+    return {
+      serverTicks: started.server === undefined || serverNow === undefined ? null : serverNow - started.server,
+      otherLoad: otherLoad(before, cpuSnapshot(pids)),
+      serverCores: cores(started.server, cpuTicks(proc.pid)),
+      generatorCores: cores(started.generator, cpuTicks(process.pid)),
+    };
+  };
+}
+
+/** Closed loop: autocannon with `connections` connections for `seconds`. */
+export function runLoad(proc: Proc, load: Load, seconds: number, drain = true): { instance: AcInstance; done: Promise<RunResult> } {
+  let rotation = 0;
+  const all = load.requests;
+  const connections = load.connections ?? OPTS.connections;
+  const step = Math.max(1, Math.floor(all.length / connections));
+  const latencies = new Latencies();
+  const instance = autocannon({
+    url: proc.url,
+    connections,
+    duration: seconds,
+    timeout: 30,
+    requests: all.slice(0, PER_CONNECTION),
+    setupClient: (client) => {
+      const offset = (rotation++ * step) % all.length;
+      client.setRequests(Array.from({ length: Math.min(PER_CONNECTION, all.length) }, (_, k) => all[(offset + k) % all.length]));
+    },
+  });
+  instance.on('response', (_client, status, _bytes, ms) => {
+    if (status === load.expectStatus) latencies.add(ms);
+  });
+  const meter = cpuMeter(proc);
+  const done = Promise.resolve(instance).then(async (result): Promise<RunResult> => {
+    const cpu = meter();
+    if (drain) await waitIdle(proc.pid);
+    const sorted = latencies.sorted();
+    const unexpected = Object.entries(result.statusCodeStats)
+      .filter(([status]) => Number(status) !== load.expectStatus)
+      .reduce((sum, [, { count }]) => sum + count, 0);
+    return {
+      rps: round(latencies.count / result.duration),
+      p50: round(percentile(sorted, 50), 2),
+      p99: round(percentile(sorted, 99), 2),
+      max: round(sorted.at(-1) ?? NaN, 2),
+      requests: latencies.count,
+      non2xx: unexpected,
+      errors: result.errors,
+      ...cpu,
+      cpuUs: cpu.serverTicks === null || latencies.count === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / latencies.count, 1),
+    };
+  });
+  return { instance, done };
+}
+
+export const measure = (proc: Proc, load: Load, seconds: number) => runLoad(proc, load, seconds).done;
+
+export interface PacedResult extends RunResult {
+  /** Requests offered per second. */
+  rate: number;
+  /** The service's own time per request (request log `ms`), when it logs requests. */
+  inside?: { p50: number; p99: number; count: number };
+}
+
+/**
+ * Open loop: `rate` requests a second for `seconds`, each sent at its scheduled time on a pool of
+ * keep-alive connections whatever happened to earlier ones; latency counts from the scheduled time,
+ * so a stalled server is charged for the requests queued behind the stall.
+ */
+export async function paced(proc: Proc, load: Load, rate: number, seconds: number): Promise<PacedResult> {
+  const url = new URL(proc.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
+  const total = Math.round(rate * seconds);
+  const latencies = new Latencies();
+  let non2xx = 0;
+  let errors = 0;
+  let finished = 0;
+  const logged = proc.requestMs.length;
+  const meter = cpuMeter(proc);
+  const start = performance.now() + 5;
+  await new Promise<void>((resolve) => {
+    const settle = () => {
+      if (++finished === total) resolve();
+    };
+    const fire = (i: number) => {
+      const scheduled = start + (i * 1000) / rate;
+      const r = load.requests[i % load.requests.length];
+      const body = r.body === undefined ? undefined : Buffer.from(r.body);
+      const req = httpRequest(
+        {
+          agent, host: url.hostname, port: url.port, method: r.method ?? 'GET', path: r.path,
+          headers: { ...r.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => {
+            if (res.statusCode === load.expectStatus) latencies.add(performance.now() - scheduled);
+            else non2xx++;
+            settle();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        settle();
+      });
+      req.end(body);
+    };
+    let sent = 0;
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
+      while (sent < due) fire(sent++);
+      if (sent < total) setTimeout(tick, 1);
+    };
+    setTimeout(tick, 5);
+  });
+  agent.destroy();
+  const cpu = meter();
+  await waitIdle(proc.pid);
+  const sorted = latencies.sorted();
+  const result: PacedResult = {
+    rate,
+    rps: round(latencies.count / seconds),
+    p50: round(percentile(sorted, 50), 2),
+    p99: round(percentile(sorted, 99), 2),
+    max: round(sorted.at(-1) ?? NaN, 2),
+    requests: latencies.count,
+    non2xx,
+    errors,
+    ...cpu,
+    cpuUs: cpu.serverTicks === null || latencies.count === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / latencies.count, 1),
+  };
+  const inside = proc.requestMs.slice(logged).sort((a, b) => a - b);
+  if (inside.length > 0) result.inside = { p50: round(percentile(inside, 50), 3), p99: round(percentile(inside, 99), 3), count: inside.length };
+  return result;
+}
+
+/** Measures `load` while `storm` keeps its connections' requests in flight on the same server. */
+export async function measureDuringStorm(proc: Proc, load: Load, storm: Load, seconds: number): Promise<RunResult & { stormPerSecond: number }> {
+  const background = runLoad(proc, storm, seconds + 60);
+  await sleep(500);
+  const result = await runLoad(proc, load, seconds, false).done;
+  background.instance.stop();
+  const stormResult = await background.done;
+  return { ...result, stormPerSecond: stormResult.rps };
+}
+
+// ---- comparisons -------------------------------------------------------------------------------
+
+export interface Side {
+  name: string;
+  rps: number;
+  cpuUs: number;
+  p50: number;
+  p99: number;
+  rounds: RunResult[];
+}
+
+export interface Comparison {
+  key: string;
+  title: string;
+  /** The service first, then the references. */
+  sides: Side[];
+  /** Per reference: the median over rounds of service req/s ÷ reference req/s, and its range. */
+  ratios: Record<string, { median: number; spread: [number, number]; cpu: number }>;
+  otherLoad: number | null;
+  problems: string[];
+}
+
+function side(name: string, rounds: RunResult[]): Side {
+  return {
+    name,
+    rps: round(median(rounds.map((r) => r.rps))),
+    cpuUs: round(median(rounds.map((r) => r.cpuUs ?? NaN)), 1),
+    p50: round(median(rounds.map((r) => r.p50)), 2),
+    p99: round(median(rounds.map((r) => r.p99)), 2),
+    rounds,
+  };
+}
+
+/**
+ * A warm-up on each server, then `rounds` rounds in which each server is measured for `seconds`,
+ * the order rotating from round to round. `procs[0]` is the service.
+ */
+export async function compare<R extends RunResult>(
+  key: string,
+  title: string,
+  procs: Proc[],
+  run: (proc: Proc, seconds: number) => Promise<R>,
+  seconds = OPTS.duration,
+): Promise<Comparison & { raw: R[][] }> {
+  if (OPTS.warmup > 0) {
+    log(`${title}: warm-up`);
+    for (const proc of procs) await run(proc, OPTS.warmup);
+  }
+  const results: R[][] = procs.map(() => []);
+  for (let round_ = 0; round_ < OPTS.rounds; round_++) {
+    const order = procs.map((_, i) => (i + round_) % procs.length);
+    for (const i of order) results[i].push(await run(procs[i], seconds));
+    log(`${title}: round ${round_ + 1}/${OPTS.rounds}: ${procs.map((p, i) => `${p.name} ${results[i][round_].rps} req/s p99 ${results[i][round_].p99} ms`).join(', ')}`);
+  }
+  const problems: string[] = [];
+  procs.forEach((proc, i) => {
+    const unexpected = results[i].reduce((sum, r) => sum + r.non2xx, 0);
+    const errors = results[i].reduce((sum, r) => sum + r.errors, 0);
+    if (unexpected > 0) problems.push(`${proc.name}: ${unexpected} responses with an unexpected status`);
+    if (errors > 0) problems.push(`${proc.name}: ${errors} connection errors or timeouts`);
+  });
+  const ratios: Comparison['ratios'] = {};
+  for (let i = 1; i < procs.length; i++) {
+    const perRound = results[0].map((r, k) => (results[i][k].rps > 0 ? r.rps / results[i][k].rps : NaN));
+    // The same comparison by CPU time per request: reference µs ÷ service µs (1: as cheap).
+    const cpu = median(results[i].map((r) => r.cpuUs ?? NaN)) / median(results[0].map((r) => r.cpuUs ?? NaN));
+    ratios[procs[i].name] = { median: round(median(perRound), 2), spread: [round(Math.min(...perRound), 2), round(Math.max(...perRound), 2)], cpu: round(cpu, 2) };
+  }
+  const loads = results.flat().map((r) => r.otherLoad).filter((x): x is number => x !== null);
+  return {
+    key,
+    title,
+    sides: procs.map((p, i) => side(p.name, results[i])),
+    ratios,
+    otherLoad: loads.length ? Math.max(...loads) : null,
+    problems,
+    raw: results,
+  };
+}
+
+/** Sends one request and checks its status before a case is measured (a wrong setup fails loudly). */
+export async function probe(proc: Proc, request: AcRequest, expectStatus: number): Promise<void> {
+  const response = await fetch(proc.url + request.path, { method: request.method ?? 'GET', headers: request.headers, body: request.body });
+  const text = await response.text();
+  if (response.status !== expectStatus) {
+    throw new Error(`${proc.name}: ${request.method ?? 'GET'} ${request.path} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`);
+  }
+}

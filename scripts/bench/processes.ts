@@ -1,0 +1,204 @@
+// The servers the benchmark measures, each a child process: the service (started as `npm start`
+// starts it), the bare-Koa reference and the plain node:http reference. Plus what is read of them
+// from /proc: memory and CPU time.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { serviceNodeArgs } from '../service-command.js';
+import { ROOT, SECRET_KEY, log, round } from './options.js';
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  url: string;
+  pid: number;
+  spawnToListeningMs: number;
+  spawnToFirstAnswerMs: number;
+  /** Resident memory right after the first answer (MiB). */
+  rssAtStartMiB: number | null;
+  /** The `ms` of every request log line so far (services started with `logRequests`). */
+  requestMs: number[];
+}
+
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
+
+export function killAll(): void {
+  for (const child of children) child.kill('SIGKILL');
+}
+
+async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Proc> {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  const requestMs: number[] = [];
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    let buffered = '';
+    let found = false;
+    const timer = setTimeout(() => reject(new Error(`${name}: no "listening" line within 60 s; stderr: ${stderr}`)), 60_000);
+    // Drained for the whole run (a full pipe would stall the server); request lines give their `ms`.
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) !== -1) {
+        const line = buffered.slice(0, newline);
+        buffered = buffered.slice(newline + 1);
+        if (found) {
+          const ms = /"ms":([0-9.]+)/.exec(line);
+          if (ms) requestMs.push(Number(ms[1]));
+          continue;
+        }
+        try {
+          const entry = JSON.parse(line) as { msg?: unknown; url?: unknown };
+          if (entry.msg === 'listening' && typeof entry.url === 'string') {
+            found = true;
+            clearTimeout(timer);
+            resolveUrl(entry.url.replace('://0.0.0.0:', '://127.0.0.1:'));
+          }
+        } catch {
+          // not a JSON line
+        }
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before listening; stderr: ${stderr}`)));
+  });
+  const spawnToListeningMs = performance.now() - started;
+  const health = await fetch(`${url}/healthz`);
+  await health.arrayBuffer();
+  if (health.status !== 200) throw new Error(`${name}: GET /healthz answered ${health.status}`);
+  const spawnToFirstAnswerMs = performance.now() - started;
+  return {
+    name,
+    child,
+    url,
+    pid: child.pid!,
+    spawnToListeningMs: round(spawnToListeningMs),
+    spawnToFirstAnswerMs: round(spawnToFirstAnswerMs),
+    rssAtStartMiB: memoryOf(child.pid!)?.rssMiB ?? null,
+    requestMs,
+  };
+}
+
+export interface ServiceOptions {
+  nodeArgs?: string[];
+  /** Write the request log (the production default); the throughput cases run without it. */
+  logRequests?: boolean;
+  env?: Record<string, string>;
+}
+
+/**
+ * How the service is started: the production way (`npm run build`, then `npm run start:prod`'s
+ * command line) when package.json has those scripts, else `npm start`'s.
+ */
+function serviceStart(): { script: string; args: string[] } {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string | undefined> };
+  const prod = scripts['start:prod']?.trim().split(/\s+/).filter((word, i) => !(i === 0 && word === 'exec'));
+  if (prod && prod[0] === 'node' && scripts.build) return { script: 'start:prod', args: prod.slice(1) };
+  return { script: 'start', args: serviceNodeArgs() };
+}
+const START = serviceStart();
+export const SERVICE_START = `node ${START.args.join(' ')}`;
+let built = false;
+
+export function startService(name: string, databasePath: string, options: ServiceOptions = {}): Promise<Proc> {
+  if (START.script === 'start:prod' && !built) {
+    log('npm run build (the service is started the production way)');
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+    built = true;
+  }
+  return startProcess(name, [...(options.nodeArgs ?? []), ...START.args], {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_PATH: databasePath,
+    LOG_REQUESTS: options.logRequests ? 'on' : 'off',
+    RATE_LIMIT: 'off',
+    // Seeded documents are never fetched: no background ingestion during the measurements.
+    INGEST: 'off',
+    SECRET_KEY: SECRET_KEY.toString('hex'),
+    ...options.env,
+  });
+}
+
+export type ReferenceKind = 'koa' | 'plain';
+
+/** The service's V8 flags (its start command without the loader and the entry point). */
+export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !== '--import' && args[i - 1] !== '--import');
+
+/**
+ * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
+ * database, with the service's V8 flags: the ratios compare code, not runtime settings.
+ */
+export function startReference(kind: ReferenceKind, name: string, databasePath: string): Promise<Proc> {
+  const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
+  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), '--import', 'tsx', script], {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATABASE_PATH: databasePath,
+    SECRET_KEY: SECRET_KEY.toString('hex'),
+  });
+}
+
+export async function stopProcess(proc: Proc): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  const exited = new Promise<void>((done) => proc.child.once('exit', () => done()));
+  proc.child.kill('SIGTERM');
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Peak and current resident memory of a process, in MiB (Linux /proc). */
+export function memoryOf(pid: number): { peakRssMiB: number; rssMiB: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { peakRssMiB: round(kib('VmHWM') / 1024, 1), rssMiB: round(kib('VmRSS') / 1024, 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ: the unit of /proc CPU times (100 on Linux everywhere that matters). */
+export const CLOCK_TICKS = 100;
+
+/** CPU time (clock ticks) a process has used so far, or undefined when it is gone. */
+export function cpuTicks(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(rest[11]) + Number(rest[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+export interface CpuSnapshot {
+  busy: number;
+  total: number;
+  ours: number;
+}
+
+export function cpuSnapshot(pids: number[]): CpuSnapshot | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system] = fields;
+    let ours = 0;
+    for (const pid of pids) ours += cpuTicks(pid) ?? 0;
+    return { busy: user + nice + system, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), ours };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Share of all CPU time spent by processes outside the benchmark (0-1), approximately. */
+export function otherLoad(before: CpuSnapshot | undefined, after: CpuSnapshot | undefined): number | null {
+  if (!before || !after || after.total === before.total) return null;
+  const foreign = after.busy - before.busy - (after.ours - before.ours);
+  return round(Math.max(0, foreign) / (after.total - before.total), 2);
+}
