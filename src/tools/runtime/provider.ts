@@ -1,0 +1,94 @@
+// The tool set of one run: every tool linked to the agent, turned into the functions the model is
+// offered (named uniquely), or left out with a warning that says why. Every function's output
+// and error pass through one wrapper that removes the tool's secrets (its metadata headers), so
+// a server that echoes a key back cannot put it into a step, an event or a log line.
+import type { RunTool, RunToolSet } from '../../runs/tool-types.js';
+import { agentTool, type AgentRef, type RunChildAgent } from './agent-tool.js';
+import { redactSecrets, ToolError, type FetchLike, type MetadataResult } from './http-call.js';
+import { createFunctionNamer } from './naming.js';
+import { openApiTools } from './openapi.js';
+import { PLAIN_HTTP_TYPES, plainHttpTool, searchTool, type ToolRecord } from './web-tools.js';
+
+export interface ToolProviderDeps {
+  /** The SSRF-guarded, fetch-compatible fetcher every tool request goes through. */
+  fetch: FetchLike;
+  /** The user's agent with this id (name for messages), or undefined. */
+  findAgent: (userId: string, agentId: string) => AgentRef | undefined;
+  runChild: RunChildAgent;
+}
+
+export interface ToolSetRequest {
+  userId: string;
+  /** The agent that runs, and the agents of the runs above it (outermost first). */
+  agent: AgentRef;
+  ancestors: AgentRef[];
+  /** The agent's tool records, metadata unsealed, in link order. */
+  tools: ToolRecord[];
+  signal: AbortSignal;
+  deadline: number;
+}
+
+/** Every string value in a tool's metadata headers (and keys): what must never be shown. */
+export function secretsOf(tool: ToolRecord): string[] {
+  const secrets: string[] = [];
+  const collect = (value: unknown) => {
+    if (typeof value === 'string' || typeof value === 'number') secrets.push(String(value));
+    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(collect);
+  };
+  collect(tool.metadata.headers);
+  for (const [key, value] of Object.entries(tool.metadata)) {
+    if (/key|token|secret|password|authorization/i.test(key)) collect(value);
+  }
+  return secrets;
+}
+
+/** `tool` with its output and errors scrubbed of `secrets`; an unexpected error becomes a plain message. */
+function guarded(tool: RunTool, secrets: string[]): RunTool {
+  return {
+    ...tool,
+    async call(args, context) {
+      try {
+        return redactSecrets(await tool.call(args, context), secrets);
+      } catch (error) {
+        if (context.signal.aborted) throw error;
+        const message = error instanceof Error && error.message ? error.message : 'the tool failed';
+        throw new ToolError(redactSecrets(message, secrets));
+      }
+    },
+  };
+}
+
+/** The functions the agent's tools stand for, and a warning for each tool (or operation) left out. */
+export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetRequest): Promise<RunToolSet> {
+  const namer = createFunctionNamer();
+  const tools: RunTool[] = [];
+  const warnings: string[] = [];
+  const ancestors = [...request.ancestors, request.agent];
+  for (const record of request.tools) {
+    const secrets = secretsOf(record);
+    const notOffered = (reason: string) => warnings.push(redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${reason}`, secrets));
+    let result: MetadataResult<RunTool[]>;
+    if (record.type === 'OPENAPI') {
+      const loaded = await openApiTools(record, namer, deps.fetch, request.signal, request.deadline);
+      if (loaded.ok) {
+        warnings.push(...loaded.value.warnings.map((warning) => redactSecrets(warning, secrets)));
+        result = { ok: true, value: loaded.value.tools };
+      } else result = loaded;
+    } else {
+      let single: MetadataResult<RunTool>;
+      if (record.type === 'SEARCH') single = searchTool(record, namer(record.name), deps.fetch);
+      else if ((PLAIN_HTTP_TYPES as readonly string[]).includes(record.type)) single = plainHttpTool(record, namer(record.name), deps.fetch);
+      else if (record.type === 'AGENT') {
+        single = agentTool(record, namer(record.name), {
+          findAgent: (id) => deps.findAgent(request.userId, id),
+          runChild: deps.runChild,
+          ancestors,
+        });
+      } else single = { ok: false, reason: `the type ${record.type} is not one this service can run` };
+      result = single.ok ? { ok: true, value: [single.value] } : single;
+    }
+    if (result.ok) tools.push(...result.value.map((tool) => guarded(tool, secrets)));
+    else notOffered(result.reason);
+  }
+  return { tools, warnings };
+}
