@@ -188,7 +188,7 @@ export async function runReactLoop(options: {
   if (messages[0]?.role === 'system') messages[0].content = `${messages[0].content}\n\n${instructions}`;
   else messages.unshift({ role: 'system', content: instructions });
   const steps: ReactStep[] = [];
-  let usage: { promptTokens: number; completionTokens: number } | null = null;
+  let usage = null as { promptTokens: number; completionTokens: number } | null;
   let invalidInARow = 0;
   for (let call = 1; call <= maxSteps; call += 1) {
     const filter = hooks.onToken ? createFinalAnswerFilter(hooks.onToken) : undefined;
