@@ -477,3 +477,10 @@ describe('ReAct', () => {
     );
   });
 });
+
+describe('names of tools left out', () => {
+  it('are not taken: the next tool of the same name keeps the plain name', async () => {
+    const set = await toolSet(tool('SEARCH', {}, 'Finder'), tool('SEARCH', { url: api.base }, 'Finder'));
+    assert.deepEqual(set.tools.map((t) => t.name), ['finder']);
+  });
+});

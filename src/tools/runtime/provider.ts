@@ -75,17 +75,18 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
         result = { ok: true, value: loaded.value.tools };
       } else result = loaded;
     } else {
+      // Named only once offered, so a tool left out does not take a name from the next one.
       let single: MetadataResult<RunTool>;
-      if (record.type === 'SEARCH') single = searchTool(record, namer(record.name), deps.fetch);
-      else if ((PLAIN_HTTP_TYPES as readonly string[]).includes(record.type)) single = plainHttpTool(record, namer(record.name), deps.fetch);
+      if (record.type === 'SEARCH') single = searchTool(record, '', deps.fetch);
+      else if ((PLAIN_HTTP_TYPES as readonly string[]).includes(record.type)) single = plainHttpTool(record, '', deps.fetch);
       else if (record.type === 'AGENT') {
-        single = agentTool(record, namer(record.name), {
+        single = agentTool(record, '', {
           findAgent: (id) => deps.findAgent(request.userId, id),
           runChild: deps.runChild,
           ancestors,
         });
       } else single = { ok: false, reason: `the type ${record.type} is not one this service can run` };
-      result = single.ok ? { ok: true, value: [single.value] } : single;
+      result = single.ok ? { ok: true, value: [{ ...single.value, name: namer(record.name) }] } : single;
     }
     if (result.ok) tools.push(...result.value.map((tool) => guarded(tool, secrets)));
     else notOffered(result.reason);
