@@ -38,7 +38,7 @@ export function toolRoutes(router: Router<AppState>, { stores, requireCaller }: 
     const stored = tools.getTool(caller.id, id);
     if (!stored) throw notFound('Tool');
     const next = { name: change.name ?? stored.name, type: change.type ?? stored.type, metadata: change.metadata };
-    ok(ctx, presentTool(tools.updateTool(caller.id, id, next)!, caller));
+    ok(ctx, presentTool(tools.updateTool(caller.id, id, next, next.type !== stored.type)!, caller));
   });
 
   router.delete('/tools/:id', requireCaller, (ctx) => {
