@@ -44,10 +44,10 @@ runScript(USAGE, () => {
   const config = loadServiceConfig();
   const { db, stores } = openServiceStores(config);
   try {
-    const user = stores.users.getUserByEmail(email);
+    const user = stores.users.getByEmail(email);
     if (!user) throw new Error(`no user with the email ${email}`);
     const expiresAt = days === undefined ? null : formatTimestamp(Date.now() + days * 24 * 60 * 60 * 1000);
-    const token = stores.apiTokens.createApiToken(user.id, { description, expiresAt });
+    const token = stores.apiTokens.create(user.id, { description, expiresAt });
     process.stderr.write(`token ${token.id} for ${user.email}, ${expiresAt === null ? 'never expires' : `expires ${expiresAt}`}\n`);
     process.stdout.write(`${token.token}\n`);
   } finally {

@@ -37,9 +37,9 @@ runScript(USAGE, async () => {
 
   const { db, stores } = openServiceStores(config);
   try {
-    if (stores.users.getUserByEmail(input.email)) throw new Error(`a user with the email ${input.email} already exists`);
+    if (stores.users.getByEmail(input.email)) throw new Error(`a user with the email ${input.email} already exists`);
     const passwordHash = await hashPassword(input.password, config.scrypt);
-    const user = stores.users.createUser({ email: input.email, name: input.name, passwordHash });
+    const user = stores.users.create({ email: input.email, name: input.name, passwordHash });
     process.stdout.write(`created user ${user.id} <${user.email}>\n`);
   } finally {
     closeDatabase(db);

@@ -36,14 +36,14 @@ runScript(USAGE, async () => {
   try {
     // Look the user up before asking for a password nobody can use.
     const email = parse(ResetSchema.entries.email, values.email, 'email');
-    if (!stores.users.getUserByEmail(email)) throw new Error(`no user with the email ${email}`);
+    if (!stores.users.getByEmail(email)) throw new Error(`no user with the email ${email}`);
     const input = parse(ResetSchema, { email, password: await readPassword(values.password, 'New password') });
     const passwordHash = await hashPassword(input.password, config.scrypt);
     // Read again after the (awaited) hash; the update and the revocation are one transaction.
-    const user = stores.users.getUserByEmail(input.email);
+    const user = stores.users.getByEmail(input.email);
     if (!user) throw new Error(`no user with the email ${input.email}`);
-    const revoked = stores.apiTokens.listApiTokens(user.id, { limit: 1_000_000, afterSeq: 0 }).rows.length;
-    stores.users.updateUser(user.id, { name: user.name, passwordHash }, NO_TOKEN);
+    const revoked = stores.apiTokens.list(user.id, { limit: 1_000_000, afterSeq: 0 }).rows.length;
+    stores.users.update(user.id, { name: user.name, passwordHash }, NO_TOKEN);
     process.stdout.write(`password of ${user.email} changed; ${revoked} API token(s) revoked\n`);
   } finally {
     closeDatabase(db);

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db.js';
-import { createStores, type Stores } from '../src/deps.js';
+import { createStores, type Stores } from '../src/stores.js';
 import { ApiError, type FieldIssue } from '../src/http/errors.js';
 import { createSealer, loadOrCreateKeyFile } from '../src/lib/secrets.js';
 

@@ -1,31 +1,30 @@
 // Builds the Koa application: the seam every test uses. No listen() here (see main.ts).
 import Koa from 'koa';
-import Router from '@koa/router';
+import * as v from 'valibot';
 import type { Config } from './config.js';
 import type { Db } from './db.js';
-import { createStores, type Deps } from './deps.js';
+import { createStores } from './stores.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
 import { requireCaller } from './http/auth.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
+import { defineRoute, mountRoutes, type Route } from './http/route.js';
 import { createSealer } from './lib/secrets.js';
 import { setHashConcurrency } from './auth/password.js';
-import { ok } from './http/respond.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
 import { agentRoutes } from './agents/routes.js';
-import { agentDocumentRoutes, agentToolRoutes } from './links/routes.js';
+import { agentDocumentRoutes, agentDocumentViaAgentsRoute, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
-import { documentIngestionRoutes } from './documents/ingestion-routes.js';
 import { IngestionQueue } from './documents/ingestion.js';
 import { ChunkSweeper } from './documents/chunk-sweeper.js';
 import { promptRoutes } from './prompts/routes.js';
 import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
-import { openApiRoutes } from './openapi/routes.js';
+import { openApiRoute } from './openapi/document.js';
 import { docsPage } from './docs/page.js';
 
 export interface AppOptions {
@@ -36,11 +35,8 @@ export interface AppOptions {
   log?: Logger;
 }
 
-/** Every route module, mounted under /api/v1 in this order. */
-const ROUTES = [authRoutes, apiTokenRoutes, toolRoutes, documentIngestionRoutes, documentRoutes, agentRoutes, promptRoutes, tagRoutes, agentDocumentRoutes, agentToolRoutes, openApiRoutes];
-
-/** The Koa app, and `stopBackgroundWork`, which must finish before the database is closed. */
-export type App = Koa<AppState, AppContext> & { stopBackgroundWork(): Promise<void> };
+/** The Koa app, its routes, and `stopBackgroundWork`, which must finish before the database is closed. */
+export type App = Koa<AppState, AppContext> & { routes: Route[]; stopBackgroundWork(): Promise<void> };
 
 export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
@@ -49,33 +45,54 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
-  const ingestion = new IngestionQueue(stores.ingestion, sealer, config.ingestion, log);
-  const sweeper = new ChunkSweeper(stores.ingestion, log);
-  const deps: Deps = { config, stores, rateLimits, ingestion, requireCaller: requireCaller(stores.apiTokens, rateLimits) };
+  const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
+  const sweeper = new ChunkSweeper(stores.chunks, log);
+
+  const healthCheck = db.prepare('SELECT 1').pluck();
+  const health = defineRoute({
+    method: 'get',
+    path: '/healthz',
+    root: true,
+    operationId: 'getHealth',
+    summary: 'Health check',
+    description: 'Answers 200 when the database answers. Not under /api/v1.',
+    tag: 'Service',
+    auth: false,
+    success: { status: 200, description: 'The service and its database answer.', data: v.strictObject({ status: v.literal('ok') }) },
+    handler: () => {
+      healthCheck.get();
+      return { status: 'ok' as const };
+    },
+  });
+
+  // The order matters where paths overlap: the link form of POST /agents before agent creation.
+  const routes: Route[] = [
+    ...authRoutes({ ...stores, config, rateLimits }),
+    ...apiTokenRoutes(stores),
+    ...toolRoutes(stores),
+    ...documentRoutes({ ...stores, ingestion }),
+    agentDocumentViaAgentsRoute(stores),
+    ...agentRoutes(stores),
+    ...promptRoutes(stores),
+    ...tagRoutes(stores),
+    ...agentDocumentRoutes(stores),
+    ...agentToolRoutes(stores),
+    health,
+  ];
+  routes.push(openApiRoute(routes));
 
   app.use(envelope(log, { logRequests: config.logRequests }));
   app.use(cors(config.corsOrigins));
   app.use(docsPage());
   app.use(jsonBody(config.bodyLimitBytes));
+  const router = mountRoutes(routes, requireCaller(stores.apiTokens, rateLimits));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
 
-  const root = new Router<AppState>();
-  const healthCheck = db.prepare('SELECT 1').pluck();
-  root.get('/healthz', (ctx) => {
-    healthCheck.get();
-    ok(ctx, { status: 'ok' });
-  });
-
-  const api = new Router<AppState>({ prefix: '/api/v1' });
-  for (const mount of ROUTES) mount(api, deps);
-
-  for (const router of [root, api]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
   ingestion.start();
   sweeper.start();
   const stopBackgroundWork = async () => {
     await Promise.all([ingestion.stop(), sweeper.stop()]);
   };
-  return Object.assign(app, { stopBackgroundWork });
+  return Object.assign(app, { routes, stopBackgroundWork });
 }

@@ -37,7 +37,7 @@ function assertNoPasswordIn(result: ScriptResult): void {
   }
 }
 
-const tokensOf = (userId: string) => inDatabase(({ apiTokens }) => apiTokens.listApiTokens(userId, { limit: 1000, afterSeq: 0 }).rows);
+const tokensOf = (userId: string) => inDatabase(({ apiTokens }) => apiTokens.list(userId, { limit: 1000, afterSeq: 0 }).rows);
 
 describe('user:create', () => {
   test('creates a user from --password, on a new database with its key file', async () => {
@@ -46,7 +46,7 @@ describe('user:create', () => {
     assert.match(result.stdout, /^created user [0-9a-f-]{36} <ada@example\.com>\n$/);
     assertNoPasswordIn(result);
     assert.ok(existsSync(`${databasePath}.key`), 'the key file is made as the service would');
-    const user = inDatabase(({ users }) => users.getUserByEmail('ada@example.com'));
+    const user = inDatabase(({ users }) => users.getByEmail('ada@example.com'));
     assert.equal(user?.name, 'Ada');
     assert.match(user!.passwordHash, /^\$scrypt\$ln=15,r=8,p=3\$/, 'the configured production cost');
     assert.equal(await verifyPassword(PASSWORD, user!.passwordHash), true);
@@ -56,7 +56,7 @@ describe('user:create', () => {
     const result = await runScript('scripts/admin-user-create.ts', ['--email', 'bob@example.com', '--name', 'Bob'], env, `${PASSWORD}\n`);
     assert.equal(result.code, 0, result.stderr);
     assertNoPasswordIn(result);
-    const user = inDatabase(({ users }) => users.getUserByEmail('bob@example.com'));
+    const user = inDatabase(({ users }) => users.getByEmail('bob@example.com'));
     assert.equal(await verifyPassword(PASSWORD, user!.passwordHash), true);
   });
 
@@ -94,7 +94,7 @@ describe('token:create', () => {
     const token = result.stdout.trim();
     assert.match(result.stdout, /^ams_[A-Za-z0-9_-]{43}\n$/);
     assert.match(result.stderr, /never expires/);
-    const caller = inDatabase(({ apiTokens }) => apiTokens.findCallerByToken(token));
+    const caller = inDatabase(({ apiTokens }) => apiTokens.findCaller(token));
     assert.equal(caller?.email, 'ada@example.com');
     assert.equal(caller?.expiresAt, null);
     assert.deepEqual(tokensOf(caller!.id).map((row) => row.description), ['ci deploys']);
@@ -103,7 +103,7 @@ describe('token:create', () => {
   test('--expires-in-days sets the expiry; bad values and unknown users are refused', async () => {
     const result = await runScript('scripts/admin-token-create.ts', ['--email', 'ada@example.com', '--expires-in-days', '7'], env);
     assert.equal(result.code, 0, result.stderr);
-    const caller = inDatabase(({ apiTokens }) => apiTokens.findCallerByToken(result.stdout.trim()));
+    const caller = inDatabase(({ apiTokens }) => apiTokens.findCaller(result.stdout.trim()));
     const days = (Date.parse(caller!.expiresAt!) - Date.now()) / 86_400_000;
     assert.ok(days > 6.99 && days <= 7, `expires in ${days} days`);
 
@@ -119,8 +119,8 @@ describe('token:create', () => {
 
 describe('user:reset-password', () => {
   test('sets the new password from stdin and revokes every one of the user\'s tokens, no one else\'s', async () => {
-    const ada = inDatabase(({ users }) => users.getUserByEmail('ada@example.com'))!;
-    const bob = inDatabase(({ users }) => users.getUserByEmail('bob@example.com'))!;
+    const ada = inDatabase(({ users }) => users.getByEmail('ada@example.com'))!;
+    const bob = inDatabase(({ users }) => users.getByEmail('bob@example.com'))!;
     assert.equal((await runScript('scripts/admin-token-create.ts', ['--email', 'bob@example.com'], env)).code, 0);
     assert.equal(tokensOf(ada.id).length, 2);
 
@@ -129,7 +129,7 @@ describe('user:reset-password', () => {
     assert.match(result.stdout, /password of ada@example\.com changed; 2 API token\(s\) revoked/);
     assertNoPasswordIn(result);
 
-    const changed = inDatabase(({ users }) => users.getUserByEmail('ada@example.com'))!;
+    const changed = inDatabase(({ users }) => users.getByEmail('ada@example.com'))!;
     assert.equal(await verifyPassword(NEW_PASSWORD, changed.passwordHash), true);
     assert.equal(await verifyPassword(PASSWORD, changed.passwordHash), false);
     assert.equal(changed.name, 'Ada');
@@ -145,7 +145,7 @@ describe('user:reset-password', () => {
     assert.equal(short.code, 2);
     assert.match(short.stderr, /password: must be at least 8 characters/);
     assertNoPasswordIn(short);
-    const ada = inDatabase(({ users }) => users.getUserByEmail('ada@example.com'))!;
+    const ada = inDatabase(({ users }) => users.getByEmail('ada@example.com'))!;
     assert.equal(await verifyPassword(NEW_PASSWORD, ada.passwordHash), true);
   });
 });

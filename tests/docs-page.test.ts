@@ -131,7 +131,7 @@ test('the docs page renders the endpoint list in headless Chromium, from this or
 
   // Opening an operation shows what the document says of it.
   await page.locator('.opblock-summary-path', { hasText: /^\/api\/v1\/agents\/\{id\}$/ }).first().click();
-  await page.getByText('Interface endpoint 12.').first().waitFor({ timeout: 10_000 });
+  await page.getByText('The agent.', { exact: true }).first().waitFor({ timeout: 10_000 });
 
   // "Try it out" calls the service from the page (the policy's connect-src allows this origin).
   const health = page.locator('#operations-Service-getHealth');

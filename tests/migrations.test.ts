@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeDatabase, latestVersion, openDatabase, readMigrations, SCHEMA_VERSION, schemaVersionOf, type Db } from '../src/db.js';
-import { createStores } from '../src/deps.js';
+import { createStores } from '../src/stores.js';
 import { createSealer } from '../src/lib/secrets.js';
 import { digestToken, newTokenSecret } from '../src/auth/tokens.js';
 
@@ -275,12 +275,12 @@ describe('upgrading a version-1 database that holds data', () => {
     const db = openDatabase(path);
     assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
     const stores = createStores(db, sealer);
-    assert.equal(stores.users.getUserByEmail(v1.email)?.id, v1.userId);
-    assert.equal(stores.apiTokens.findCallerByToken(v1.token)?.id, v1.userId);
-    assert.equal(stores.prompts.getPrompt(v1.userId, v1.promptId)?.name, 'greet');
-    assert.equal(stores.tools.getTool(v1.userId, v1.toolId)?.name, 'search');
-    assert.equal(stores.documents.getDocument(v1.userId, v1.documentId)?.name, 'handbook');
-    const agent = stores.agents.getAgent(v1.userId, v1.agentId);
+    assert.equal(stores.users.getByEmail(v1.email)?.id, v1.userId);
+    assert.equal(stores.apiTokens.findCaller(v1.token)?.id, v1.userId);
+    assert.equal(stores.prompts.get(v1.userId, v1.promptId)?.name, 'greet');
+    assert.equal(stores.tools.get(v1.userId, v1.toolId)?.name, 'search');
+    assert.equal(stores.documents.get(v1.userId, v1.documentId)?.name, 'handbook');
+    const agent = stores.agents.get(v1.userId, v1.agentId);
     assert.deepEqual(agent?.tags.map((tag) => tag.id), v1.tagIds);
     assert.equal(agent?.document?.id, v1.documentId);
     assert.equal(agent?.promptId, v1.promptId);
@@ -302,7 +302,7 @@ describe('upgrading a version-1 database that holds data', () => {
 
     const db = openDatabase(path);
     assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
-    const { ingestion } = createStores(db, sealer);
+    const { chunks: ingestion } = createStores(db, sealer);
     assert.deepEqual(ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id), ['c-1']);
     assert.deepEqual(ingestion.search(v1.userId, '"kestrels"', { limit: 10 }).map((hit) => hit.chunkId), ['c-1']);
     while (ingestion.sweepChunks(10)); // nothing of theirs is listed for sweeping: they are the shown run

@@ -3,10 +3,11 @@ import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
 import { presentDocument } from '../documents/present.js';
 import { presentTag } from '../tags/present.js';
+import type { Agent, AgentBriefShape } from './schema.js';
 import type { AgentBrief, AgentRow } from './store.js';
 
 /** An agent as nested in link records: no document or tags of its own. */
-export function presentAgentBrief(agent: AgentBrief, owner: Caller) {
+export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefShape {
   return {
     id: agent.id,
     userId: agent.userId,
@@ -24,7 +25,7 @@ export function presentAgentBrief(agent: AgentBrief, owner: Caller) {
 }
 
 /** An agent as create, get, list and update return it. */
-export function presentAgent(agent: AgentRow, owner: Caller) {
+export function presentAgent(agent: AgentRow, owner: Caller): Agent {
   return {
     ...presentAgentBrief(agent, owner),
     document: agent.document ? presentDocument(agent.document, owner) : {},

@@ -1,8 +1,13 @@
-// Request bodies of `/agents`.
+// The shapes of `/agents`: request bodies and the agent as answered.
 import * as v from 'valibot';
 import { IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { AlwaysNull, EmptyObject, Id, Timestamp } from '../http/shapes.js';
+import { DocumentSchema } from '../documents/schema.js';
+import { TagSchema } from '../tags/schema.js';
+import { UserSchema } from '../users/schema.js';
 
 export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
+export type AgentType = (typeof AGENT_TYPES)[number];
 
 const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 
@@ -47,3 +52,28 @@ export const UpdateAgentSchema = v.partial(v.object(fields));
 
 export type AgentInput = v.InferOutput<typeof CreateAgentSchema>;
 export type AgentChange = v.InferOutput<typeof UpdateAgentSchema>;
+
+/** An agent as nested in link records: without its document and tags. */
+export const AgentBriefSchema = v.strictObject({
+  id: Id,
+  userId: Id,
+  user: UserSchema,
+  name: v.string(),
+  type: v.picklist(AGENT_TYPES),
+  llm: v.strictObject({ model: v.string(), provider: v.string() }),
+  hasMemory: v.boolean(),
+  AgentMemory: AlwaysNull,
+  promptId: v.nullable(Id),
+  documentId: v.nullable(Id),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type AgentBriefShape = v.InferOutput<typeof AgentBriefSchema>;
+
+/** An agent as create, get, list and update answer. */
+export const AgentSchema = v.strictObject({
+  ...AgentBriefSchema.entries,
+  document: v.pipe(v.union([DocumentSchema, EmptyObject]), v.description('The document named by documentId, or {} when none.')),
+  tags: v.array(TagSchema),
+});
+export type Agent = v.InferOutput<typeof AgentSchema>;

@@ -7,13 +7,13 @@ import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
 import type { TagRow } from '../tags/store.js';
-import type { AgentChange, AgentInput } from './schema.js';
+import type { AgentChange, AgentInput, AgentType } from './schema.js';
 
 export interface AgentRow {
   id: string;
   userId: string;
   name: string;
-  type: string;
+  type: AgentType;
   llmModel: string;
   llmProvider: string;
   hasMemory: boolean;
@@ -43,6 +43,9 @@ export const agentBriefJsonSql = (alias: string) =>
     'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
 
 export type AgentBrief = Omit<AgentRow, 'document' | 'tags'>;
+
+/** Reads an agent built by agentBriefJsonSql. */
+export const agentBriefFromJson = (raw: Record<string, unknown>): AgentBrief => raw as unknown as AgentBrief;
 
 function agentFromRow(raw: Record<string, unknown>): AgentRow {
   return {
@@ -86,19 +89,19 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     tagIds.forEach((tagId, position) => insertTag.run(agentId, tagId, position));
   }
 
-  const createInTransaction = db.transaction((userId: string, input: AgentInput): string => {
+  const createInTransaction = db.transaction((userId: string, input: AgentInput): AgentRow => {
     checkReferences(userId, input);
     const id = newId();
     const now = timestamp();
     insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
       input.hasMemory ? 1 : 0, input.promptId, input.documentId, now, now);
     setTags(id, input.tags);
-    return id;
+    return table.get(userId, id)!;
   });
 
-  const updateInTransaction = db.transaction((userId: string, id: string, change: AgentChange): boolean => {
+  const updateInTransaction = db.transaction((userId: string, id: string, change: AgentChange): AgentRow | undefined => {
     const stored = table.get(userId, id);
-    if (!stored) return false;
+    if (!stored) return undefined;
     checkReferences(userId, change);
     update.run(
       change.name ?? stored.name,
@@ -114,24 +117,18 @@ export function createAgentStore(db: Db, sealer: Sealer) {
       userId,
     );
     if (change.tags) setTags(id, change.tags);
-    return true;
+    return table.get(userId, id);
   });
 
   return {
-    getAgent: table.get,
-    seqOfAgent: table.seqOf,
-    listAgents: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the agent with its tags and links (schema cascades). */
-    deleteAgent: table.delete,
-
+    delete: table.delete,
     /** Creates the agent and its tags in one transaction; a reference not the user's is a 422. */
-    createAgent(userId: string, input: AgentInput): AgentRow {
-      return table.get(userId, createInTransaction(userId, input))!;
-    },
-
+    create: createInTransaction,
     /** Applies a partial change in one transaction; undefined when the user has no such agent. */
-    updateAgent(userId: string, id: string, change: AgentChange): AgentRow | undefined {
-      return updateInTransaction(userId, id, change) ? table.get(userId, id) : undefined;
-    },
+    update: updateInTransaction,
   };
 }

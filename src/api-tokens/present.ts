@@ -2,9 +2,10 @@
 import type { Caller } from '../http/context.js';
 import type { UserRow } from '../users/store.js';
 import { presentUser } from '../users/present.js';
+import type { ApiToken } from './schema.js';
 import type { ApiTokenRow } from './store.js';
 
-export function presentApiToken(token: ApiTokenRow, owner: Caller | UserRow) {
+export function presentApiToken(token: ApiTokenRow, owner: Caller | UserRow): ApiToken {
   return {
     id: token.id,
     userId: token.userId,

@@ -3,7 +3,7 @@ import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { digestToken, newTokenSecret } from '../auth/tokens.js';
-import { CallerCache, type CachedCaller } from './caller-cache.js';
+import type { Caller } from '../http/context.js';
 
 export interface ApiTokenRow {
   id: string;
@@ -19,10 +19,15 @@ export interface ApiTokenRow {
 const COLUMNS =
   'id, user_id AS userId, description, token, created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt, last_used_at AS lastUsedAt';
 
+/** The caller a token names, with what authentication checks of the token. */
+export interface TokenCaller extends Caller {
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
 export type ApiTokenStore = ReturnType<typeof createApiTokenStore>;
 
 export function createApiTokenStore(db: Db) {
-  const callers = new CallerCache(db);
   const table = ownedTable<ApiTokenRow>(db, 'api_tokens', COLUMNS);
   const insert = db.prepare(
     `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
@@ -41,12 +46,12 @@ export function createApiTokenStore(db: Db) {
   const deleteReturning = db.prepare(`DELETE FROM api_tokens WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`);
 
   return {
-    getApiToken: table.get,
-    seqOfApiToken: table.seqOf,
-    listApiTokens: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
 
     /** Issues a new token for the user; the secret is returned once here and kept for later reads. */
-    createApiToken(userId: string, input: { description: string; expiresAt?: string | null }): ApiTokenRow {
+    create(userId: string, input: { description: string; expiresAt?: string | null }): ApiTokenRow {
       const now = timestamp();
       const token = newTokenSecret();
       const row: ApiTokenRow = {
@@ -64,26 +69,21 @@ export function createApiTokenStore(db: Db) {
     },
 
     /** The caller a token secret belongs to, with the token's expiry; undefined for an unknown token. */
-    findCallerByToken(secret: string): CachedCaller | undefined {
-      const remembered = callers.get(secret);
-      if (remembered !== undefined) return remembered;
-      const found = selectCaller.get(digestToken(secret)) as CachedCaller | undefined;
-      if (found !== undefined) callers.remember(secret, found);
-      return found;
+    findCaller(secret: string): TokenCaller | undefined {
+      return selectCaller.get(digestToken(secret)) as TokenCaller | undefined;
     },
 
-    /** Records that the token `found` was used now. */
-    touchApiToken(found: CachedCaller, at: string): void {
-      touch.run(at, found.tokenId);
-      found.lastUsedAt = at;
+    /** Records that the token was used at `at`. */
+    touch(tokenId: string, at: string): void {
+      touch.run(at, tokenId);
     },
 
-    updateApiToken(userId: string, id: string, change: { description: string }): ApiTokenRow | undefined {
+    update(userId: string, id: string, change: { description: string }): ApiTokenRow | undefined {
       return updateDescription.get(change.description, timestamp(), id, userId) as ApiTokenRow | undefined;
     },
 
     /** Deletes (revokes) the token and returns it as it was. */
-    deleteApiToken(userId: string, id: string): ApiTokenRow | undefined {
+    delete(userId: string, id: string): ApiTokenRow | undefined {
       return deleteReturning.get(id, userId) as ApiTokenRow | undefined;
     },
   };

@@ -1,6 +1,8 @@
-// Request bodies of sign-up, sign-in and the account.
+// The shapes of sign-up, sign-in and the account: request bodies and answers.
 import * as v from 'valibot';
 import { NameSchema } from '../http/validate.js';
+import { ApiTokenSchema } from '../api-tokens/schema.js';
+import { SignedUpUserSchema, UserSchema } from '../users/schema.js';
 
 const EmailSchema = v.pipe(
   v.string('must be a string'),
@@ -44,3 +46,11 @@ export const UpdateMeSchema = v.pipe(
 );
 
 export const DeleteMeSchema = v.object({ password: GivenPasswordSchema });
+
+export const SignUpResultSchema = v.strictObject({ user: SignedUpUserSchema });
+
+export const SignInResultSchema = v.strictObject({
+  user: UserSchema,
+  token: v.pipe(v.string(), v.description('The bearer secret: send it as `Autorization: Bearer <token>` (or `Authorization`).')),
+  apiToken: ApiTokenSchema,
+});

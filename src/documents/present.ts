@@ -1,10 +1,11 @@
 // The JSON shape of a document: never its `authorization` (credentials).
 import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
+import type { Document } from './schema.js';
 import type { DocumentRow } from './store.js';
 
 /** A document with its owner as the nested `user`. */
-export function presentDocument(document: DocumentRow, owner: Caller) {
+export function presentDocument(document: DocumentRow, owner: Caller): Document {
   return {
     id: document.id,
     userId: document.userId,
@@ -18,10 +19,8 @@ export function presentDocument(document: DocumentRow, owner: Caller) {
     metadata: document.metadata,
     createdAt: document.createdAt,
     updatedAt: document.updatedAt,
-    /** Ingestion: pending → processing → ready | failed (with `error` saying why). */
     status: document.status,
     error: document.error,
-    /** What the last successful ingestion produced (chunks, characters, pages, splitter, ingestedAt). */
     index: document.index,
     Agent: null,
   };

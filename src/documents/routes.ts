@@ -1,85 +1,107 @@
-// `/documents`: content to ingest from a URL.
-import type Router from '@koa/router';
-import type { AppState } from '../http/context.js';
-import type { Deps } from '../deps.js';
-import { callerOf } from '../http/auth.js';
+// `/documents`: content to ingest from a URL, its chunks, and search across them.
+import * as v from 'valibot';
 import { notFound, validationFailed } from '../http/errors.js';
-import { created, ok, okPage } from '../http/respond.js';
-import { parseBody, parseId, parsePageRequest } from '../http/validate.js';
+import { resourceRoutes } from '../http/resource-routes.js';
+import { defineRoute, type Route } from '../http/route.js';
+import { ListQuerySchema, pageRequest } from '../http/validate.js';
+import type { DocumentStore } from './store.js';
+import type { IngestionStore } from './ingestion-store.js';
+import type { IngestionQueue } from './ingestion.js';
 import { presentDocument } from './present.js';
-import { CreateDocumentSchema, UpdateDocumentSchema, type DocumentInput } from './schema.js';
-import type { DocumentRow } from './store.js';
+import { ChunkSchema, CreateDocumentSchema, DocumentSchema, SearchHitSchema, SearchQuerySchema, UpdateDocumentSchema } from './schema.js';
+import { snippetHtml, toFtsQuery } from './search.js';
 
-type DocumentInputWithOptionalAuthorization = Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null };
-
-/** The page range is inclusive and may not run backwards. */
-function checkPageRange<T extends { from_page: number; to_page: number | null }>(input: T): T {
-  if (input.to_page !== null && input.to_page < input.from_page) {
-    throw validationFailed([{ path: 'to_page', message: `must be at least from_page (${input.from_page})` }]);
-  }
-  return input;
+interface DocumentDeps {
+  documents: DocumentStore;
+  chunks: IngestionStore;
+  ingestion: IngestionQueue;
 }
 
-/** True when a change alters what ingestion reads (source, credentials, pages or splitting). */
-function changesContent(stored: DocumentRow, next: DocumentInputWithOptionalAuthorization): boolean {
-  return (
-    next.authorization !== undefined ||
-    next.type !== stored.type ||
-    next.url !== stored.url ||
-    next.from_page !== stored.fromPage ||
-    next.to_page !== stored.toPage ||
-    JSON.stringify(next.splitter) !== JSON.stringify(stored.splitter)
-  );
-}
+export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): Route[] {
+  /** A document the store put (back) to pending is queued for ingestion. */
+  const queueIfPending = (document: { id: string; status: string }) => {
+    if (document.status === 'pending') ingestion.enqueue(document.id);
+  };
+  const tag = 'Documents';
 
-export function documentRoutes(router: Router<AppState>, { stores, ingestion, requireCaller }: Deps): void {
-  const { documents } = stores;
-
-  router.get('/documents', requireCaller, (ctx) => {
-    const caller = callerOf(ctx);
-    const page = parsePageRequest(ctx, (id) => documents.seqOfDocument(caller.id, id));
-    okPage(ctx, documents.listDocuments(caller.id, page), (document) => presentDocument(document, caller));
+  // Before the /documents/:id routes, so `/documents/search` is not read as an id.
+  const search = defineRoute({
+    method: 'get',
+    path: '/documents/search',
+    operationId: 'searchDocuments',
+    summary: "Search the caller's documents",
+    description:
+      'Full-text search (BM25) over the chunks of ready documents. Every word of `q` must match; ' +
+      'punctuation and query syntax in `q` are ignored. Narrow it with `documentId` or `agentId` (its linked documents).',
+    tag,
+    auth: true,
+    query: SearchQuerySchema,
+    success: { status: 200, description: 'The best-ranked chunks first.', data: v.array(SearchHitSchema) },
+    handler: ({ caller, query }) => {
+      const ftsQuery = toFtsQuery(query.q);
+      if (ftsQuery === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
+      return chunks.search(caller.id, ftsQuery, query).map(({ rawSnippet, ...hit }) => ({ ...hit, snippet: snippetHtml(rawSnippet) }));
+    },
   });
 
-  router.post('/documents', requireCaller, (ctx) => {
-    const caller = callerOf(ctx);
-    const input = checkPageRange(parseBody(ctx, CreateDocumentSchema));
-    const document = documents.createDocument(caller.id, input);
-    ingestion.enqueue(document.id);
-    created(ctx, presentDocument(document, caller));
+  const ingest = defineRoute({
+    method: 'post',
+    path: '/documents/:id/ingest',
+    operationId: 'ingestDocument',
+    summary: 'Ingest a document again',
+    description: 'Puts the document back to `pending` and queues it; a run still going is superseded.',
+    tag,
+    auth: true,
+    success: { status: 202, description: 'The document, now pending.', data: DocumentSchema },
+    handler: ({ caller, params }) => {
+      const document = chunks.requestIngestion(caller.id, params.id) ? documents.get(caller.id, params.id) : undefined;
+      if (!document) throw notFound('Document');
+      ingestion.enqueue(document.id);
+      return presentDocument(document, caller);
+    },
   });
 
-  router.get('/documents/:id', requireCaller, (ctx) => {
-    const caller = callerOf(ctx);
-    const document = documents.getDocument(caller.id, parseId(ctx));
-    if (!document) throw notFound('Document');
-    ok(ctx, presentDocument(document, caller));
+  const listChunks = defineRoute({
+    method: 'get',
+    path: '/documents/:id/chunks',
+    operationId: 'listDocumentChunks',
+    summary: "List a document's chunks",
+    tag,
+    auth: true,
+    query: ListQuerySchema,
+    success: { status: 200, description: 'A page of the chunks, in document order.', page: ChunkSchema },
+    handler: ({ caller, params, query }) => {
+      // The query is checked first: a bad `limit` is a 422 whatever the id.
+      const page = pageRequest(query, (chunkId) => chunks.seqOfChunk(caller.id, params.id, chunkId));
+      if (!documents.get(caller.id, params.id)) throw notFound('Document');
+      return chunks.listChunks(params.id, page);
+    },
   });
 
-  router.patch('/documents/:id', requireCaller, (ctx) => {
-    const caller = callerOf(ctx);
-    const id = parseId(ctx);
-    const change = parseBody(ctx, UpdateDocumentSchema);
-    const stored = documents.getDocument(caller.id, id);
-    if (!stored) throw notFound('Document');
-    const next = checkPageRange({
-      name: change.name ?? stored.name,
-      type: change.type ?? (stored.type as typeof change.type & string),
-      url: change.url ?? stored.url,
-      from_page: change.from_page ?? stored.fromPage,
-      to_page: change.to_page === undefined ? stored.toPage : change.to_page,
-      splitter: change.splitter === undefined ? stored.splitter : change.splitter,
-      metadata: change.metadata ?? stored.metadata,
-      authorization: change.authorization,
-    });
-    const reingest = changesContent(stored, next);
-    const document = documents.updateDocument(caller.id, id, next, reingest)!;
-    if (reingest) ingestion.enqueue(id);
-    ok(ctx, presentDocument(document, caller));
-  });
-
-  router.delete('/documents/:id', requireCaller, (ctx) => {
-    if (!documents.deleteDocument(callerOf(ctx).id, parseId(ctx))) throw notFound('Document');
-    ok(ctx, null);
-  });
+  return [
+    search,
+    ingest,
+    listChunks,
+    ...resourceRoutes({
+      path: '/documents',
+      tag,
+      names: { one: 'document', One: 'Document', Many: 'Documents', what: 'Document' },
+      schema: DocumentSchema,
+      present: presentDocument,
+      store: documents,
+      create: {
+        body: CreateDocumentSchema,
+        after: queueIfPending,
+        description:
+          '`to_page` takes a number or a numeric string, at least `from_page`. `authorization` is stored and never returned. ' +
+          'The document is ingested in the background: watch `status`.',
+      },
+      update: {
+        body: UpdateDocumentSchema,
+        after: queueIfPending,
+        description: 'Changing `type`, `url`, the page range, `splitter` or `authorization` ingests the document again.',
+      },
+      delete: { answers: 'null', description: "Its agent-document links and chunks are deleted; agents' `documentId` becomes null." },
+    }),
+  ];
 }

@@ -1,8 +1,11 @@
-// Request bodies of `/documents`.
+// The shapes of `/documents`: request bodies, queries and the document, chunk and search hit as answered.
 import * as v from 'valibot';
-import { JsonObjectSchema, NameSchema } from '../http/validate.js';
+import { IdSchema, JsonObjectSchema, limitSchema, NameSchema } from '../http/validate.js';
+import { AlwaysNull, Id, Integer, Timestamp } from '../http/shapes.js';
+import { UserSchema } from '../users/schema.js';
 
 export const DOCUMENT_TYPES = ['TXT', 'PDF', 'VIDEO', 'CSV', 'URL'] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 const MAX_PAGE = 1_000_000;
 
@@ -100,3 +103,74 @@ export const CreateDocumentSchema = v.object({
 });
 export const UpdateDocumentSchema = v.partial(v.object(fields));
 export type DocumentInput = v.InferOutput<typeof CreateDocumentSchema>;
+export type DocumentChange = v.InferOutput<typeof UpdateDocumentSchema>;
+
+/** The query of GET /documents/search. */
+export const SearchQuerySchema = v.object({
+  q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(1000, 'must be at most 1000 characters')),
+  documentId: v.optional(IdSchema),
+  agentId: v.optional(IdSchema),
+  limit: limitSchema(100, 20),
+});
+
+// ---- Answers ---------------------------------------------------------------------------------------
+
+const SplitterShape = v.strictObject({
+  type: v.picklist(['character', 'recursive']),
+  chunk_size: Integer,
+  chunk_overlap: Integer,
+});
+
+const IndexSummarySchema = v.strictObject({
+  chunks: Integer,
+  characters: Integer,
+  pages: v.pipe(v.nullable(Integer), v.description('Pages in the PDF; null for other types.')),
+  pagesRead: v.pipe(v.nullable(Integer), v.description('Pages read (the page range); null for other types.')),
+  splitter: SplitterShape,
+  ingestedAt: Timestamp,
+});
+
+/** A document as answered; its `authorization` is stored and never returned. */
+export const DocumentSchema = v.strictObject({
+  id: Id,
+  userId: Id,
+  user: UserSchema,
+  name: v.string(),
+  type: v.picklist(DOCUMENT_TYPES),
+  url: v.string(),
+  from_page: Integer,
+  to_page: v.pipe(v.nullable(Integer), v.description('The last page to ingest (inclusive); null: to the end.')),
+  splitter: v.pipe(v.nullable(SplitterShape), v.description('null: the default character splitter.')),
+  metadata: v.record(v.string(), v.unknown()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  status: v.pipe(
+    v.picklist(['pending', 'processing', 'ready', 'failed']),
+    v.description('Ingestion: pending → processing → ready, or failed with `error` saying why.'),
+  ),
+  error: v.pipe(v.nullable(v.string()), v.description('Why the last ingestion failed; null otherwise.')),
+  index: v.pipe(v.nullable(IndexSummarySchema), v.description('What the last successful ingestion produced; null before.')),
+  Agent: AlwaysNull,
+});
+export type Document = v.InferOutput<typeof DocumentSchema>;
+
+/** One chunk of an ingested document's text. */
+export const ChunkSchema = v.strictObject({
+  id: Id,
+  documentId: Id,
+  position: v.pipe(Integer, v.description('0-based order of the chunk in its document.')),
+  content: v.string(),
+  createdAt: Timestamp,
+});
+
+/** A search result: a chunk ranked by BM25. */
+export const SearchHitSchema = v.strictObject({
+  chunkId: Id,
+  documentId: Id,
+  position: Integer,
+  score: v.pipe(v.number(), v.description('BM25 relevance: higher is better.')),
+  snippet: v.pipe(v.string(), v.description('HTML: the text around the matches, escaped, with matches in <mark>…</mark>.')),
+});
+
+/** The components of the OpenAPI document this module names. */
+export const DOCUMENT_COMPONENTS = { Document: DocumentSchema, Splitter: SplitterShape };

@@ -3,14 +3,15 @@ import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
-import type { DocumentInput, Splitter } from './schema.js';
+import { validationFailed } from '../http/errors.js';
+import type { DocumentChange, DocumentInput, DocumentType, Splitter } from './schema.js';
 import type { IndexSummary, IngestStatus } from './ingestion-store.js';
 
 export interface DocumentRow {
   id: string;
   userId: string;
   name: string;
-  type: string;
+  type: DocumentType;
   url: string;
   fromPage: number;
   toPage: number | null;
@@ -46,6 +47,25 @@ export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
   };
 }
 
+/** The page range is inclusive and may not run backwards. */
+function checkPageRange(input: { from_page: number; to_page: number | null }): void {
+  if (input.to_page !== null && input.to_page < input.from_page) {
+    throw validationFailed([{ path: 'to_page', message: `must be at least from_page (${input.from_page})` }]);
+  }
+}
+
+/** True when a change alters what ingestion reads (source, credentials, pages or splitting). */
+function changesContent(stored: DocumentRow, next: DocumentInput, authorizationGiven: boolean): boolean {
+  return (
+    authorizationGiven ||
+    next.type !== stored.type ||
+    next.url !== stored.url ||
+    next.from_page !== stored.fromPage ||
+    next.to_page !== stored.toPage ||
+    JSON.stringify(next.splitter) !== JSON.stringify(stored.splitter)
+  );
+}
+
 export type DocumentStore = ReturnType<typeof createDocumentStore>;
 
 export function createDocumentStore(db: Db, sealer: Sealer) {
@@ -69,13 +89,15 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
   return {
-    getDocument: table.get,
-    seqOfDocument: table.seqOf,
-    listDocuments: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
-    deleteDocument: table.delete,
+    delete: table.delete,
 
-    createDocument(userId: string, input: DocumentInput): DocumentRow {
+    /** Stores a new document, `pending` until ingested. */
+    create(userId: string, input: DocumentInput): DocumentRow {
+      checkPageRange(input);
       const now = timestamp();
       const row: DocumentRow = {
         id: newId(),
@@ -98,15 +120,26 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     },
 
     /**
-     * Writes `next` (the stored document with the change applied). `authorization` undefined keeps
-     * the stored credentials; null clears them. `reingest` puts the document back to pending.
+     * Applies `change` to the stored document and checks the result, in one transaction. A change
+     * of what ingestion reads puts the document back to `pending`. `authorization` absent keeps the
+     * stored credentials; null clears them.
      */
-    updateDocument(
-      userId: string,
-      id: string,
-      next: Omit<DocumentInput, 'authorization'> & { authorization?: Record<string, unknown> | null },
-      reingest: boolean,
-    ): DocumentRow | undefined {
+    update: db.transaction((userId: string, id: string, change: DocumentChange): DocumentRow | undefined => {
+      const stored = table.get(userId, id);
+      if (!stored) return undefined;
+      const next: DocumentInput = {
+        name: change.name ?? stored.name,
+        type: change.type ?? stored.type,
+        url: change.url ?? stored.url,
+        from_page: change.from_page ?? stored.fromPage,
+        to_page: change.to_page === undefined ? stored.toPage : change.to_page,
+        splitter: change.splitter === undefined ? stored.splitter : change.splitter,
+        metadata: change.metadata ?? stored.metadata,
+        authorization: change.authorization ?? null,
+      };
+      checkPageRange(next);
+      const authorizationGiven = change.authorization !== undefined;
+      const reingest = changesContent(stored, next, authorizationGiven);
       const raw = update.get({
         name: next.name,
         type: next.type,
@@ -115,14 +148,14 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         toPage: next.to_page,
         splitter: json(next.splitter),
         metadata: json(next.metadata),
-        replaceAuthorization: next.authorization === undefined ? 0 : 1,
-        authorization: sealed(next.authorization ?? null),
+        replaceAuthorization: authorizationGiven ? 1 : 0,
+        authorization: sealed(next.authorization),
         reingest: reingest ? 1 : 0,
         now: timestamp(),
         id,
         userId,
       });
-      return raw === undefined ? undefined : documentFromRow(raw as Record<string, unknown>);
-    },
+      return documentFromRow(raw as Record<string, unknown>);
+    }),
   };
 }

@@ -21,13 +21,13 @@ export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMid
   return async function requireCallerMiddleware(ctx, next) {
     const secret = bearerSecret(ctx);
     if (secret === undefined) throw unauthorized();
-    const found = secret.length <= 256 ? tokens.findCallerByToken(secret) : undefined;
+    const found = secret.length <= 256 ? tokens.findCaller(secret) : undefined;
     if (found === undefined) throw unauthorized('The API token is unknown or revoked.');
     const nowMs = Date.now();
     if (found.expiresAt !== null && Date.parse(found.expiresAt) <= nowMs) throw unauthorized('The API token has expired.');
     limits.checkToken(found.tokenId);
     if (found.lastUsedAt === null || nowMs - Date.parse(found.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
-      tokens.touchApiToken(found, formatTimestamp(nowMs));
+      tokens.touch(found.tokenId, formatTimestamp(nowMs));
     }
     const { expiresAt, lastUsedAt, ...caller } = found;
     ctx.state.caller = caller;

@@ -1,6 +1,29 @@
 // The one error type of the service. Handlers and stores throw these; src/http/envelope.ts is the
 // only place that turns them (or anything else) into a response.
 
+/** Every error a client can get: its status, its stable code and when it happens. */
+export const ERRORS = [
+  { status: 400, code: 'invalid_json', when: 'The request body is not JSON, is cut short, or does not decompress as its Content-Encoding says.' },
+  { status: 401, code: 'unauthorized', when: 'No credential; an unknown, expired or revoked token; a wrong sign-in.' },
+  { status: 403, code: 'forbidden', when: 'Authenticated but not allowed (a body userId naming another user, a wrong current password).' },
+  { status: 404, code: 'not_found', when: "An unknown route, or an id that does not exist or is another user's." },
+  { status: 405, code: 'method_not_allowed', when: 'A known path with a method it does not serve (see the Allow header).' },
+  { status: 409, code: 'conflict', when: 'A unique clash: email already registered, duplicate link, duplicate tag name.' },
+  { status: 413, code: 'payload_too_large', when: 'The request body is over the limit (1 MiB by default).' },
+  { status: 415, code: 'unsupported_media_type', when: 'A request body that is not application/json, or in an unknown encoding or charset.' },
+  {
+    status: 422,
+    code: 'validation_failed',
+    when: "A body, query or path parameter fails validation, or a body reference is not one of the caller's records.",
+  },
+  { status: 429, code: 'rate_limited', when: 'Too many requests; wait for the Retry-After header (seconds).' },
+  { status: 500, code: 'internal', when: 'Anything unexpected (logged on the server with the request id).' },
+  { status: 503, code: 'unavailable', when: 'The database is busy; retry after the Retry-After header (seconds).' },
+] as const;
+
+export type ErrorStatus = (typeof ERRORS)[number]['status'];
+export type ErrorCode = (typeof ERRORS)[number]['code'];
+
 /** One entry per bad field: `path` is the dotted field path ("" for the body itself). */
 export interface FieldIssue {
   path: string;
@@ -13,7 +36,7 @@ export class ApiError extends Error {
 
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: unknown,
     /** For 429: sent as the Retry-After header. */

@@ -22,7 +22,7 @@ export function okPage<Row extends { id: string }>(ctx: Context, page: Page<Row>
 }
 
 /** This request's URL with `after` set: absolute when the request named a valid host, else relative. */
-function nextPageUrl(ctx: Context, afterId: string): string {
+export function nextPageUrl(ctx: Context, afterId: string): string {
   const url = new URL(ctx.originalUrl, 'http://placeholder.invalid');
   url.searchParams.set('after', afterId);
   const relative = url.pathname + url.search;

@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import { validationFailed, type FieldIssue } from './errors.js';
 import type { PageRequest } from '../lib/paging.js';
 
-type AnySchema = v.GenericSchema<unknown, unknown>;
+export type AnySchema = v.GenericSchema<unknown, unknown>;
 
 /** Parses `input` with `schema`, or throws a 422 naming each bad field (its first problem only). */
 export function parse<S extends AnySchema>(schema: S, input: unknown, prefix = ''): v.InferOutput<S> {
@@ -26,11 +26,6 @@ export function parseBody<S extends AnySchema>(ctx: Context, schema: S): v.Infer
     throw validationFailed([{ path: '', message: 'The request body must be a JSON object.' }]);
   }
   return parse(schema, body);
-}
-
-/** A path parameter that names a record: any id that is not the caller's is then a 404. */
-export function parseId(ctx: Context, name = 'id'): string {
-  return parse(IdSchema, (ctx as Context & { params: Record<string, string> }).params[name], name);
 }
 
 // ---- Shared schemas -------------------------------------------------------------------------------
@@ -105,11 +100,10 @@ export function limitSchema(max: number, fallback: number) {
 export const ListQuerySchema = v.object({ limit: limitSchema(1000, 100), after: v.optional(IdSchema) });
 
 /**
- * Reads `limit` and `after` from the query. `seqOf` finds the caller's row named by `after`;
- * an `after` that is not one of the caller's rows is a 422.
+ * The page a list query asks for. `seqOf` finds the caller's row named by `after`; an `after` that
+ * is not one of the caller's rows is a 422.
  */
-export function parsePageRequest(ctx: Context, seqOf: (id: string) => number | undefined): PageRequest {
-  const query = parse(ListQuerySchema, ctx.query);
+export function pageRequest(query: { limit: number; after?: string }, seqOf: (id: string) => number | undefined): PageRequest {
   if (query.after === undefined) return { limit: query.limit, afterSeq: 0 };
   const afterSeq = seqOf(query.after);
   if (afterSeq === undefined) throw validationFailed([{ path: 'after', message: 'No record with this id in this list.' }]);

@@ -5,7 +5,9 @@ import { conflict, unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { isUniqueViolation } from '../lib/sqlite.js';
-import { agentBriefJsonSql, type AgentBrief } from '../agents/store.js';
+import { agentBriefJsonSql, agentBriefFromJson, type AgentBrief } from '../agents/store.js';
+import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
+import { toolFromJson, toolJsonSql, type ToolRow } from '../tools/store.js';
 
 export interface LinkRow<Target> {
   id: string;
@@ -24,7 +26,7 @@ export interface LinkKind<Target> {
   targetTable: 'documents' | 'tools';
   targetColumn: 'document_id' | 'tool_id';
   /** The body field / query filter naming the target (`documentId`, `toolId`). */
-  targetField: string;
+  targetField: 'documentId' | 'toolId';
   /** What a client calls the target, for messages. */
   targetName: string;
   /** SQL for the target row aliased `x` as JSON, and how to finish it. */
@@ -32,14 +34,39 @@ export interface LinkKind<Target> {
   targetFromJson: (raw: Record<string, unknown>) => Target;
 }
 
-export interface LinkFilter {
-  agentId?: string;
-  targetId?: string;
-}
+/** List filters: by agent and/or by target (`documentId` or `toolId`). */
+export type LinkFilter = Partial<Record<'agentId' | 'documentId' | 'toolId', string>>;
+
+/** A new link: the agent and the target (`documentId` or `toolId`). */
+export type LinkInput = { agentId: string } & Partial<Record<'documentId' | 'toolId', string>>;
 
 export type LinkStore<Target> = ReturnType<typeof createLinkStore<Target>>;
 
-export function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
+/** Links of agents to documents (`/agent-documents`). */
+export const createAgentDocumentStore = (db: Db) =>
+  createLinkStore<DocumentRow>(db, {
+    table: 'agent_documents',
+    targetTable: 'documents',
+    targetColumn: 'document_id',
+    targetField: 'documentId',
+    targetName: 'document',
+    targetJsonSql: documentJsonSql,
+    targetFromJson: documentFromJson,
+  });
+
+/** Links of agents to tools (`/agent-tools`). */
+export const createAgentToolStore = (db: Db) =>
+  createLinkStore<ToolRow>(db, {
+    table: 'agent_tools',
+    targetTable: 'tools',
+    targetColumn: 'tool_id',
+    targetField: 'toolId',
+    targetName: 'tool',
+    targetJsonSql: toolJsonSql,
+    targetFromJson: toolFromJson,
+  });
+
+function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
   const { table, targetTable, targetColumn } = kind;
   const columns = `l.id, l.user_id AS userId, l.agent_id AS agentId, l.${targetColumn} AS targetId,
     l.created_at AS createdAt, l.updated_at AS updatedAt,
@@ -62,7 +89,7 @@ export function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
   const ownsTarget = db.prepare(`SELECT 1 FROM ${targetTable} WHERE id = ? AND user_id = ?`).pluck();
 
   function fromRow(raw: Record<string, unknown>): LinkRow<Target> {
-    const agent = JSON.parse(raw.agent as string) as AgentBrief;
+    const agent = agentBriefFromJson(JSON.parse(raw.agent as string));
     return { ...(raw as unknown as LinkRow<Target>), agent, target: kind.targetFromJson(JSON.parse(raw.target as string)) };
   }
 
@@ -96,14 +123,14 @@ export function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
         afterSeq: page.afterSeq,
         limit: page.limit + 1,
         agentId: filter.agentId ?? null,
-        targetId: filter.targetId ?? null,
+        targetId: filter[kind.targetField] ?? null,
       }) as Record<string, unknown>[];
       return toPage(raws.map(fromRow), page.limit);
     },
 
     /** Links the user's agent to the user's target: 422 for a reference not theirs, 409 for a repeat. */
-    create(userId: string, agentId: string, targetId: string): LinkRow<Target> {
-      return get(userId, createInTransaction(userId, agentId, targetId))!;
+    create(userId: string, input: LinkInput): LinkRow<Target> {
+      return get(userId, createInTransaction(userId, input.agentId, input[kind.targetField] ?? ''))!;
     },
 
     delete: (userId: string, id: string) => remove.run(id, userId).changes > 0,

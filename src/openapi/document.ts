@@ -1,12 +1,50 @@
-// Builds the OpenAPI 3.1 document from the operation table: request bodies, query and path
-// parameters from the valibot schemas the handlers validate with (their *input* shape, before
-// trimming and defaults), responses from the shapes in resources.ts, errors from ERRORS.
+// Builds the OpenAPI 3.1 document from the routes the app mounts: request bodies, query and path
+// parameters from the valibot schemas the routes validate with (their *input* shape, before
+// trimming and defaults), responses from the routes' answer shapes, errors from ERRORS.
 import { readFileSync } from 'node:fs';
 import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
+import { ERRORS, type ErrorStatus } from '../http/errors.js';
+import { defineRoute, fullPath, pathParameters, type Route } from '../http/route.js';
+import { ErrorEnvelopeSchema, FieldIssueSchema, successEnvelope } from '../http/shapes.js';
 import { IdSchema, JsonObjectSchema } from '../http/validate.js';
-import { OPERATIONS, type Operation } from './operations.js';
-import { ERRORS, RESPONSE_COMPONENTS, successEnvelope, type ErrorStatus } from './resources.js';
+import { AgentBriefSchema, AgentSchema } from '../agents/schema.js';
+import { ApiTokenSchema } from '../api-tokens/schema.js';
+import { SignInResultSchema, SignUpResultSchema } from '../auth/schema.js';
+import { DOCUMENT_COMPONENTS } from '../documents/schema.js';
+import { AgentDocumentSchema, AgentToolSchema } from '../links/schema.js';
+import { PromptSchema } from '../prompts/schema.js';
+import { TagSchema } from '../tags/schema.js';
+import { ToolSchema } from '../tools/schema.js';
+import { SignedUpUserSchema, UserSchema } from '../users/schema.js';
+
+/** The answer shapes that become named components (`$ref`s) of the document. */
+const RESPONSE_COMPONENTS = {
+  User: UserSchema,
+  SignedUpUser: SignedUpUserSchema,
+  ApiToken: ApiTokenSchema,
+  Tool: ToolSchema,
+  ...DOCUMENT_COMPONENTS,
+  Tag: TagSchema,
+  Prompt: PromptSchema,
+  AgentBrief: AgentBriefSchema,
+  Agent: AgentSchema,
+  AgentDocument: AgentDocumentSchema,
+  AgentTool: AgentToolSchema,
+  SignUpResult: SignUpResultSchema,
+  SignInResult: SignInResultSchema,
+  FieldIssue: FieldIssueSchema,
+  ErrorEnvelope: ErrorEnvelopeSchema,
+} satisfies Record<string, v.GenericSchema>;
+
+/** One operation of the document: a route, or a route with `when` and the route it passes to. */
+interface Operation {
+  route: Route;
+  /** The bodies it takes and the shapes it answers, when several routes share the operation. */
+  body?: v.GenericSchema;
+  data?: v.GenericSchema;
+  description?: string;
+}
 
 type Json = Record<string, unknown>;
 
@@ -74,8 +112,8 @@ function conversion(typeMode: 'input' | 'output', definitions: Record<string, v.
       const custom = CUSTOM_SCHEMAS.get(valibotSchema);
       if (custom) return custom;
       if (valibotSchema.type === 'custom') throw new Error('A custom valibot schema has no description in src/openapi/document.ts.');
-      // Answers may gain fields (decisions.md: changes are additive), so the document does not close
-      // response objects; resources.ts keeps them strict so the tests catch an undocumented field.
+      // Answers may gain fields (changes are additive), so the document does not close response
+      // objects; the schemas stay strict so the tests catch an undocumented field.
       if (typeMode === 'output' && valibotSchema.type === 'strict_object' && Object.keys(jsonSchema.properties ?? {}).length > 0) {
         const { additionalProperties: _closed, ...open } = jsonSchema;
         return open;
@@ -125,15 +163,15 @@ const REQUEST_ID_HEADER = {
 const RETRY_AFTER_HEADER = { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } };
 
 /** The error statuses an operation can answer, from what it takes. */
-function errorStatuses(operation: Operation): ErrorStatus[] {
-  const statuses = new Set<ErrorStatus>(operation.errors ?? []);
-  if (operation.auth) statuses.add(401).add(429);
-  if (operation.body) statuses.add(400).add(413).add(415).add(422);
-  if (operation.query) statuses.add(422);
-  if (operation.path.includes('/:')) statuses.add(404).add(422);
+function errorStatuses({ route }: Operation): ErrorStatus[] {
+  const statuses = new Set<ErrorStatus>(route.errors ?? []);
+  if (route.auth) statuses.add(401).add(429);
+  if (route.body) statuses.add(400).add(413).add(415).add(422);
+  if (route.query) statuses.add(422);
+  if (route.path.includes('/:')) statuses.add(404).add(422);
   statuses.add(500);
   // Everything but the document itself reads the database, which may be busy.
-  if (!operation.success.raw) statuses.add(503);
+  if (!('raw' in route.success)) statuses.add(503);
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -143,8 +181,8 @@ export function openApiPath(routerPath: string): string {
 }
 
 /** `createTool` → `CreateToolBody`: the component name of an operation's request body. */
-function bodyName(operation: Operation): string {
-  return `${operation.operationId[0].toUpperCase()}${operation.operationId.slice(1)}Body`;
+function bodyName(route: Route): string {
+  return `${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}Body`;
 }
 
 function packageVersion(): string {
@@ -152,15 +190,59 @@ function packageVersion(): string {
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
 
-/** The OpenAPI 3.1 document of the operations (the whole service by default). */
-export function buildOpenApiDocument(operations: Operation[] = OPERATIONS): Json {
+/** The schema of `data` in a success answer (the whole body for a raw one). */
+function answerData(route: Route): v.GenericSchema | undefined {
+  const { success } = route;
+  if ('page' in success) return v.array(success.page);
+  if ('data' in success) return success.data;
+  if ('raw' in success) return success.raw;
+  return success.json;
+}
+
+/**
+ * The operations of `routes`: a route with `when` and the next route with the same method and path
+ * are one operation, taking either body and answering either shape (the later route names it).
+ */
+function operationsOf(routes: Route[]): Operation[] {
+  const operations: Operation[] = [];
+  const pending = new Map<string, Route[]>();
+  for (const route of routes) {
+    const key = `${route.method} ${fullPath(route)}`;
+    if (route.when) {
+      pending.set(key, [...(pending.get(key) ?? []), route]);
+      continue;
+    }
+    const variants = pending.get(key) ?? [];
+    pending.delete(key);
+    if (variants.length === 0) {
+      operations.push({ route });
+      continue;
+    }
+    const all = [route, ...variants];
+    const bodies = all.map((r) => r.body).filter((b): b is v.GenericSchema => b !== undefined);
+    const answers = all.map(answerData).filter((d): d is v.GenericSchema => d !== undefined);
+    operations.push({
+      route: { ...route, errors: [...new Set(all.flatMap((r) => r.errors ?? []))] },
+      body: bodies.length > 1 ? v.union(bodies) : bodies[0],
+      data: answers.length > 1 ? v.union(answers) : answers[0],
+      description: all.map((r) => r.description).filter(Boolean).join(' '),
+    });
+  }
+  if (pending.size > 0) throw new Error(`A route with \`when\` has no route to pass to: ${[...pending.keys()].join(', ')}`);
+  return operations;
+}
+
+/** The OpenAPI 3.1 document of `routes`. */
+export function buildOpenApiDocument(routes: Route[]): Json {
+  const operations = operationsOf(routes);
   // Each request body schema becomes a named component, once (the same schema object may serve two routes).
   const requestDefs: Record<string, v.GenericSchema> = {};
   const named = new Set<unknown>();
   for (const operation of operations) {
-    if (operation.body && !named.has(operation.body)) {
-      named.add(operation.body);
-      requestDefs[bodyName(operation)] = operation.body;
+    const body = operation.body ?? operation.route.body;
+    if (body && !named.has(body)) {
+      named.add(body);
+      requestDefs[bodyName(operation.route)] = body;
     }
   }
   const requestConfig = conversion('input', requestDefs);
@@ -174,21 +256,22 @@ export function buildOpenApiDocument(operations: Operation[] = OPERATIONS): Json
   const requests: Record<string, v.GenericSchema> = {};
   const answers: Record<string, v.GenericSchema> = {};
   for (const operation of operations) {
-    const key = operation.operationId;
-    if (operation.body) requests[`${key} body`] = operation.body;
-    for (const query of operation.query ?? []) {
-      for (const [name, entry] of Object.entries(query.entries)) requests[`${key} query ${name}`] = entry;
-    }
-    for (const [, name] of operation.path.matchAll(/:(\w+)/g)) requests[`${key} path ${name}`] = IdSchema;
-    answers[key] = operation.success.raw ? operation.success.data : successEnvelope(operation.success.data);
+    const { route } = operation;
+    const key = route.operationId;
+    const body = operation.body ?? route.body;
+    if (body) requests[`${key} body`] = body;
+    for (const [name, entry] of Object.entries(queryEntries(route))) requests[`${key} query ${name}`] = entry;
+    for (const name of pathParameters(route.path)) requests[`${key} path ${name}`] = IdSchema;
+    const data = operation.data ?? answerData(route);
+    if (data) answers[key] = 'raw' in route.success ? data : successEnvelope(data);
   }
   const converted = { ...convertAll(requests, requestConfig), ...convertAll(answers, responseConfig) };
 
   const paths: Record<string, Record<string, Json>> = {};
   for (const operation of operations) {
-    const path = openApiPath(operation.path);
+    const path = openApiPath(fullPath(operation.route));
     paths[path] ??= {};
-    paths[path][operation.method] = describeOperation(operation, converted);
+    paths[path][operation.route.method] = describeOperation(operation, converted);
   }
 
   return {
@@ -201,13 +284,13 @@ export function buildOpenApiDocument(operations: Operation[] = OPERATIONS): Json
         '',
         'Every success answer is `{ "success": true, "data": ... }`; every failure is',
         '`{ "success": false, "data": null, "error": { "code", "message", "details"? } }` with a real HTTP status.',
-        'Authenticate with `Autorization: Bearer <token>` (the interface spelling) or `Authorization: Bearer <token>`;',
+        'Authenticate with `Autorization: Bearer <token>` (the spelling the original clients send) or `Authorization: Bearer <token>`;',
         'get a token from POST /api/v1/auth/sign-in. Lists take `limit` (1-1000, default 100) and `after`',
         '(the id of the last record of the previous page) and answer `Link: <...>; rel="next"` while more records exist.',
       ].join('\n'),
     },
     servers: [{ url: '/', description: 'This service' }],
-    tags: [...new Set(operations.map((operation) => operation.tag))].map((name) => ({ name })),
+    tags: [...new Set(operations.map(({ route }) => route.tag))].map((name) => ({ name })),
     paths,
     components: {
       schemas,
@@ -223,60 +306,68 @@ export function buildOpenApiDocument(operations: Operation[] = OPERATIONS): Json
           type: 'apiKey',
           in: 'header',
           name: 'Autorization',
-          description: 'The same token in the header as interface.md spells it: the value is `Bearer <token>`.',
+          description: 'The same token in the `Autorization` header (the spelling the original clients send): the value is `Bearer <token>`.',
         },
       },
     },
   };
 }
 
+/** The query parameters of a route: the entries of its query object schema. */
+function queryEntries(route: Route): Record<string, v.GenericSchema> {
+  const query = route.query as { entries?: Record<string, v.GenericSchema> } | undefined;
+  return query?.entries ?? {};
+}
+
 /** One operation object; `converted` holds its schemas, keyed as buildOpenApiDocument keys them. */
 function describeOperation(operation: Operation, converted: Record<string, Json>): Json {
-  const key = operation.operationId;
+  const { route } = operation;
+  const key = route.operationId;
   const parameters: Json[] = [];
-  for (const [, name] of operation.path.matchAll(/:(\w+)/g)) {
+  for (const name of pathParameters(route.path)) {
     parameters.push({ name, in: 'path', required: true, schema: converted[`${key} path ${name}`] });
   }
-  for (const query of operation.query ?? []) {
-    for (const [name, entry] of Object.entries(query.entries)) {
-      const optional = entry.type === 'optional' || entry.type === 'exact_optional' || entry.type === 'nullish';
-      const description = QUERY_PARAMETER_DESCRIPTIONS[name];
-      parameters.push({ name, in: 'query', required: !optional, ...(description ? { description } : {}), schema: converted[`${key} query ${name}`] });
-    }
+  for (const [name, entry] of Object.entries(queryEntries(route))) {
+    const optional = entry.type === 'optional' || entry.type === 'exact_optional' || entry.type === 'nullish';
+    const description = QUERY_PARAMETER_DESCRIPTIONS[name];
+    parameters.push({ name, in: 'query', required: !optional, ...(description ? { description } : {}), schema: converted[`${key} query ${name}`] });
   }
 
   const described: Json = {
-    operationId: operation.operationId,
-    summary: operation.summary,
-    tags: [operation.tag],
-    security: operation.auth ? [{ bearerAuth: [] }, { autorizationHeader: [] }] : [],
+    operationId: route.operationId,
+    summary: route.summary,
+    tags: [route.tag],
+    security: route.auth ? [{ bearerAuth: [] }, { autorizationHeader: [] }] : [],
   };
-  const notes = [operation.description, operation.interfaceEndpoint ? `Interface endpoint ${operation.interfaceEndpoint}.` : undefined];
-  if (notes.some(Boolean)) described.description = notes.filter(Boolean).join(' ');
+  const description = operation.description ?? route.description;
+  if (description) described.description = description;
   if (parameters.length > 0) described.parameters = parameters;
-  if (operation.body) {
+  const body = operation.body ?? route.body;
+  if (body) {
     described.requestBody = {
       // A missing body counts as `{}`: it is optional exactly when `{}` is a valid body.
-      required: !v.safeParse(operation.body, {}).success,
+      required: !v.safeParse(body, {}).success,
       content: { 'application/json': { schema: converted[`${key} body`] } },
     };
   }
 
-  const { success } = operation;
+  const { success } = route;
   const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
-  if (success.paged) {
+  if ('page' in success) {
     headers.Link = {
       description: 'Present while more records exist: `<URL of the next page>; rel="next"`.',
       schema: { type: 'string' },
     };
   }
-  const responses: Json = {
-    [success.status]: {
-      description: success.description,
-      headers,
-      content: { 'application/json': { schema: converted[key] } },
-    },
-  };
+  const content: Json = {};
+  if (converted[key]) content['application/json'] = { schema: converted[key] };
+  if ('stream' in success) {
+    const events = Object.entries(success.stream.events).map(([name, carries]) => `\`${name}\`: ${carries}`);
+    content['text/event-stream'] = {
+      schema: { type: 'string', description: `Server-sent events, each \`event: <name>\` with one \`data:\` line. ${events.join(' ')}` },
+    };
+  }
+  const responses: Json = { [success.status]: { description: success.description, headers, content } };
   for (const status of errorStatuses(operation)) {
     responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]}` };
   }
@@ -304,4 +395,22 @@ function errorResponses(): Json {
     };
   }
   return responses;
+}
+
+/** `GET /api/v1/openapi.json`: the document of `routes` (and of itself), built once, when the app is built. */
+export function openApiRoute(routes: Route[]): Route {
+  let serialised: string | undefined;
+  const route = defineRoute({
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This OpenAPI document',
+    tag: 'Service',
+    auth: false,
+    success: { status: 200, description: 'The OpenAPI 3.1 document of this service.', raw: v.record(v.string(), v.unknown()) },
+    handler: () => serialised!,
+  });
+  // Built now, so a schema the converter cannot describe stops the service at start-up.
+  serialised = JSON.stringify(buildOpenApiDocument([...routes, route]));
+  return route;
 }

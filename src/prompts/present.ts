@@ -1,7 +1,8 @@
 // The JSON shape of a prompt (`input_variables` spelled as the interface does).
+import type { Prompt } from './schema.js';
 import type { PromptRow } from './store.js';
 
-export function presentPrompt(prompt: PromptRow) {
+export function presentPrompt(prompt: PromptRow): Prompt {
   return {
     id: prompt.id,
     userId: prompt.userId,

@@ -1,6 +1,7 @@
-// Request bodies of `/prompts`.
+// The shapes of `/prompts`: request bodies and the prompt as answered.
 import * as v from 'valibot';
 import { NameSchema } from '../http/validate.js';
+import { Id, Timestamp } from '../http/shapes.js';
 import { VARIABLE_NAME } from './template.js';
 
 const TemplateSchema = v.pipe(
@@ -21,3 +22,15 @@ const InputVariablesSchema = v.pipe(
 export const CreatePromptSchema = v.object({ name: NameSchema, template: TemplateSchema, input_variables: InputVariablesSchema });
 export const UpdatePromptSchema = v.partial(CreatePromptSchema);
 export type PromptInput = v.InferOutput<typeof CreatePromptSchema>;
+export type PromptChange = v.InferOutput<typeof UpdatePromptSchema>;
+
+export const PromptSchema = v.strictObject({
+  id: Id,
+  userId: Id,
+  name: v.string(),
+  template: v.string(),
+  input_variables: v.array(v.string()),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Prompt = v.InferOutput<typeof PromptSchema>;

@@ -2,7 +2,9 @@
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
-import type { PromptInput } from './schema.js';
+import { validationFailed } from '../http/errors.js';
+import type { PromptChange, PromptInput } from './schema.js';
+import { templateMismatch } from './template.js';
 
 export interface PromptRow {
   id: string;
@@ -21,6 +23,12 @@ function fromRow(raw: Record<string, unknown>): PromptRow {
   return { ...(raw as unknown as PromptRow), inputVariables: JSON.parse(raw.inputVariables as string) };
 }
 
+/** The template must use exactly the variables the prompt declares (else a 422 saying which). */
+function checkTemplate(input: PromptInput): void {
+  const issue = templateMismatch(input.template, input.input_variables);
+  if (issue) throw validationFailed([issue]);
+}
+
 export type PromptStore = ReturnType<typeof createPromptStore>;
 
 export function createPromptStore(db: Db) {
@@ -33,23 +41,31 @@ export function createPromptStore(db: Db) {
   );
 
   return {
-    getPrompt: table.get,
-    seqOfPrompt: table.seqOf,
-    listPrompts: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the prompt; the schema clears `prompt_id` on agents that used it. */
-    deletePrompt: table.delete,
+    delete: table.delete,
 
-    createPrompt(userId: string, input: PromptInput): PromptRow {
+    create(userId: string, input: PromptInput): PromptRow {
+      checkTemplate(input);
       const now = timestamp();
       const row: PromptRow = { id: newId(), userId, name: input.name, template: input.template, inputVariables: input.input_variables, createdAt: now, updatedAt: now };
       insert.run(row.id, userId, row.name, row.template, JSON.stringify(row.inputVariables), now, now);
       return row;
     },
 
-    /** Replaces the prompt's fields with `next` (the stored record with the change applied). */
-    updatePrompt(userId: string, id: string, next: PromptInput): PromptRow | undefined {
-      const raw = update.get(next.name, next.template, JSON.stringify(next.input_variables), timestamp(), id, userId);
-      return raw === undefined ? undefined : fromRow(raw as Record<string, unknown>);
-    },
+    /** Applies `change` to the stored prompt and checks the result, in one transaction. */
+    update: db.transaction((userId: string, id: string, change: PromptChange): PromptRow | undefined => {
+      const stored = table.get(userId, id);
+      if (!stored) return undefined;
+      const next: PromptInput = {
+        name: change.name ?? stored.name,
+        template: change.template ?? stored.template,
+        input_variables: change.input_variables ?? stored.inputVariables,
+      };
+      checkTemplate(next);
+      return fromRow(update.get(next.name, next.template, JSON.stringify(next.input_variables), timestamp(), id, userId) as Record<string, unknown>);
+    }),
   };
 }

@@ -1,6 +1,7 @@
-// Request bodies of `/tags`.
+// The shapes of `/tags`: request bodies and the tag as answered.
 import * as v from 'valibot';
 import { IdSchema, NameSchema } from '../http/validate.js';
+import { Id, Timestamp } from '../http/shapes.js';
 
 export const DEFAULT_TAG_COLOR = '#0e8a16';
 
@@ -19,3 +20,13 @@ export const CreateTagSchema = v.object({
 });
 
 export const UpdateTagSchema = v.object({ name: v.optional(NameSchema), color: v.optional(ColorSchema), userId: v.optional(IdSchema) });
+
+export const TagSchema = v.strictObject({
+  id: Id,
+  userId: Id,
+  name: v.string(),
+  color: v.pipe(v.string(), v.description('A CSS hex colour: #rgb, #rgba, #rrggbb or #rrggbbaa.')),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Tag = v.InferOutput<typeof TagSchema>;

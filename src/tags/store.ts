@@ -31,24 +31,25 @@ function uniqueName<T>(write: () => T): T {
 export function createTagStore(db: Db) {
   const table = ownedTable<TagRow>(db, 'tags', TAG_COLUMNS);
   const insert = db.prepare(`INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
-  const update = db.prepare(`UPDATE tags SET name = ?, color = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_COLUMNS}`);
+  const update = db.prepare(`UPDATE tags SET name = coalesce(?, name), color = coalesce(?, color), updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_COLUMNS}`);
 
   return {
-    getTag: table.get,
-    seqOfTag: table.seqOf,
-    listTags: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the tag; the schema removes it from every agent's tags. */
-    deleteTag: table.delete,
+    delete: table.delete,
 
-    createTag(userId: string, input: { name: string; color: string }): TagRow {
+    create(userId: string, input: { name: string; color: string }): TagRow {
       const now = timestamp();
       const row: TagRow = { id: newId(), userId, name: input.name, color: input.color, createdAt: now, updatedAt: now };
       uniqueName(() => insert.run(row.id, userId, row.name, row.color, now, now));
       return row;
     },
 
-    updateTag(userId: string, id: string, next: { name: string; color: string }): TagRow | undefined {
-      return uniqueName(() => update.get(next.name, next.color, timestamp(), id, userId) as TagRow | undefined);
+    /** Changes what `change` names (one statement); undefined when the user has no such tag. */
+    update(userId: string, id: string, change: { name?: string; color?: string }): TagRow | undefined {
+      return uniqueName(() => update.get(change.name ?? null, change.color ?? null, timestamp(), id, userId) as TagRow | undefined);
     },
   };
 }

@@ -1,10 +1,11 @@
 // The JSON shape of a tool: never its metadata (it holds secrets).
 import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
+import type { Tool } from './schema.js';
 import type { ToolRow } from './store.js';
 
 /** A tool with its owner as the nested `user`. */
-export function presentTool(tool: ToolRow, owner: Caller) {
+export function presentTool(tool: ToolRow, owner: Caller): Tool {
   return {
     id: tool.id,
     userId: tool.userId,

@@ -1,6 +1,8 @@
-// Request bodies of `/tools`.
+// The shapes of `/tools`: request bodies and the tool as answered.
 import * as v from 'valibot';
 import { JsonObjectSchema, NameSchema } from '../http/validate.js';
+import { Id, Timestamp } from '../http/shapes.js';
+import { UserSchema } from '../users/schema.js';
 
 export const TOOL_TYPES = ['SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI'] as const;
 
@@ -14,3 +16,16 @@ const fields = {
 export const CreateToolSchema = v.object({ ...fields, metadata: v.optional(fields.metadata, {}) });
 export const UpdateToolSchema = v.partial(v.object(fields));
 export type ToolInput = v.InferOutput<typeof CreateToolSchema>;
+export type ToolChange = v.InferOutput<typeof UpdateToolSchema>;
+
+/** A tool as answered; its `metadata` is stored and never returned (it holds secrets). */
+export const ToolSchema = v.strictObject({
+  id: Id,
+  userId: Id,
+  user: UserSchema,
+  name: v.string(),
+  type: v.picklist(TOOL_TYPES),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type Tool = v.InferOutput<typeof ToolSchema>;

@@ -1,17 +1,17 @@
-// SQL for tools. `metadata` may hold secrets: it is stored sealed (AES-256-GCM) and never read back out.
+// SQL for tools. `metadata` may hold secrets: it is stored sealed (AES-256-GCM) and read back only to run a tool.
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
-import type { ToolInput } from './schema.js';
+import type { Tool, ToolChange, ToolInput } from './schema.js';
 import type { ToolRecord } from './runtime/web-tools.js';
 
 export interface ToolRow {
   id: string;
   userId: string;
   name: string;
-  type: string;
+  type: Tool['type'];
   createdAt: string;
   updatedAt: string;
 }
@@ -23,6 +23,16 @@ export const toolJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
 
+/** Reads a tool built by toolJsonSql. */
+export const toolFromJson = (raw: Record<string, unknown>): ToolRow => ({
+  id: raw.id as string,
+  userId: raw.userId as string,
+  name: raw.name as string,
+  type: raw.type as ToolRow['type'],
+  createdAt: raw.createdAt as string,
+  updatedAt: raw.updatedAt as string,
+});
+
 export type ToolStore = ReturnType<typeof createToolStore>;
 
 export function createToolStore(db: Db, sealer: Sealer) {
@@ -31,16 +41,18 @@ export function createToolStore(db: Db, sealer: Sealer) {
     `INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
-    `UPDATE tools SET name = ?, type = ?, metadata = coalesce(?, metadata), updated_at = ?
+    `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), metadata = coalesce(?, metadata), updated_at = ?
       WHERE id = ? AND user_id = ? RETURNING ${TOOL_COLUMNS}`,
   );
 
-  const selectMetadata = db.prepare(`SELECT metadata FROM tools WHERE id = ? AND user_id = ?`).pluck();
+  const selectTypeAndMetadata = db.prepare(`SELECT type, metadata FROM tools WHERE id = ? AND user_id = ?`);
   const selectAgentTools = db.prepare(
     `SELECT t.id, t.name, t.type, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
       WHERE l.agent_id = ? AND l.user_id = ? ORDER BY l.seq`,
   );
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
+
+  const unseal = (sealed: string | null): Record<string, unknown> => (sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {});
 
   /** An AGENT tool must name one of the user's own agents (when it names one at all): else a 422. */
   function checkAgentReference(userId: string, type: string, metadata: Record<string, unknown>): void {
@@ -49,41 +61,38 @@ export function createToolStore(db: Db, sealer: Sealer) {
     if (typeof agentId !== 'string' || !ownsAgent.get(agentId, userId)) throw unknownReference('metadata.agentId', 'agent');
   }
 
-  function readMetadata(userId: string, id: string): Record<string, unknown> {
-    const sealed = selectMetadata.get(id, userId) as string | null | undefined;
-    return sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {};
-  }
-
-  const updateInTransaction = db.transaction(
-    (userId: string, id: string, next: { name: string; type: string; metadata?: Record<string, unknown> }, typeChanged: boolean) => {
-      if (next.type === 'AGENT' && (typeChanged || next.metadata !== undefined)) {
-        checkAgentReference(userId, next.type, next.metadata ?? readMetadata(userId, id));
-      }
-      const metadata = next.metadata === undefined ? null : sealer.seal(JSON.stringify(next.metadata));
-      return update.get(next.name, next.type, metadata, timestamp(), id, userId) as ToolRow | undefined;
-    },
-  );
+  const updateInTransaction = db.transaction((userId: string, id: string, change: ToolChange): ToolRow | undefined => {
+    const stored = selectTypeAndMetadata.get(id, userId) as { type: string; metadata: string | null } | undefined;
+    if (!stored) return undefined;
+    const type = change.type ?? stored.type;
+    // Checked when the change makes the tool an AGENT tool or gives an AGENT tool new metadata; a rename is not.
+    if (type === 'AGENT' && (type !== stored.type || change.metadata !== undefined)) {
+      checkAgentReference(userId, type, change.metadata ?? unseal(stored.metadata));
+    }
+    const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
+    return update.get(change.name ?? null, change.type ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
+  });
 
   return {
-    getTool: table.get,
-    seqOfTool: table.seqOf,
-    listTools: table.list,
+    get: table.get,
+    seqOf: table.seqOf,
+    list: table.list,
     /** Deletes the tool and (schema cascade) its agent-tool links. */
-    deleteTool: table.delete,
+    delete: table.delete,
 
     /** The tools linked to an agent, in link order, with their metadata unsealed: for running the agent only, never for a response. */
-    listToolsForRun(userId: string, agentId: string): ToolRecord[] {
+    listForRun(userId: string, agentId: string): ToolRecord[] {
       return (selectAgentTools.all(agentId, userId) as { id: string; name: string; type: string; metadata: string | null }[]).map((row) => ({
         id: row.id,
         name: row.name,
         type: row.type,
         description: null,
-        metadata: row.metadata ? (JSON.parse(sealer.open(row.metadata)) as Record<string, unknown>) : {},
+        metadata: unseal(row.metadata),
       }));
     },
 
     /** Creates the tool; a 422 when an AGENT tool names an agent that is not the user's. */
-    createTool(userId: string, input: ToolInput): ToolRow {
+    create(userId: string, input: ToolInput): ToolRow {
       checkAgentReference(userId, input.type, input.metadata);
       const now = timestamp();
       const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, createdAt: now, updatedAt: now };
@@ -91,12 +100,9 @@ export function createToolStore(db: Db, sealer: Sealer) {
       return row;
     },
 
-    /**
-     * Sets name and type; replaces metadata only when a new one is given. A change that makes the
-     * tool an AGENT tool, or gives an AGENT tool new metadata, is checked as on create (422).
-     */
-    updateTool(userId: string, id: string, next: { name: string; type: string; metadata?: Record<string, unknown> }, typeChanged = false): ToolRow | undefined {
-      return updateInTransaction(userId, id, next, typeChanged);
+    /** Changes what `change` names (checked as on create, in one transaction); undefined when the user has no such tool. */
+    update(userId: string, id: string, change: ToolChange): ToolRow | undefined {
+      return updateInTransaction(userId, id, change);
     },
   };
 }

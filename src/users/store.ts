@@ -48,28 +48,28 @@ export function createUserStore(db: Db) {
 
   return {
     /** Creates a user; a clash on email raises SQLITE_CONSTRAINT_UNIQUE (answered as 409). */
-    createUser(input: { email: string; name: string; passwordHash: string }): UserRow {
+    create(input: { email: string; name: string; passwordHash: string }): UserRow {
       const now = timestamp();
       const user = { id: newId(), email: input.email, name: input.name, passwordHash: input.passwordHash, createdAt: now, updatedAt: now };
       insert.run(user.id, user.email, user.name, user.passwordHash, now, now);
       return user;
     },
 
-    getUserByEmail(email: string): UserRow | undefined {
+    getByEmail(email: string): UserRow | undefined {
       return selectByEmail.get(email) as UserRow | undefined;
     },
 
-    getUserById(id: string): UserRow | undefined {
+    get(id: string): UserRow | undefined {
       return selectById.get(id) as UserRow | undefined;
     },
 
     /** Changes name and password hash; with `revokeTokensExcept`, also revokes every other token. */
-    updateUser(id: string, change: { name: string; passwordHash: string }, revokeTokensExcept?: string): UserRow {
+    update(id: string, change: { name: string; passwordHash: string }, revokeTokensExcept?: string): UserRow {
       return updateAccount(id, change, revokeTokensExcept);
     },
 
     /** Deletes the user and, through the schema's cascades, everything the user owns. */
-    deleteUser(id: string): void {
+    delete(id: string): void {
       remove.run(id);
     },
 

@@ -1,0 +1,134 @@
+// One declaration per endpoint: method, path, auth, the valibot schemas of its query and body, the
+// shape it answers and its handler. `mountRoutes` serves the list and the OpenAPI document is built
+// from the same list (src/openapi/document.ts), so the two cannot drift apart.
+import Router from '@koa/router';
+import * as v from 'valibot';
+import type { AppContext, AppMiddleware, AppState, Caller } from './context.js';
+import type { ErrorStatus } from './errors.js';
+import { callerOf } from './auth.js';
+import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
+import { nextPageUrl } from './respond.js';
+import type { Page } from '../lib/paging.js';
+
+export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
+
+/** What a route answers on success. */
+export type Success =
+  /** `{ success: true, data }` where data has the shape `data`. */
+  | { status: 200 | 201 | 202; description: string; data: AnySchema }
+  /** A page of a list: `data` is an array of `item`, with `Link: <...>; rel="next"` while more exist. */
+  | { status: 200; description: string; page: AnySchema }
+  /** The body is the handler's value itself, not an envelope (the OpenAPI document). */
+  | { status: 200; description: string; raw: AnySchema }
+  /**
+   * A `text/event-stream` the handler writes itself. `events` names each event with what its
+   * `data:` line carries. The handler may still throw before it starts the stream (JSON errors).
+   */
+  | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema };
+
+/** What the handler returns for each kind of success. */
+export type Answer<S extends Success> = S extends { page: infer Item extends AnySchema }
+  ? Page<v.InferOutput<Item>>
+  : S extends { data: infer Data extends AnySchema }
+    ? v.InferOutput<Data>
+    : S extends { raw: AnySchema }
+      ? string
+      : void;
+
+/** What a handler is given: everything validated. */
+export interface RouteInput<Auth extends boolean, Query, Body> {
+  ctx: AppContext;
+  caller: Auth extends true ? Caller : undefined;
+  /** The path parameters (each checked as an id). */
+  params: Record<string, string>;
+  query: Query;
+  body: Body;
+}
+
+export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined, B extends AnySchema | undefined, S extends Success> {
+  method: HttpMethod;
+  /** The path under /api/v1 (`:name` parameters), or an absolute path with `root: true`. */
+  path: string;
+  root?: boolean;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The group the docs page shows it under. */
+  tag: string;
+  /** Needs a bearer token; the handler gets the caller. */
+  auth: Auth;
+  /** Middleware run after authentication and before validation (rate limits). */
+  before?: AppMiddleware[];
+  query?: Q;
+  body?: B;
+  success: S;
+  /** Error statuses beyond those that follow from auth, body, query and path parameters. */
+  errors?: ErrorStatus[];
+  /**
+   * Serve only requests this accepts; others go on to the next route with the same method and path.
+   * The document shows such a route and the next one as one operation taking either body.
+   */
+  when?: (ctx: AppContext) => boolean;
+  handler: (
+    input: RouteInput<Auth, Q extends AnySchema ? v.InferOutput<Q> : undefined, B extends AnySchema ? v.InferOutput<B> : undefined>,
+  ) => Answer<S> | Promise<Answer<S>>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Route = RouteSpec<boolean, any, any, Success>;
+
+/** Declares an endpoint. Only types it: mounting and documenting read the object as it is. */
+export function defineRoute<Auth extends boolean, Q extends AnySchema | undefined = undefined, B extends AnySchema | undefined = undefined, S extends Success = Success>(
+  spec: RouteSpec<Auth, Q, B, S>,
+): Route {
+  return spec as unknown as Route;
+}
+
+export const API_PREFIX = '/api/v1';
+
+/** The path a route is served at. */
+export const fullPath = (route: Route) => (route.root ? route.path : API_PREFIX + route.path);
+
+/** The names of a path's parameters, in order. */
+export const pathParameters = (path: string) => [...path.matchAll(/:(\w+)/g)].map((match) => match[1]);
+
+/** One Koa middleware serving a route: authenticate, run `before`, validate, call the handler, answer. */
+function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
+  const parameters = pathParameters(route.path);
+  const { success, when } = route;
+  const handle = async (ctx: AppContext) => {
+    const params: Record<string, string> = {};
+    for (const name of parameters) params[name] = parse(IdSchema, ctx.params[name], name);
+    const query = route.query ? parse(route.query, ctx.query) : undefined;
+    const body = route.body ? parseBody(ctx, route.body) : undefined;
+    const caller = route.auth ? callerOf(ctx) : undefined;
+    const answer = await route.handler({ ctx, caller, params, query, body });
+    if ('stream' in success) return;
+    ctx.status = success.status;
+    if ('raw' in success) {
+      ctx.type = 'application/json';
+      ctx.body = answer;
+    } else if ('page' in success) {
+      const page = answer as Page<{ id: string }>;
+      if (page.hasMore && page.rows.length > 0) ctx.set('Link', `<${nextPageUrl(ctx, page.rows[page.rows.length - 1].id)}>; rel="next"`);
+      ctx.body = { success: true, data: page.rows };
+    } else {
+      ctx.body = { success: true, data: answer };
+    }
+  };
+  const steps: AppMiddleware[] = [...(route.auth ? [requireCaller] : []), ...(route.before ?? [])];
+  const run = (ctx: AppContext, index: number): Promise<unknown> | unknown =>
+    index === steps.length ? handle(ctx) : steps[index](ctx, async () => void (await run(ctx, index + 1)));
+  // `next` is the next route matching this method and path: a route whose `when` declines passes on.
+  return async (ctx, next) => {
+    if (when && !when(ctx)) return next();
+    await run(ctx, 0);
+  };
+}
+
+/** One router serving `routes` in order; a known path with the wrong method answers 405 with `Allow`. */
+export function mountRoutes(routes: Route[], requireCaller: AppMiddleware): Router<AppState> {
+  const router = new Router<AppState>();
+  for (const route of routes) router[route.method](fullPath(route), serve(route, requireCaller));
+  return router;
+}
