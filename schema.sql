@@ -64,7 +64,8 @@ CREATE TABLE IF NOT EXISTS tools (
   type       TEXT    NOT NULL CHECK (type IN ('SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI')),
   metadata   TEXT    NOT NULL,           -- JSON object of settings, sealed (AES-256-GCM): may hold secrets
   created_at TEXT    NOT NULL,
-  updated_at TEXT    NOT NULL
+  updated_at TEXT    NOT NULL,
+  description TEXT                       -- what the model is told the tool does (NULL: a default per type)
 );
 CREATE INDEX IF NOT EXISTS tools_by_user ON tools (user_id, seq);
 
@@ -142,9 +143,13 @@ CREATE TABLE IF NOT EXISTS agents (
   prompt_id    TEXT    REFERENCES prompts (id) ON DELETE SET NULL,
   document_id  TEXT    REFERENCES documents (id) ON DELETE SET NULL,
   created_at   TEXT    NOT NULL,
-  updated_at   TEXT    NOT NULL
+  updated_at   TEXT    NOT NULL,
+  description  TEXT,
+  avatar_url   TEXT,
+  is_listed    INTEGER NOT NULL DEFAULT 0 CHECK (is_listed IN (0, 1)) -- shown to every user in the library
 );
 CREATE INDEX IF NOT EXISTS agents_by_user ON agents (user_id, seq);
+CREATE INDEX IF NOT EXISTS agents_listed ON agents (seq) WHERE is_listed = 1;
 -- Serve ON DELETE SET NULL without a table scan.
 CREATE INDEX IF NOT EXISTS agents_by_prompt ON agents (prompt_id) WHERE prompt_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS agents_by_document ON agents (document_id) WHERE document_id IS NOT NULL;
@@ -183,3 +188,54 @@ CREATE TABLE IF NOT EXISTS agent_tools (
 );
 CREATE INDEX IF NOT EXISTS agent_tools_by_user ON agent_tools (user_id, seq);
 CREATE INDEX IF NOT EXISTS agent_tools_by_tool ON agent_tools (tool_id);
+
+-- Runs (src/runs/): every invocation of an agent, nested ones with their parent. A run is
+-- running → succeeded | failed | cancelled; one left running by a stopped process is failed at start.
+-- Memory: an agent's sessions and their messages (inputs and final answers), oldest first.
+CREATE TABLE IF NOT EXISTS agent_runs (
+  seq           INTEGER PRIMARY KEY,
+  id            TEXT    NOT NULL UNIQUE,
+  user_id       TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  agent_id      TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  parent_run_id TEXT    REFERENCES agent_runs (id) ON DELETE CASCADE,
+  session_id    TEXT,
+  status        TEXT    NOT NULL CHECK (status IN ('running', 'succeeded', 'failed', 'cancelled')),
+  input         TEXT    NOT NULL,
+  output        TEXT,
+  error         TEXT,
+  model         TEXT    NOT NULL,
+  steps         TEXT    NOT NULL DEFAULT '[]',
+  sources       TEXT    NOT NULL DEFAULT '[]',
+  warnings      TEXT    NOT NULL DEFAULT '[]',
+  usage         TEXT,
+  started_at    TEXT    NOT NULL,
+  finished_at   TEXT,
+  ms            INTEGER
+);
+CREATE INDEX IF NOT EXISTS agent_runs_by_user ON agent_runs (user_id, seq);
+CREATE INDEX IF NOT EXISTS agent_runs_by_agent ON agent_runs (agent_id, seq);
+CREATE INDEX IF NOT EXISTS agent_runs_by_parent ON agent_runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agent_runs_running ON agent_runs (seq) WHERE status = 'running';
+
+CREATE TABLE IF NOT EXISTS agent_sessions (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL,
+  agent_id   TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  created_at TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL,
+  UNIQUE (agent_id, id)
+);
+
+CREATE TABLE IF NOT EXISTS agent_messages (
+  seq         INTEGER PRIMARY KEY,
+  id          TEXT    NOT NULL UNIQUE,
+  session_seq INTEGER NOT NULL REFERENCES agent_sessions (seq) ON DELETE CASCADE,
+  agent_id    TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  role        TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
+  content     TEXT    NOT NULL,
+  run_id      TEXT    REFERENCES agent_runs (id) ON DELETE SET NULL,
+  created_at  TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS agent_messages_by_session ON agent_messages (session_seq, seq);
+CREATE INDEX IF NOT EXISTS agent_messages_by_agent ON agent_messages (agent_id);
+CREATE INDEX IF NOT EXISTS agent_messages_by_run ON agent_messages (run_id) WHERE run_id IS NOT NULL;

@@ -39,7 +39,7 @@ runScript(USAGE, async () => {
   try {
     if (stores.users.getByEmail(input.email)) throw new Error(`a user with the email ${input.email} already exists`);
     const passwordHash = await hashPassword(input.password, config.scrypt);
-    const user = stores.users.create({ email: input.email, name: input.name, passwordHash });
+    const user = stores.users.create({ email: input.email, name: input.name ?? values.name, passwordHash });
     process.stdout.write(`created user ${user.id} <${user.email}>\n`);
   } finally {
     closeDatabase(db);

@@ -37,6 +37,24 @@ export interface Config {
   /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
   secretKey?: Buffer;
   ingestion: IngestionConfig;
+  /** Let URLs a user aims (documents, a model's baseUrl, tools) reach loopback/private/internal addresses. */
+  allowPrivateNetworks: boolean;
+  runs: RunsConfig;
+}
+
+/** How agents run: the operator's model endpoints and the limits of a run. */
+export interface RunsConfig {
+  /** The operator's OpenAI-compatible endpoint for provider `openai` (trusted: not SSRF-checked). */
+  openaiBaseUrl: string;
+  openaiApiKey?: string;
+  /** The operator's Ollama endpoint (its OpenAI-compatible `/v1`) for provider `ollama` (trusted). */
+  ollamaBaseUrl: string;
+  /** Deadline of a whole run, nested runs and tool calls included. */
+  timeoutMs: number;
+  /** Runs one user may have going at once (nested runs not counted). */
+  concurrencyPerUser: number;
+  /** Model calls one run may make before it fails. */
+  maxSteps: number;
 }
 
 export interface RateLimitConfig {
@@ -60,6 +78,13 @@ const integerSetting = (min: number, max: number) =>
     v.minValue(min, `must be at least ${min}`),
     v.maxValue(max, `must be at most ${max}`),
   );
+
+const httpUrlSetting = v.pipe(
+  v.string(),
+  v.trim(),
+  v.check((text) => /^https?:\/\/[^/]/i.test(text) && URL.canParse(text), 'must be an http(s) URL such as http://127.0.0.1:11434/v1'),
+  v.transform((text) => text.replace(/\/+$/, '')),
+);
 
 const onOff = v.picklist(['on', 'off'], 'must be "on" or "off"');
 
@@ -94,6 +119,13 @@ const EnvSchema = v.object({
   INGEST_MAX_BYTES: v.optional(integerSetting(1024, 1024 * 1024 * 1024), String(20 * 1024 * 1024)),
   INGEST_TIMEOUT_MS: v.optional(integerSetting(1000, 600_000), '30000'),
   INGEST_ALLOW_PRIVATE_NETWORKS: v.optional(onOff, 'off'),
+  ALLOW_PRIVATE_NETWORKS: v.optional(onOff, 'off'),
+  OPENAI_BASE_URL: v.optional(httpUrlSetting, 'https://api.openai.com/v1'),
+  OPENAI_API_KEY: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'))),
+  OLLAMA_BASE_URL: v.optional(httpUrlSetting, 'http://127.0.0.1:11434/v1'),
+  RUN_TIMEOUT_MS: v.optional(integerSetting(1000, 3_600_000), '120000'),
+  RUN_CONCURRENCY_PER_USER: v.optional(integerSetting(1, 1000), '4'),
+  RUN_MAX_STEPS: v.optional(integerSetting(1, 100), '8'),
   SECRET_KEY: v.optional(
     v.pipe(
       v.string(),
@@ -152,7 +184,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: settings.INGEST_CONCURRENCY,
       maxBytes: settings.INGEST_MAX_BYTES,
       timeoutMs: settings.INGEST_TIMEOUT_MS,
-      allowPrivateNetworks: settings.INGEST_ALLOW_PRIVATE_NETWORKS === 'on',
+      allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS === 'on' || settings.INGEST_ALLOW_PRIVATE_NETWORKS === 'on',
+    },
+    allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS === 'on' || settings.INGEST_ALLOW_PRIVATE_NETWORKS === 'on',
+    runs: {
+      openaiBaseUrl: settings.OPENAI_BASE_URL,
+      openaiApiKey: settings.OPENAI_API_KEY,
+      ollamaBaseUrl: settings.OLLAMA_BASE_URL,
+      timeoutMs: settings.RUN_TIMEOUT_MS,
+      concurrencyPerUser: settings.RUN_CONCURRENCY_PER_USER,
+      maxSteps: settings.RUN_MAX_STEPS,
     },
   };
 }

@@ -85,7 +85,7 @@ describe('POST /agents', () => {
     assert.equal(agent.type, 'VENDOR_A');
     assert.deepEqual(agent.llm, { model: 'model-x', provider: 'provider-y' });
     assert.equal(agent.hasMemory, true);
-    assert.equal(agent.AgentMemory, null);
+    assert.deepEqual(agent.AgentMemory, { sessions: 0, messages: 0 }, 'an agent with memory counts what it holds');
     assert.equal(agent.promptId, prompt.id);
     assert.equal(agent.documentId, document.id);
     assert.equal(agent.document.id, document.id);

@@ -75,7 +75,13 @@ describe('POST /auth/sign-up', () => {
 
   test('missing fields are 422 validation_failed naming each', async () => {
     const reply = await request('POST', '/api/v1/auth/sign-up', { body: {} });
-    assert.deepEqual(pathsOf(reply), ['email', 'name', 'password']);
+    assert.deepEqual(pathsOf(reply), ['email', 'password']);
+  });
+
+  test('name is optional: the part of the email before "@"', async () => {
+    const reply = await request('POST', '/api/v1/auth/sign-up', { body: { email: 'Nameless.One@example.com', password: 'long enough pw' } });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    assert.equal(reply.body.data.user.name, 'nameless.one');
   });
 
   test('invalid fields are 422 naming each', async () => {

@@ -80,6 +80,10 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
     rateLimit: { enabled: false, authPerMinute: 30, failedSignInsPer15Minutes: 10, perTokenPerMinute: 6000 },
     // Off unless a test ingests: documents then stay `pending`, so responses do not change under a test.
     ingestion: { enabled: false, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true },
+    // Fixture servers (a fake model, tools) listen on 127.0.0.1.
+    allowPrivateNetworks: true,
+    // No real endpoint: a test that runs an agent points the agent (or these) at a fake model.
+    runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 8 },
     ...overrides,
   };
   const db = openDatabase(config.databasePath);

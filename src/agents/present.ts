@@ -3,8 +3,8 @@ import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
 import { presentDocument } from '../documents/present.js';
 import { presentTag } from '../tags/present.js';
-import type { Agent, AgentBriefShape } from './schema.js';
-import type { AgentBrief, AgentRow } from './store.js';
+import type { Agent, AgentBriefShape, LibraryAgent } from './schema.js';
+import type { AgentBrief, AgentRow, LibraryAgentRow } from './store.js';
 
 /** An agent as nested in link records: no document or tags of its own. */
 export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefShape {
@@ -16,9 +16,12 @@ export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefS
     type: agent.type,
     llm: { model: agent.llmModel, provider: agent.llmProvider },
     hasMemory: agent.hasMemory,
-    AgentMemory: null,
+    AgentMemory: agent.hasMemory ? { sessions: agent.memorySessions, messages: agent.memoryMessages } : null,
     promptId: agent.promptId,
     documentId: agent.documentId,
+    description: agent.description,
+    avatarUrl: agent.avatarUrl,
+    isListed: agent.isListed,
     createdAt: agent.createdAt,
     updatedAt: agent.updatedAt,
   };
@@ -30,5 +33,17 @@ export function presentAgent(agent: AgentRow, owner: Caller): Agent {
     ...presentAgentBrief(agent, owner),
     document: agent.document ? presentDocument(agent.document, owner) : {},
     tags: agent.tags.map(presentTag),
+  };
+}
+
+/** A listed agent as the public library shows it: never its prompt, keys, base URL, documents or tools. */
+export function presentLibraryAgent(agent: LibraryAgentRow): LibraryAgent {
+  return {
+    id: agent.id,
+    name: agent.name,
+    description: agent.description,
+    avatarUrl: agent.avatarUrl,
+    type: agent.type as LibraryAgent['type'],
+    llm: { model: agent.llmModel, provider: agent.llmProvider },
   };
 }

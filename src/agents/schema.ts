@@ -1,7 +1,7 @@
 // The shapes of `/agents`: request bodies and the agent as answered.
 import * as v from 'valibot';
-import { IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
-import { AlwaysNull, EmptyObject, Id, Timestamp } from '../http/shapes.js';
+import { DescriptionSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { EmptyObject, Id, Integer, Timestamp } from '../http/shapes.js';
 import { DocumentSchema } from '../documents/schema.js';
 import { TagSchema } from '../tags/schema.js';
 import { UserSchema } from '../users/schema.js';
@@ -31,8 +31,19 @@ const TagsSchema = v.pipe(
   v.transform((ids) => [...new Set(ids)]),
 );
 
+/** A picture of the agent: an absolute http(s) URL, shown by clients as is (the service never fetches it). */
+const AvatarUrlSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(2000, 'must be at most 2000 characters'),
+  v.check((text) => /^https?:\/\/[^/]/i.test(text) && URL.canParse(text), 'must be an absolute http(s) URL'),
+);
+
 const fields = {
   name: NameSchema,
+  description: v.nullable(DescriptionSchema),
+  avatarUrl: v.nullable(AvatarUrlSchema),
+  isListed: v.boolean('must be true or false'),
   type: v.picklist(AGENT_TYPES, `must be one of ${AGENT_TYPES.join(', ')}`),
   llm: LlmSchema,
   hasMemory: v.boolean('must be true or false'),
@@ -43,6 +54,9 @@ const fields = {
 
 export const CreateAgentSchema = v.object({
   ...fields,
+  description: v.optional(fields.description, null),
+  avatarUrl: v.optional(fields.avatarUrl, null),
+  isListed: v.optional(fields.isListed, false),
   hasMemory: v.optional(fields.hasMemory, false),
   promptId: v.optional(fields.promptId, null),
   documentId: v.optional(fields.documentId, null),
@@ -62,9 +76,15 @@ export const AgentBriefSchema = v.strictObject({
   type: v.picklist(AGENT_TYPES),
   llm: v.strictObject({ model: v.string(), provider: v.string() }),
   hasMemory: v.boolean(),
-  AgentMemory: AlwaysNull,
+  AgentMemory: v.pipe(
+    v.nullable(v.strictObject({ sessions: Integer, messages: Integer })),
+    v.description('null when hasMemory is false; else how many sessions and messages the agent remembers.'),
+  ),
   promptId: v.nullable(Id),
   documentId: v.nullable(Id),
+  description: v.nullable(v.string()),
+  avatarUrl: v.pipe(v.nullable(v.string()), v.description('An http(s) URL of a picture of the agent.')),
+  isListed: v.pipe(v.boolean(), v.description('Shown to every user in GET /agents/library (public fields only).')),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -77,3 +97,14 @@ export const AgentSchema = v.strictObject({
   tags: v.array(TagSchema),
 });
 export type Agent = v.InferOutput<typeof AgentSchema>;
+
+/** A listed agent as the library shows it to every user. */
+export const LibraryAgentSchema = v.strictObject({
+  id: Id,
+  name: v.string(),
+  description: v.nullable(v.string()),
+  avatarUrl: v.nullable(v.string()),
+  type: v.picklist(AGENT_TYPES),
+  llm: v.strictObject({ model: v.string(), provider: v.string() }),
+});
+export type LibraryAgent = v.InferOutput<typeof LibraryAgentSchema>;

@@ -5,6 +5,7 @@ import type { Sealer } from '../lib/secrets.js';
 import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
+import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
 import type { TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
@@ -19,6 +20,12 @@ export interface AgentRow {
   hasMemory: boolean;
   promptId: string | null;
   documentId: string | null;
+  description: string | null;
+  avatarUrl: string | null;
+  isListed: boolean;
+  /** Memory held for the agent: its sessions and their messages. */
+  memorySessions: number;
+  memoryMessages: number;
   createdAt: string;
   updatedAt: string;
   document: DocumentRow | null;
@@ -27,6 +34,9 @@ export interface AgentRow {
 
 const AGENT_COLUMNS = `id, user_id AS userId, name, type, llm_model AS llmModel, llm_provider AS llmProvider,
   has_memory AS hasMemory, prompt_id AS promptId, document_id AS documentId,
+  description, avatar_url AS avatarUrl, is_listed AS isListed,
+  (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = agents.id) AS memorySessions,
+  (SELECT count(*) FROM agent_messages m WHERE m.agent_id = agents.id) AS memoryMessages,
   created_at AS createdAt, updated_at AS updatedAt`;
 
 const FULL_COLUMNS = `${AGENT_COLUMNS},
@@ -40,7 +50,29 @@ export const agentBriefJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'llmModel', ${alias}.llm_model, 'llmProvider', ${alias}.llm_provider, 'hasMemory', json(iif(${alias}.has_memory, 'true', 'false')),
     'promptId', ${alias}.prompt_id, 'documentId', ${alias}.document_id,
+    'description', ${alias}.description, 'avatarUrl', ${alias}.avatar_url, 'isListed', json(iif(${alias}.is_listed, 'true', 'false')),
+    'memorySessions', (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${alias}.id),
+    'memoryMessages', (SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${alias}.id),
     'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
+
+/** What a run reads of an agent's llm. */
+export interface RunLlmConfig {
+  provider: string;
+  model: string;
+  baseUrl: string | null;
+  apiKey: string | null;
+}
+
+/** A listed agent as the library shows it: public fields only. */
+export interface LibraryAgentRow {
+  id: string;
+  name: string;
+  description: string | null;
+  avatarUrl: string | null;
+  type: string;
+  llmModel: string;
+  llmProvider: string;
+}
 
 export type AgentBrief = Omit<AgentRow, 'document' | 'tags'>;
 
@@ -51,6 +83,7 @@ function agentFromRow(raw: Record<string, unknown>): AgentRow {
   return {
     ...(raw as unknown as AgentRow),
     hasMemory: raw.hasMemory === 1,
+    isListed: raw.isListed === 1,
     document: raw.document === null ? null : documentFromJson(JSON.parse(raw.document as string)),
     tags: JSON.parse(raw.tags as string),
   };
@@ -61,17 +94,24 @@ export type AgentStore = ReturnType<typeof createAgentStore>;
 export function createAgentStore(db: Db, sealer: Sealer) {
   const table = ownedTable(db, 'agents', FULL_COLUMNS, agentFromRow);
   const insert = db.prepare(
-    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id,
+                         description, avatar_url, is_listed, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
     `UPDATE agents SET name = ?, type = ?, llm_model = ?, llm_provider = ?, llm_extra = coalesce(?, llm_extra),
-            has_memory = ?, prompt_id = ?, document_id = ?, updated_at = ?
+            has_memory = ?, prompt_id = ?, document_id = ?, description = ?, avatar_url = ?, is_listed = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`,
   );
   const ownsPrompt = db.prepare(`SELECT 1 FROM prompts WHERE id = ? AND user_id = ?`).pluck();
   const ownsDocument = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND user_id = ?`).pluck();
   const countOwnedTags = db.prepare(`SELECT count(*) FROM tags WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`).pluck();
+  const selectLlm = db.prepare(`SELECT llm_provider AS provider, llm_model AS model, llm_extra AS extra FROM agents WHERE id = ? AND user_id = ?`);
+  const selectLibraryPage = db.prepare(
+    `SELECT id, name, description, avatar_url AS avatarUrl, type, llm_model AS llmModel, llm_provider AS llmProvider
+       FROM agents WHERE is_listed = 1 AND seq > ? ORDER BY seq LIMIT ?`,
+  );
+  const selectListedSeq = db.prepare(`SELECT seq FROM agents WHERE id = ? AND is_listed = 1`).pluck();
   const clearTags = db.prepare(`DELETE FROM agent_tags WHERE agent_id = ?`);
   const insertTag = db.prepare(`INSERT INTO agent_tags (agent_id, tag_id, position) VALUES (?, ?, ?)`);
 
@@ -94,7 +134,7 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     const id = newId();
     const now = timestamp();
     insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
-      input.hasMemory ? 1 : 0, input.promptId, input.documentId, now, now);
+      input.hasMemory ? 1 : 0, input.promptId, input.documentId, input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
     setTags(id, input.tags);
     return table.get(userId, id)!;
   });
@@ -112,6 +152,9 @@ export function createAgentStore(db: Db, sealer: Sealer) {
       (change.hasMemory ?? stored.hasMemory) ? 1 : 0,
       change.promptId === undefined ? stored.promptId : change.promptId,
       change.documentId === undefined ? stored.documentId : change.documentId,
+      change.description === undefined ? stored.description : change.description,
+      change.avatarUrl === undefined ? stored.avatarUrl : change.avatarUrl,
+      (change.isListed ?? stored.isListed) ? 1 : 0,
       timestamp(),
       id,
       userId,
@@ -130,5 +173,26 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     create: createInTransaction,
     /** Applies a partial change in one transaction; undefined when the user has no such agent. */
     update: updateInTransaction,
+
+    /**
+     * What running the agent needs of its llm, secrets included (never present these): provider,
+     * model, and the optional `baseUrl` and `apiKey` (`api_key` accepted) kept sealed with it.
+     */
+    getRunConfig(userId: string, id: string): RunLlmConfig | undefined {
+      const raw = selectLlm.get(id, userId) as { provider: string; model: string; extra: string } | undefined;
+      if (!raw) return undefined;
+      const extra = JSON.parse(sealer.open(raw.extra)) as Record<string, unknown>;
+      const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+      return { provider: raw.provider, model: raw.model, baseUrl: text(extra.baseUrl ?? extra.base_url), apiKey: text(extra.apiKey ?? extra.api_key) };
+    },
+
+    /** A page of the agents their owners listed publicly, every user's (the one cross-user read). */
+    listLibrary(page: PageRequest): Page<LibraryAgentRow> {
+      return toPage(selectLibraryPage.all(page.afterSeq, page.limit + 1) as LibraryAgentRow[], page.limit);
+    },
+    /** The keyset cursor of a listed agent, for paging the library. */
+    seqOfListed(id: string): number | undefined {
+      return selectListedSeq.get(id) as number | undefined;
+    },
   };
 }

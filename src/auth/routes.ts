@@ -12,7 +12,7 @@ import { presentApiToken } from '../api-tokens/present.js';
 import type { ApiTokenStore } from '../api-tokens/store.js';
 import { formatTimestamp } from '../lib/ids.js';
 import { hashPassword, verifyPassword } from './password.js';
-import { DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
+import { defaultUserName, DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
 
 interface AuthDeps {
   users: UserStore;
@@ -53,7 +53,7 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
         const passwordHash = await hashPassword(body.password, config.scrypt);
         // Checked after the (awaited) hash, right before the insert: nothing can run in between.
         if (users.getByEmail(body.email)) throw conflict('An account with this email already exists.');
-        const user = users.create({ email: body.email, name: body.name, passwordHash });
+        const user = users.create({ email: body.email, name: body.name ?? defaultUserName(body.email), passwordHash });
         return { user: presentSignedUpUser(user) };
       },
     }),

@@ -26,7 +26,13 @@ const GivenPasswordSchema = v.pipe(
   v.maxLength(1024, 'must be at most 1024 characters'),
 );
 
-export const SignUpSchema = v.object({ name: NameSchema, email: EmailSchema, password: NewPasswordSchema });
+/** Sign-up: `name` is optional (the part of the email before "@" when missing). */
+export const SignUpSchema = v.object({ name: v.optional(NameSchema), email: EmailSchema, password: NewPasswordSchema });
+
+/** The name of a user who signed up without one: the part of the email before "@". */
+export function defaultUserName(email: string): string {
+  return email.slice(0, email.lastIndexOf('@')).slice(0, 200) || email.slice(0, 200);
+}
 
 export const SignInSchema = v.object({
   email: v.pipe(v.string('must be a string'), v.trim(), v.toLowerCase(), v.maxLength(254, 'must be at most 254 characters')),

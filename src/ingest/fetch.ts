@@ -7,8 +7,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream';
+import { Readable, Transform, pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import { blockedAddressReason } from './addresses.js';
 import { IngestError, formatBytes, formatDuration, isIngestError } from './errors.js';
@@ -192,14 +191,21 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   };
 }
 
-function send(url: URL, headers: Record<string, string>, addresses: ResolvedAddress[], signal: AbortSignal): Promise<http.IncomingMessage> {
+function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: Buffer | null,
+  addresses: ResolvedAddress[],
+  signal: AbortSignal | undefined,
+): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request({
       protocol: url.protocol,
       host: bareHost(url),
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,
-      method: 'GET',
+      method,
       headers,
       agent: false,
       lookup: pinnedLookup(addresses),
@@ -210,7 +216,7 @@ function send(url: URL, headers: Record<string, string>, addresses: ResolvedAddr
       resolve(response);
     });
     request.on('error', reject); // a later error (after the response) has nothing left to reject
-    request.end();
+    request.end(body ?? undefined);
   });
 }
 
@@ -327,7 +333,7 @@ export async function fetchDocument(url: string, options: FetchOptions = {}): Pr
       };
       let response: http.IncomingMessage;
       try {
-        response = await send(current, headers, addresses, signal);
+        response = await send(current, 'GET', headers, null, addresses, signal);
       } catch (error) {
         throw signal.aborted ? signal.reason : networkError(error, current);
       }
@@ -369,4 +375,118 @@ export async function fetchDocument(url: string, options: FetchOptions = {}): Pr
   } finally {
     clearTimeout(timer);
   }
+}
+
+// ---- Any request, streamed: a `fetch` for the model client and the tools --------------------------
+
+/** What `createGuardedFetch` enforces beyond the address rule. */
+export interface GuardedFetchOptions extends Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed' | 'resolve' | 'maxRedirects'> {
+  /** Largest response body (after content decoding); reading past it fails. Default: no cap. */
+  maxResponseBytes?: number;
+}
+
+/** The signature of the global `fetch`, which the `openai` client and the tools accept. */
+export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Headers sent only to the origin the caller addressed, never to one a redirect leads to. */
+const SAFE_ACROSS_ORIGINS = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
+const NOT_FORWARDED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'accept-encoding']);
+const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
+
+async function requestBody(body: BodyInit | null | undefined): Promise<Buffer | null> {
+  if (body === null || body === undefined) return null;
+  if (typeof body === 'string') return Buffer.from(body, 'utf8');
+  if (body instanceof ArrayBuffer) return Buffer.from(body);
+  if (ArrayBuffer.isView(body)) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  // URLSearchParams, FormData, Blob, ReadableStream: let the platform serialise it.
+  return Buffer.from(await new Response(body).arrayBuffer());
+}
+
+/** `stream` cut off with IngestError('too_large') once more than `maxBytes` have passed. */
+function capped(stream: Readable, maxBytes: number): Readable {
+  let total = 0;
+  const guard = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      total += chunk.length;
+      if (total > maxBytes) callback(new IngestError('too_large', `the response is larger than ${formatBytes(maxBytes)}`));
+      else callback(null, chunk);
+    },
+  });
+  return pipeline(stream, guard, () => {});
+}
+
+/**
+ * A `fetch` that goes through the SSRF guard: every hop's host is vetted and then connected to at
+ * exactly the vetted address, any method and body, the response body streamed (content-decoded).
+ * Redirects are followed by hand (a 303, or a 301/302 of a POST, becomes a body-less GET) and
+ * headers other than a few harmless ones are dropped when a redirect leaves the first origin.
+ * Failures reject with IngestError (a message safe to show), an abort with the signal's reason.
+ */
+export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunction {
+  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
+  return async function guardedFetch(input, init = {}) {
+    const request = input instanceof Request ? input : undefined;
+    let current = parseHttpUrl(request ? request.url : String(input));
+    let method = (init.method ?? request?.method ?? 'GET').toUpperCase();
+    const given = new Headers(init.headers ?? request?.headers);
+    let body = await requestBody(init.body ?? (request?.body ? await request.arrayBuffer() : null));
+    const signal = init.signal ?? request?.signal ?? undefined;
+    const origin = current.origin;
+    const follow = (init.redirect ?? request?.redirect ?? 'follow') === 'follow';
+    if (signal?.aborted) throw signal.reason;
+
+    for (let redirects = 0; ; redirects += 1) {
+      const vetting = vetHost(current, options);
+      const addresses = signal ? await raceAbort(vetting, signal) : await vetting;
+      const headers: Record<string, string> = { 'user-agent': USER_AGENT, 'accept-encoding': 'gzip, deflate, br' };
+      given.forEach((value, name) => {
+        if (NOT_FORWARDED.has(name)) return;
+        if (current.origin !== origin && !SAFE_ACROSS_ORIGINS.has(name)) return;
+        headers[name] = value;
+      });
+      if (body !== null) headers['content-length'] = String(body.length);
+      let response: http.IncomingMessage;
+      try {
+        response = await send(current, method, headers, body, addresses, signal);
+      } catch (error) {
+        throw signal?.aborted ? signal.reason : networkError(error, current);
+      }
+      const status = response.statusCode ?? 0;
+      if (follow && REDIRECTS.has(status) && response.headers.location) {
+        response.destroy();
+        if (redirects >= maxRedirects) throw new IngestError('too_many_redirects', `the URL redirected more than ${maxRedirects} times`);
+        current = parseHttpUrl(response.headers.location, current, 'a redirect');
+        if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
+          method = method === 'HEAD' ? 'HEAD' : 'GET';
+          body = null;
+          given.delete('content-type');
+        }
+        continue;
+      }
+      const responseHeaders = new Headers();
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value === undefined || name === 'content-encoding' || name === 'content-length') continue;
+        for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
+      }
+      let stream: Readable | null = null;
+      if (!NO_BODY_STATUSES.has(status) && method !== 'HEAD') {
+        try {
+          stream = decoded(response);
+        } catch (error) {
+          response.destroy();
+          throw error;
+        }
+        if (options.maxResponseBytes !== undefined) stream = capped(stream, options.maxResponseBytes);
+      } else {
+        response.destroy();
+      }
+      const answer = new Response(stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null, {
+        status: status < 200 || status > 599 ? 502 : status,
+        statusText: response.statusMessage ?? '',
+        headers: responseHeaders,
+      });
+      Object.defineProperty(answer, 'url', { value: current.href });
+      return answer;
+    }
+  };
 }

@@ -12,6 +12,7 @@ export function presentTool(tool: ToolRow, owner: Caller): Tool {
     user: presentUser(owner),
     name: tool.name,
     type: tool.type,
+    description: tool.description,
     createdAt: tool.createdAt,
     updatedAt: tool.updatedAt,
   };

@@ -1,6 +1,6 @@
 // The shapes of `/tools`: request bodies and the tool as answered.
 import * as v from 'valibot';
-import { JsonObjectSchema, NameSchema } from '../http/validate.js';
+import { DescriptionSchema, JsonObjectSchema, NameSchema } from '../http/validate.js';
 import { Id, Timestamp } from '../http/shapes.js';
 import { UserSchema } from '../users/schema.js';
 
@@ -9,11 +9,13 @@ export const TOOL_TYPES = ['SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION
 const fields = {
   name: NameSchema,
   type: v.picklist(TOOL_TYPES, `must be one of ${TOOL_TYPES.join(', ')}`),
+  /** What the model is told the tool does; null: a default for the tool's type. */
+  description: v.nullable(DescriptionSchema),
   /** Settings such as automation_nla_api_key: stored, never returned. */
   metadata: JsonObjectSchema,
 };
 
-export const CreateToolSchema = v.object({ ...fields, metadata: v.optional(fields.metadata, {}) });
+export const CreateToolSchema = v.object({ ...fields, description: v.optional(fields.description, null), metadata: v.optional(fields.metadata, {}) });
 export const UpdateToolSchema = v.partial(v.object(fields));
 export type ToolInput = v.InferOutput<typeof CreateToolSchema>;
 export type ToolChange = v.InferOutput<typeof UpdateToolSchema>;
@@ -25,6 +27,7 @@ export const ToolSchema = v.strictObject({
   user: UserSchema,
   name: v.string(),
   type: v.picklist(TOOL_TYPES),
+  description: v.pipe(v.nullable(v.string()), v.description('What the model is told the tool does; null: a default for its type.')),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

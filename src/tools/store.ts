@@ -12,16 +12,17 @@ export interface ToolRow {
   userId: string;
   name: string;
   type: Tool['type'];
+  description: string | null;
   createdAt: string;
   updatedAt: string;
 }
 
-export const TOOL_COLUMNS = 'id, user_id AS userId, name, type, created_at AS createdAt, updated_at AS updatedAt';
+export const TOOL_COLUMNS = 'id, user_id AS userId, name, type, description, created_at AS createdAt, updated_at AS updatedAt';
 
 /** SQL for the tool `alias` as one JSON object shaped like ToolRow (for nesting in other rows). */
 export const toolJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
-    'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
+    'description', ${alias}.description, 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
 
 /** Reads a tool built by toolJsonSql. */
 export const toolFromJson = (raw: Record<string, unknown>): ToolRow => ({
@@ -29,6 +30,7 @@ export const toolFromJson = (raw: Record<string, unknown>): ToolRow => ({
   userId: raw.userId as string,
   name: raw.name as string,
   type: raw.type as ToolRow['type'],
+  description: (raw.description as string | null) ?? null,
   createdAt: raw.createdAt as string,
   updatedAt: raw.updatedAt as string,
 });
@@ -38,16 +40,16 @@ export type ToolStore = ReturnType<typeof createToolStore>;
 export function createToolStore(db: Db, sealer: Sealer) {
   const table = ownedTable<ToolRow>(db, 'tools', TOOL_COLUMNS);
   const insert = db.prepare(
-    `INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO tools (id, user_id, name, type, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
-    `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), metadata = coalesce(?, metadata), updated_at = ?
+    `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), description = iif(?, ?, description), metadata = coalesce(?, metadata), updated_at = ?
       WHERE id = ? AND user_id = ? RETURNING ${TOOL_COLUMNS}`,
   );
 
   const selectTypeAndMetadata = db.prepare(`SELECT type, metadata FROM tools WHERE id = ? AND user_id = ?`);
   const selectAgentTools = db.prepare(
-    `SELECT t.id, t.name, t.type, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
+    `SELECT t.id, t.name, t.type, t.description, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
       WHERE l.agent_id = ? AND l.user_id = ? ORDER BY l.seq`,
   );
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
@@ -70,7 +72,7 @@ export function createToolStore(db: Db, sealer: Sealer) {
       checkAgentReference(userId, type, change.metadata ?? unseal(stored.metadata));
     }
     const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
-    return update.get(change.name ?? null, change.type ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
+    return update.get(change.name ?? null, change.type ?? null, change.description === undefined ? 0 : 1, change.description ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
   });
 
   return {
@@ -82,11 +84,12 @@ export function createToolStore(db: Db, sealer: Sealer) {
 
     /** The tools linked to an agent, in link order, with their metadata unsealed: for running the agent only, never for a response. */
     listForRun(userId: string, agentId: string): ToolRecord[] {
-      return (selectAgentTools.all(agentId, userId) as { id: string; name: string; type: string; metadata: string | null }[]).map((row) => ({
+      type Raw = { id: string; name: string; type: string; description: string | null; metadata: string | null };
+      return (selectAgentTools.all(agentId, userId) as Raw[]).map((row) => ({
         id: row.id,
         name: row.name,
         type: row.type,
-        description: null,
+        description: row.description,
         metadata: unseal(row.metadata),
       }));
     },
@@ -95,8 +98,8 @@ export function createToolStore(db: Db, sealer: Sealer) {
     create(userId: string, input: ToolInput): ToolRow {
       checkAgentReference(userId, input.type, input.metadata);
       const now = timestamp();
-      const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, createdAt: now, updatedAt: now };
-      insert.run(row.id, userId, row.name, row.type, sealer.seal(JSON.stringify(input.metadata)), now, now);
+      const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, description: input.description, createdAt: now, updatedAt: now };
+      insert.run(row.id, userId, row.name, row.type, row.description, sealer.seal(JSON.stringify(input.metadata)), now, now);
       return row;
     },
 

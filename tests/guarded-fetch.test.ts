@@ -1,0 +1,167 @@
+// The streaming, any-method fetch behind the SSRF guard: what the model client and the tools use
+// for URLs a user gives. Fixture servers on 127.0.0.1 only.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import OpenAI from 'openai';
+import { createGuardedFetch } from '../src/ingest/fetch.js';
+import { IngestError } from '../src/ingest/errors.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
+
+interface Seen {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+function startServer(handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
+  const seen: Seen[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      handler(req, res, body);
+    });
+  });
+  return new Promise<{ server: http.Server; base: string; seen: Seen[] }>((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }));
+  });
+}
+
+let main: Awaited<ReturnType<typeof startServer>>;
+let other: Awaited<ReturnType<typeof startServer>>;
+
+before(async () => {
+  other = await startServer((_req, res) => res.end('other'));
+  main = await startServer((req, res, body) => {
+    if (req.url === '/echo') {
+      res.writeHead(201, { 'content-type': 'application/json', 'x-custom': 'yes' });
+      res.end(JSON.stringify({ method: req.method, body }));
+    } else if (req.url === '/stream') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('first ');
+      setTimeout(() => res.end('second'), 50);
+    } else if (req.url === '/away') {
+      res.writeHead(307, { location: `${other.base}/landed` });
+      res.end();
+    } else if (req.url === '/see-other') {
+      res.writeHead(303, { location: '/echo' });
+      res.end();
+    } else if (req.url === '/big') {
+      res.end('x'.repeat(10_000));
+    } else {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+});
+
+after(() => {
+  for (const { server } of [main, other]) {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+const allowLoopback = createGuardedFetch({ isAddressAllowed: (address) => address === '127.0.0.1' });
+
+describe('createGuardedFetch', () => {
+  it('sends any method with its body and answers status, headers and body', async () => {
+    const response = await allowLoopback(`${main.base}/echo`, { method: 'PUT', body: 'payload', headers: { 'content-type': 'text/plain' } });
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get('x-custom'), 'yes');
+    assert.deepEqual(await response.json(), { method: 'PUT', body: 'payload' });
+  });
+
+  it('streams the body as it arrives', async () => {
+    const response = await allowLoopback(`${main.base}/stream`);
+    const reader = response.body!.getReader();
+    const first = await reader.read();
+    assert.equal(Buffer.from(first.value!).toString(), 'first ');
+    let rest = '';
+    for (let part = await reader.read(); !part.done; part = await reader.read()) rest += Buffer.from(part.value).toString();
+    assert.equal(rest, 'second');
+  });
+
+  it('refuses a loopback address unless private networks are allowed', async () => {
+    const strict = createGuardedFetch();
+    await assert.rejects(strict(`${main.base}/echo`), (error: unknown) => {
+      assert.ok(error instanceof IngestError);
+      assert.equal(error.code, 'refused_address');
+      assert.match(error.message, /loopback/);
+      return true;
+    });
+    assert.equal(main.seen.filter((s) => s.path === '/echo' && s.method === 'GET').length, 0, 'no request was made');
+    const open = createGuardedFetch({ allowPrivateNetworks: true });
+    assert.equal((await open(`${main.base}/echo`)).status, 201);
+  });
+
+  it('connects to the vetted address whatever the name resolves to later', async () => {
+    const port = new URL(main.base).port;
+    let lookups = 0;
+    const pinned = createGuardedFetch({
+      isAddressAllowed: (address) => address === '127.0.0.1',
+      resolve: async () => {
+        lookups += 1;
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    const response = await pinned(`http://model.example:${port}/echo`, { method: 'POST', body: '{}' });
+    assert.equal(response.status, 201);
+    assert.equal(lookups, 1);
+    assert.equal(main.seen.at(-1)!.headers.host, `model.example:${port}`);
+  });
+
+  it('drops credentials when a redirect leaves the origin; 303 turns into a GET', async () => {
+    const response = await allowLoopback(`${main.base}/away`, { method: 'POST', body: 'x', headers: { authorization: 'Bearer secret', 'x-api-key': 'k', accept: 'text/plain' } });
+    assert.equal(await response.text(), 'other');
+    const landed = other.seen.at(-1)!;
+    assert.equal(landed.method, 'POST', '307 keeps the method');
+    assert.equal(landed.headers.authorization, undefined);
+    assert.equal(landed.headers['x-api-key'], undefined);
+    assert.equal(landed.headers.accept, 'text/plain');
+    const seeOther = await allowLoopback(`${main.base}/see-other`, { method: 'POST', body: 'x' });
+    assert.deepEqual(await seeOther.json(), { method: 'GET', body: '' });
+  });
+
+  it('fails the body past maxResponseBytes', async () => {
+    const small = createGuardedFetch({ isAddressAllowed: () => true, maxResponseBytes: 1000 });
+    const response = await small(`${main.base}/big`);
+    await assert.rejects(response.text());
+  });
+
+  it('carries the openai client, streamed, and aborts upstream with its signal', async () => {
+    const fake = await startFakeOpenAI();
+    const client = new OpenAI({ apiKey: 'k', baseURL: fake.url, maxRetries: 0, fetch: allowLoopback });
+    fake.reply({ text: 'a b c' });
+    const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    assert.equal(text, 'a b c');
+
+    fake.reply({ hangAfter: ['partial '] });
+    const controller = new AbortController();
+    const hanging = await client.chat.completions.create({ model: 'm', messages: [], stream: true }, { signal: controller.signal });
+    const seen: string[] = [];
+    await assert.rejects(
+      (async () => {
+        for await (const chunk of hanging) {
+          seen.push(chunk.choices[0]?.delta.content ?? '');
+          controller.abort();
+        }
+      })(),
+    );
+    assert.ok(seen.includes('partial '));
+    await fake.waitForAbort(fake.requests.at(-1)!);
+
+    const refused = new OpenAI({ apiKey: 'k', baseURL: fake.url, maxRetries: 0, fetch: createGuardedFetch() });
+    await assert.rejects(refused.chat.completions.create({ model: 'm', messages: [] }), (error: unknown) => {
+      assert.ok(error instanceof OpenAI.APIConnectionError);
+      assert.ok(error.cause instanceof IngestError);
+      return true;
+    });
+  });
+});
