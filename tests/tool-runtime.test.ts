@@ -12,6 +12,7 @@ import { buildToolSet, type ToolProviderDeps } from '../src/tools/runtime/provid
 import type { ToolRecord } from '../src/tools/runtime/web-tools.js';
 import { clearOpenApiCache, MAX_OPERATIONS } from '../src/tools/runtime/openapi.js';
 import type { ChildRunRequest } from '../src/tools/runtime/agent-tool.js';
+import { createGuardedFetch } from '../src/ingest/fetch.js';
 import {
   createFinalAnswerFilter, MaxStepsError, parseReactOutput, reactArguments, runReactLoop, type ChatText,
 } from '../src/tools/runtime/react.js';
@@ -482,5 +483,28 @@ describe('names of tools left out', () => {
   it('are not taken: the next tool of the same name keeps the plain name', async () => {
     const set = await toolSet(tool('SEARCH', {}, 'Finder'), tool('SEARCH', { url: api.base }, 'Finder'));
     assert.deepEqual(set.tools.map((t) => t.name), ['finder']);
+  });
+});
+
+describe('through the service\'s guarded fetch', () => {
+  const guardedDeps = (allowPrivateNetworks: boolean): ToolProviderDeps => ({ ...deps, fetch: createGuardedFetch({ allowPrivateNetworks }) });
+  const build = (allow: boolean, ...records: ToolRecord[]) =>
+    buildToolSet(guardedDeps(allow), {
+      userId: 'user-1', agent: { id: 'agent-root', name: 'ROOT' }, ancestors: [], tools: records,
+      signal: new AbortController().signal, deadline: Date.now() + 10_000,
+    });
+
+  it('refuses a loopback address (as the tool\'s error, or the spec\'s warning) unless private networks are allowed', async () => {
+    const refused = await build(false, tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }), tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
+    const before = api.seen.length;
+    await assert.rejects(only(refused).call({ input: 'x' }, context()), /^ToolError: refused: 127\.0\.0\.1 is a loopback address$/);
+    assert.match(refused.warnings.join('\n'), /tool "pets" \(OPENAPI\) is not offered: its spec could not be fetched: refused: 127\.0\.0\.1 is a loopback address/);
+    assert.equal(api.seen.length, before, 'nothing reached the server');
+
+    const allowed = await build(true, tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }), tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
+    assert.equal(await only(allowed).call({ input: 'x' }, context()), 'you said x; auth was [redacted]');
+    assert.equal(JSON.parse(await only(allowed, 'pets_getpet').call({ petId: '1' }, context())).id, '1');
+    const capped = await only(await build(true, tool('HOSTED_MODEL', { url: `${api.base}/huge` }))).call({ input: 'x' }, context());
+    assert.match(capped, /cut at 64 KiB\]$/);
   });
 });
