@@ -11,11 +11,9 @@ import { createFunctionNamer, functionNameOf } from '../src/tools/runtime/naming
 import { buildToolSet, type ToolProviderDeps } from '../src/tools/runtime/provider.js';
 import type { ToolRecord } from '../src/tools/runtime/web-tools.js';
 import { clearOpenApiCache, MAX_OPERATIONS } from '../src/tools/runtime/openapi.js';
-import type { ChildRunRequest } from '../src/tools/runtime/agent-tool.js';
 import { createGuardedFetch } from '../src/ingest/fetch.js';
-import {
-  createFinalAnswerFilter, MaxStepsError, parseReactOutput, reactArguments, runReactLoop, type ChatText,
-} from '../src/tools/runtime/react.js';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { createFinalAnswerFilter, parseReactOutput, reactArguments, reactStrategy, type ReactRun } from '../src/tools/runtime/react.js';
 
 interface Seen {
   method: string;
@@ -164,13 +162,14 @@ function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
   return { signal: new AbortController().signal, deadline: Date.now() + 10_000, runId: 'run-1', userId: 'user-1', depth: 0, ...overrides };
 }
 
-const children: ChildRunRequest[] = [];
+const children: { parent: ToolCallContext; agentId: string; input: string }[] = [];
 const deps: ToolProviderDeps = {
   fetch: (input, init) => fetch(input, init),
   findAgent: (userId, agentId) => (userId === 'user-1' && ['agent-a', 'agent-b'].includes(agentId) ? { id: agentId, name: agentId.toUpperCase() } : undefined),
-  runChild: async (request) => {
-    children.push(request);
-    return `answer from ${request.agentId} to ${request.input}`;
+  runChild: async (parent, agentId, input) => {
+    children.push({ parent, agentId, input });
+    if (input === 'fail') throw new Error('The agent "AGENT-A" failed: boom');
+    return `answer from ${agentId} to ${input}`;
   },
 };
 
@@ -181,8 +180,6 @@ function tool(type: string, metadata: Record<string, unknown>, name = `My ${type
 async function toolSet(...records: ToolRecord[]) {
   return buildToolSet(deps, {
     userId: 'user-1',
-    agent: { id: 'agent-root', name: 'ROOT' },
-    ancestors: [],
     tools: records,
     signal: new AbortController().signal,
     deadline: Date.now() + 10_000,
@@ -367,31 +364,19 @@ describe('OPENAPI', () => {
 });
 
 describe('AGENT', () => {
-  it('runs the other agent as a child run with the shared deadline and one more level of depth', async () => {
+  it('hands { query } to the run engine as a child of the calling run; its failure is the tool\'s error', async () => {
     const set = await toolSet(tool('AGENT', { agentId: 'agent-a' }, 'Ask A'));
     const fn = only(set);
     assert.equal(fn.name, 'ask_a');
     assert.match(fn.description, /"AGENT-A"/);
-    const deadline = Date.now() + 5000;
+    assert.deepEqual(fn.parameters.required, ['query']);
     children.length = 0;
-    assert.equal(await fn.call({ query: 'hi' }, context({ deadline, runId: 'run-9', depth: 1 })), 'answer from agent-a to hi');
-    assert.equal(children.length, 1);
-    assert.deepEqual(
-      { ...children[0], signal: undefined },
-      { userId: 'user-1', agentId: 'agent-a', input: 'hi', parentRunId: 'run-9', depth: 2, deadline, ancestors: [{ id: 'agent-root', name: 'ROOT' }], signal: undefined },
-    );
-  });
-
-  it('refuses a cycle and a fourth level, as the tool\'s error', async () => {
-    const set = await buildToolSet(deps, {
-      userId: 'user-1', agent: { id: 'agent-b', name: 'B' }, ancestors: [{ id: 'agent-a', name: 'A' }],
-      tools: [tool('AGENT', { agentId: 'agent-a' }, 'back to a')], signal: new AbortController().signal, deadline: Date.now() + 1000,
-    });
-    children.length = 0;
-    await assert.rejects(only(set).call({ query: 'x' }, context({ depth: 1 })), /would make a cycle \("A" → "B" → "AGENT-A"\)/);
-    const deep = only(await toolSet(tool('AGENT', { agentId: 'agent-b' })));
-    await assert.rejects(deep.call({ query: 'x' }, context({ depth: 3 })), /at most 3 levels deep/);
-    assert.equal(children.length, 0);
+    const parent = context({ runId: 'run-9', depth: 1 });
+    assert.equal(await fn.call({ query: 'hi' }, parent), 'answer from agent-a to hi');
+    assert.deepEqual(children, [{ parent, agentId: 'agent-a', input: 'hi' }]);
+    await assert.rejects(fn.call({ query: 'fail' }, parent), /^ToolError: The agent "AGENT-A" failed: boom$/);
+    await assert.rejects(fn.call({ question: 'x' }, parent), /invalid arguments/);
+    assert.equal(children.length, 2);
   });
 });
 
@@ -427,55 +412,74 @@ describe('ReAct', () => {
     assert.deepEqual(none, []);
   });
 
-  it('runs tools, feeds observations (errors included) and returns the final answer', async () => {
-    const script = [
-      'Thought: try\nAction: echo\nAction Input: hi there',
+  /** A run as the engine gives the strategy: scripted model replies, tool calls recorded. */
+  function fakeRun(script: string[], tools: RunTool[], streaming: boolean) {
+    const sent: ChatCompletionMessageParam[][] = [];
+    const stops: (string[] | undefined)[] = [];
+    const tokens: string[] = [];
+    const calls: { id: string; name: string; arguments: string }[] = [];
+    const run: ReactRun = {
+      messages: [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: 'Question?' }],
+      tools,
+      streaming,
+      async chat(request) {
+        if (sent.length >= 6) throw new Error('step limit');
+        sent.push(request.messages.map((m) => ({ ...m })) as ChatCompletionMessageParam[]);
+        stops.push(request.stop);
+        const text = script[sent.length - 1] ?? 'Thought: hmm\nAction: echo\nAction Input: again';
+        if (streaming) for (const ch of text) request.onText?.(ch);
+        return { content: text };
+      },
+      async callTool(call) {
+        calls.push(call);
+        const found = tools.find((t) => t.name === call.name)!;
+        try {
+          return { output: await found.call(JSON.parse(call.arguments), context()) };
+        } catch (error) {
+          return { error: (error as Error).message };
+        }
+      },
+      emitToken: (text) => tokens.push(text),
+    };
+    return { run, sent, stops, tokens, calls };
+  }
+  const content = (message: ChatCompletionMessageParam | undefined) => String(message?.content);
+
+  it('runs tools, feeds observations (errors included) and returns the final answer, streaming only it', async () => {
+    const fake = fakeRun([
+      'Thought: try\nAction: echo\nAction Input: hi there\nObservation: invented\nFinal Answer: invented too',
       'Thought: again\nAction: broken\nAction Input: {"input": "x"}',
       'Thought: odd\nAction: nosuch\nAction Input: {}',
       'Thought: I now know\nFinal Answer: all done',
-    ];
-    const seen: ChatText[][] = [];
-    const stops: string[][] = [];
-    const tokens: string[] = [];
-    const events: string[] = [];
-    const result = await runReactLoop({
-      complete: async (messages, options) => {
-        seen.push(messages.map((m) => ({ ...m })));
-        stops.push(options.stop);
-        const text = script[seen.length - 1];
-        for (const ch of text) options.onText?.(ch);
-        return { text, usage: { promptTokens: 10, completionTokens: 2 } };
-      },
-      tools: [echo, failing],
-      messages: [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: 'Question?' }],
-      maxSteps: 8,
-      context: context(),
-      hooks: {
-        onToken: (t) => tokens.push(t),
-        onToolCall: (c) => events.push(`call ${c.tool} ${JSON.stringify(c.input)}`),
-        onToolResult: (r) => events.push(`result ${r.output ?? `error ${r.error}`}`),
-      },
-    });
-    assert.equal(result.output, 'all done');
-    assert.equal(tokens.join(''), 'all done');
-    assert.deepEqual(result.usage, { promptTokens: 40, completionTokens: 8 });
-    assert.deepEqual(stops[0], ['\nObservation:']);
-    assert.match(seen[0][0].content, /^You are helpful\.\n\nAnswer the following questions.*\necho: Echoes\..*Action: the action to take, should be one of \[echo, broken\]/s);
-    assert.equal(seen[1].at(-1)!.content, 'Observation: echo:hi there\nThought:');
-    assert.equal(seen[2].at(-1)!.content, 'Observation: Error: it broke\nThought:');
-    assert.match(seen[3].at(-1)!.content, /nosuch is not a valid tool, try one of \[echo, broken\]/);
-    assert.deepEqual(result.steps.map((s) => [s.function, s.output ?? null, s.error ?? null]), [['echo', 'echo:hi there', null], ['broken', null, 'it broke']]);
-    assert.deepEqual(events, ['call Echo {"input":"hi there"}', 'result echo:hi there', 'call Broken {"input":"x"}', 'result error it broke']);
+    ], [echo, failing], true);
+    assert.equal(await reactStrategy(fake.run), 'all done');
+    assert.equal(fake.tokens.join(''), 'all done');
+    assert.deepEqual(fake.stops[0], ['\nObservation:']);
+    assert.match(content(fake.sent[0][0]), /^You are helpful\.\n\nAnswer the following questions.*\necho: Echoes\..*Action: the action to take, should be one of \[echo, broken\]/s);
+    assert.equal(content(fake.sent[1].at(-2)), 'Thought: try\nAction: echo\nAction Input: hi there', 'the model\'s own Observation was cut');
+    assert.equal(content(fake.sent[1].at(-1)), 'Observation: echo:hi there\nThought:');
+    assert.equal(content(fake.sent[2].at(-1)), 'Observation: Error: it broke\nThought:');
+    assert.match(content(fake.sent[3].at(-1)), /nosuch is not a valid tool, try one of \[echo, broken\]/);
+    assert.deepEqual(fake.calls, [
+      { id: 'react_1', name: 'echo', arguments: '{"input":"hi there"}' },
+      { id: 'react_2', name: 'broken', arguments: '{"input":"x"}' },
+    ]);
   });
 
-  it('fails saying so when the step limit is reached', async () => {
-    await assert.rejects(
-      runReactLoop({
-        complete: async () => ({ text: 'Action: echo\nAction Input: again' }),
-        tools: [echo], messages: [{ role: 'user', content: 'q' }], maxSteps: 3, context: context(),
-      }),
-      (error: Error) => error instanceof MaxStepsError && /within 3 model calls/.test(error.message),
-    );
+  it('takes the text of a model that twice ignores the format as its answer; with no tools makes one plain call', async () => {
+    const fake = fakeRun(['I think it is 4.', 'It is 4.'], [echo], false);
+    assert.equal(await reactStrategy(fake.run), 'It is 4.');
+    assert.match(content(fake.sent[1].at(-1)), /Invalid format/);
+    const plain = fakeRun(['Just an answer'], [], false);
+    assert.equal(await reactStrategy(plain.run), 'Just an answer');
+    assert.equal(plain.stops[0], undefined);
+    assert.equal(content(plain.sent[0][0]), 'You are helpful.');
+  });
+
+  it('keeps going until the run\'s step limit stops it', async () => {
+    const fake = fakeRun([], [echo], false);
+    await assert.rejects(reactStrategy(fake.run), /step limit/);
+    assert.equal(fake.calls.length, 6);
   });
 });
 
@@ -490,7 +494,7 @@ describe('through the service\'s guarded fetch', () => {
   const guardedDeps = (allowPrivateNetworks: boolean): ToolProviderDeps => ({ ...deps, fetch: createGuardedFetch({ allowPrivateNetworks }) });
   const build = (allow: boolean, ...records: ToolRecord[]) =>
     buildToolSet(guardedDeps(allow), {
-      userId: 'user-1', agent: { id: 'agent-root', name: 'ROOT' }, ancestors: [], tools: records,
+      userId: 'user-1', tools: records,
       signal: new AbortController().signal, deadline: Date.now() + 10_000,
     });
 

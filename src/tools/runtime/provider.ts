@@ -3,7 +3,7 @@
 // and error pass through one wrapper that removes the tool's secrets (its metadata headers), so
 // a server that echoes a key back cannot put it into a step, an event or a log line.
 import type { RunTool, RunToolSet } from '../../runs/tool-types.js';
-import { agentTool, type AgentRef, type RunChildAgent } from './agent-tool.js';
+import { agentTool, type RunChildAgent } from './agent-tool.js';
 import { redactSecrets, ToolError, type FetchLike, type MetadataResult } from './http-call.js';
 import { createFunctionNamer } from './naming.js';
 import { openApiTools } from './openapi.js';
@@ -13,15 +13,13 @@ export interface ToolProviderDeps {
   /** The SSRF-guarded, fetch-compatible fetcher every tool request goes through. */
   fetch: FetchLike;
   /** The user's agent with this id (name for messages), or undefined. */
-  findAgent: (userId: string, agentId: string) => AgentRef | undefined;
+  findAgent: (userId: string, agentId: string) => { id: string; name: string } | undefined;
+  /** Runs an agent as a nested run (the run engine's, which bounds depth and refuses cycles). */
   runChild: RunChildAgent;
 }
 
 export interface ToolSetRequest {
   userId: string;
-  /** The agent that runs, and the agents of the runs above it (outermost first). */
-  agent: AgentRef;
-  ancestors: AgentRef[];
   /** The agent's tool records, metadata unsealed, in link order. */
   tools: ToolRecord[];
   signal: AbortSignal;
@@ -63,7 +61,6 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
   const namer = createFunctionNamer();
   const tools: RunTool[] = [];
   const warnings: string[] = [];
-  const ancestors = [...request.ancestors, request.agent];
   for (const record of request.tools) {
     const secrets = secretsOf(record);
     const notOffered = (reason: string) => warnings.push(redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${reason}`, secrets));
@@ -83,7 +80,6 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
         single = agentTool(record, '', {
           findAgent: (id) => deps.findAgent(request.userId, id),
           runChild: deps.runChild,
-          ancestors,
         });
       } else single = { ok: false, reason: `the type ${record.type} is not one this service can run` };
       result = single.ok ? { ok: true, value: [{ ...single.value, name: namer(record.name) }] } : single;

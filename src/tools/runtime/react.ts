@@ -2,15 +2,11 @@
 // the system message, the model writes Thought / Action / Action Input, we stop it at
 // "\nObservation:", run the tool and feed the Observation back, until it writes "Final Answer:".
 // It needs nothing from the model but text, so it works with models that have no tool calling.
-import type { RunTool, ToolCallContext } from '../../runs/tool-types.js';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { RunTool } from '../../runs/tool-types.js';
 
 export const OBSERVATION = '\nObservation:';
 const FINAL_ANSWER = 'Final Answer:';
-
-export interface ChatText {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
 
 /** The instructions appended to the system message: the tool list and the format (LangChain's MRKL prompt). */
 export function reactInstructions(tools: RunTool[]): string {
@@ -143,101 +139,67 @@ export function createFinalAnswerFilter(emit: (text: string) => void) {
   };
 }
 
-/** One model call as the ReAct loop needs it: text in, text out (streamed through `onText` when given). */
-export type ReactComplete = (
-  messages: ChatText[],
-  options: { stop: string[]; onText?: (delta: string) => void },
-) => Promise<{ text: string; usage?: { promptTokens: number; completionTokens: number } | null }>;
-
-export interface ReactStep {
-  tool: string;
-  toolId: string;
-  function: string;
-  input: unknown;
-  output?: string;
-  error?: string;
-  ms: number;
-}
-
-export interface ReactHooks {
-  onToolCall?: (call: { id: string; tool: string; input: unknown }) => void;
-  onToolResult?: (result: { id: string; output?: string; error?: string }) => void;
-  /** Tokens of the final answer only. */
-  onToken?: (text: string) => void;
-}
-
-export class MaxStepsError extends Error {
-  override readonly name = 'MaxStepsError';
+/** What the ReAct loop needs of a run (the run engine's strategy context has it). */
+export interface ReactRun {
+  /** System message, remembered turns, the user's input. */
+  messages: ChatCompletionMessageParam[];
+  tools: RunTool[];
+  streaming: boolean;
+  /** One model call, counted against the step limit (which fails the run). `onText` sees streamed text as it comes. */
+  chat(request: { messages: ChatCompletionMessageParam[]; stop?: string[]; streamTokens?: boolean; onText?: (text: string) => void }): Promise<{ content: string }>;
+  /** Runs one call and records it as a step; a failure comes back as `error`. */
+  callTool(call: { id: string; name: string; arguments: string }): Promise<{ output?: string; error?: string }>;
+  /** Sends text to a streamed client. */
+  emitToken(text: string): void;
 }
 
 /**
- * Runs the loop: `messages` ends with the user's input and starts with the system message, to
- * which the tool instructions are added. Answers the text after "Final Answer:".
+ * The REACT strategy: the tool instructions join the system message, then model calls and tool
+ * calls alternate until "Final Answer:". With no tools it is one plain chat call.
  */
-export async function runReactLoop(options: {
-  complete: ReactComplete;
-  tools: RunTool[];
-  messages: ChatText[];
-  maxSteps: number;
-  context: ToolCallContext;
-  hooks?: ReactHooks;
-}): Promise<{ output: string; steps: ReactStep[]; usage: { promptTokens: number; completionTokens: number } | null }> {
-  const { complete, tools, maxSteps, context, hooks = {} } = options;
-  const messages = options.messages.map((message) => ({ ...message }));
-  const instructions = reactInstructions(tools);
-  if (messages[0]?.role === 'system') messages[0].content = `${messages[0].content}\n\n${instructions}`;
+export async function reactStrategy(run: ReactRun): Promise<string> {
+  if (run.tools.length === 0) return (await run.chat({ messages: run.messages, streamTokens: true })).content;
+  const messages = run.messages;
+  const instructions = reactInstructions(run.tools);
+  const system = messages[0];
+  if (system?.role === 'system' && typeof system.content === 'string') system.content = `${system.content}\n\n${instructions}`;
   else messages.unshift({ role: 'system', content: instructions });
-  const steps: ReactStep[] = [];
-  let usage = null as { promptTokens: number; completionTokens: number } | null;
   let invalidInARow = 0;
-  for (let call = 1; call <= maxSteps; call += 1) {
-    const filter = hooks.onToken ? createFinalAnswerFilter(hooks.onToken) : undefined;
-    const answer = await complete(messages, { stop: [OBSERVATION], onText: filter ? (delta) => filter.push(delta) : undefined });
-    filter?.end();
-    if (answer.usage) {
-      usage = {
-        promptTokens: (usage?.promptTokens ?? 0) + answer.usage.promptTokens,
-        completionTokens: (usage?.completionTokens ?? 0) + answer.usage.completionTokens,
-      };
+  for (let call = 1; ; call += 1) {
+    const filter = run.streaming ? createFinalAnswerFilter((text) => run.emitToken(text)) : undefined;
+    const reply = await run.chat({ messages, stop: [OBSERVATION], streamTokens: false, onText: filter ? (text) => filter.push(text) : undefined });
+    const parsed = parseReactOutput(reply.content);
+    if (parsed.kind === 'final') {
+      if (filter) {
+        filter.end();
+        // A server that does not stream text (or a model that answered at once) still gets its answer sent.
+        if (!filter.emitted && parsed.answer) run.emitToken(parsed.answer);
+      }
+      return parsed.answer;
     }
-    const parsed = parseReactOutput(answer.text);
-    if (parsed.kind === 'final') return { output: parsed.answer, steps, usage };
     messages.push({ role: 'assistant', content: parsed.text.trimEnd() });
     if (parsed.kind === 'invalid') {
       invalidInARow += 1;
       // A model that twice ignores the format is answering directly: its text is the answer.
       if (invalidInARow >= 2) {
         const output = parsed.text.replace(/^\s*Thought:\s*/i, '').trim();
-        hooks.onToken?.(output);
-        return { output, steps, usage };
+        if (run.streaming) run.emitToken(output);
+        return output;
       }
-      messages.push({ role: 'user', content: `Observation: Invalid format: write either "Action:" and "Action Input:", or "Final Answer:".\nThought:` });
+      messages.push({ role: 'user', content: 'Observation: Invalid format: write either "Action:" and "Action Input:", or "Final Answer:".\nThought:' });
       continue;
     }
     invalidInARow = 0;
-    const tool = tools.find((candidate) => candidate.name === parsed.action) ?? tools.find((candidate) => candidate.name.toLowerCase() === parsed.action.toLowerCase());
+    const tool = run.tools.find((candidate) => candidate.name === parsed.action)
+      ?? run.tools.find((candidate) => candidate.name.toLowerCase() === parsed.action.toLowerCase());
     let observation: string;
     if (!tool) {
-      observation = `${parsed.action.slice(0, 100)} is not a valid tool, try one of [${tools.map((candidate) => candidate.name).join(', ')}].`;
+      observation = `${parsed.action.slice(0, 100)} is not a valid tool, try one of [${run.tools.map((candidate) => candidate.name).join(', ')}].`;
     } else {
-      const input = reactArguments(tool, parsed.actionInput);
-      const id = `call_${call}`;
-      hooks.onToolCall?.({ id, tool: tool.toolName, input });
-      const started = Date.now();
-      try {
-        const output = await tool.call(input, context);
-        steps.push({ tool: tool.toolName, toolId: tool.toolId, function: tool.name, input, output, ms: Date.now() - started });
-        hooks.onToolResult?.({ id, output });
-        observation = output;
-      } catch (error) {
-        if (context.signal.aborted) throw error;
-        const message = error instanceof Error ? error.message : String(error);
-        steps.push({ tool: tool.toolName, toolId: tool.toolId, function: tool.name, input, error: message, ms: Date.now() - started });
-        hooks.onToolResult?.({ id, error: message });
-        observation = `Error: ${message}`;
-      }
+      const args = reactArguments(tool, parsed.actionInput);
+      const result = await run.callTool({ id: `react_${call}`, name: tool.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
+      observation = result.error !== undefined ? `Error: ${result.error}` : (result.output ?? '');
     }
     messages.push({ role: 'user', content: `Observation: ${observation}\nThought:` });
   }
-  throw new MaxStepsError(`the agent did not finish within ${maxSteps} model calls (RUN_MAX_STEPS)`);
 }
