@@ -2,7 +2,7 @@
 // offered (named uniquely), or left out with a warning that says why. Every function's output
 // and error pass through one wrapper that removes the tool's secrets (its metadata headers), so
 // a server that echoes a key back cannot put it into a step, an event or a log line.
-import type { RunTool, RunToolSet } from '../../runs/tool-types.js';
+import type { RunTool, RunToolSet, ToolCallContext } from '../../runs/tool-types.js';
 import { agentTool, type RunChildAgent } from './agent-tool.js';
 import { redactSecrets, ToolError, type FetchLike, type MetadataResult } from './http-call.js';
 import { createFunctionNamer } from './naming.js';
@@ -88,4 +88,24 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
     else notOffered(result.reason);
   }
   return { tools, warnings };
+}
+
+/** What the run engine's tool provider seam calls: the tool set of `agent` for one run. */
+export type AgentToolProvider = (agent: { id: string }, caller: { id: string }, context: ToolCallContext) => Promise<RunToolSet>;
+
+/** The provider the run engine is given: reads the agent's linked tools (metadata unsealed) and builds their functions. */
+export function createToolProvider(options: {
+  listToolsForRun: (userId: string, agentId: string) => ToolRecord[];
+  findAgent: ToolProviderDeps['findAgent'];
+  fetch: FetchLike;
+  runChild: RunChildAgent;
+}): AgentToolProvider {
+  const deps: ToolProviderDeps = { fetch: options.fetch, findAgent: options.findAgent, runChild: options.runChild };
+  return (agent, caller, context) =>
+    buildToolSet(deps, {
+      userId: caller.id,
+      tools: options.listToolsForRun(caller.id, agent.id),
+      signal: context.signal,
+      deadline: context.deadline,
+    });
 }
