@@ -26,6 +26,8 @@ import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
 import { openApiRoute } from './openapi/document.js';
 import { docsPage } from './docs/page.js';
+import { createRunEngine, type RunEngine } from './runs/engine.js';
+import { libraryRoute, runRoutes } from './runs/routes.js';
 
 export interface AppOptions {
   db: Db;
@@ -33,12 +35,17 @@ export interface AppOptions {
   /** The 32-byte key that seals secrets at rest (see src/lib/secrets.ts). */
   secretKey: Buffer;
   log?: Logger;
+  /** How often an idle event stream gets a keep-alive comment (default 15 s; tests shorten it). */
+  keepAliveMs?: number;
 }
 
-/** The Koa app, its routes, and `stopBackgroundWork`, which must finish before the database is closed. */
-export type App = Koa<AppState, AppContext> & { routes: Route[]; stopBackgroundWork(): Promise<void> };
+/**
+ * The Koa app, its routes, the run engine (where tools plug in), and `stopBackgroundWork`, which
+ * must finish before the database is closed.
+ */
+export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine; stopBackgroundWork(): Promise<void> };
 
-export function createApp({ db, config, secretKey, log = jsonLogger }: AppOptions): App {
+export function createApp({ db, config, secretKey, log = jsonLogger, keepAliveMs }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
   setHashConcurrency(config.hashConcurrency);
@@ -47,6 +54,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   const rateLimits = createRateLimits(config.rateLimit);
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
+  const engine = createRunEngine({ stores, config, log });
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const health = defineRoute({
@@ -72,9 +80,12 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
     ...toolRoutes(stores),
     ...documentRoutes({ ...stores, ingestion }),
     agentDocumentViaAgentsRoute(stores),
+    // Before GET /agents/:id, which would read "library" as an id.
+    libraryRoute(stores),
     ...agentRoutes(stores),
     ...promptRoutes(stores),
     ...tagRoutes(stores),
+    ...runRoutes({ ...stores, engine, keepAliveMs }),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
     health,
@@ -92,7 +103,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger }: AppOption
   ingestion.start();
   sweeper.start();
   const stopBackgroundWork = async () => {
-    await Promise.all([ingestion.stop(), sweeper.stop()]);
+    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
   };
-  return Object.assign(app, { routes, stopBackgroundWork });
+  return Object.assign(app, { routes, runs: engine, stopBackgroundWork });
 }

@@ -10,6 +10,7 @@ import { createPromptStore } from './prompts/store.js';
 import { createTagStore } from './tags/store.js';
 import { createToolStore } from './tools/store.js';
 import { createUserStore } from './users/store.js';
+import { createRunStore } from './runs/store.js';
 
 export type Stores = ReturnType<typeof createStores>;
 
@@ -25,5 +26,6 @@ export function createStores(db: Db, sealer: Sealer) {
     agents: createAgentStore(db, sealer),
     agentDocuments: createAgentDocumentStore(db),
     agentTools: createAgentToolStore(db),
+    runs: createRunStore(db),
   };
 }

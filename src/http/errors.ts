@@ -18,7 +18,14 @@ export const ERRORS = [
   },
   { status: 429, code: 'rate_limited', when: 'Too many requests; wait for the Retry-After header (seconds).' },
   { status: 500, code: 'internal', when: 'Anything unexpected (logged on the server with the request id).' },
-  { status: 503, code: 'unavailable', when: 'The database is busy; retry after the Retry-After header (seconds).' },
+  {
+    status: 502,
+    code: 'upstream_error',
+    when: "Running an agent: the model endpoint failed or refused (its status and message in words; never a key).",
+  },
+  { status: 502, code: 'max_steps', when: 'Running an agent: the run made RUN_MAX_STEPS model calls without reaching an answer.' },
+  { status: 503, code: 'unavailable', when: 'The database is busy, or the service is shutting down; retry after the Retry-After header (seconds).' },
+  { status: 504, code: 'upstream_timeout', when: 'Running an agent: the run did not finish within RUN_TIMEOUT_MS.' },
 ] as const;
 
 export type ErrorStatus = (typeof ERRORS)[number]['status'];

@@ -57,6 +57,8 @@ export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined
   tag: string;
   /** Needs a bearer token; the handler gets the caller. */
   auth: Auth;
+  /** Schemas of path parameters that are not record ids (each one not named here is checked as an id). */
+  params?: Record<string, AnySchema>;
   /** Middleware run after authentication and before validation (rate limits). */
   before?: AppMiddleware[];
   query?: Q;
@@ -98,7 +100,7 @@ function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
   const { success, when } = route;
   const handle = async (ctx: AppContext) => {
     const params: Record<string, string> = {};
-    for (const name of parameters) params[name] = parse(IdSchema, ctx.params[name], name);
+    for (const name of parameters) params[name] = parse(route.params?.[name] ?? IdSchema, ctx.params[name], name) as string;
     const query = route.query ? parse(route.query, ctx.query) : undefined;
     const body = route.body ? parseBody(ctx, route.body) : undefined;
     const caller = route.auth ? callerOf(ctx) : undefined;

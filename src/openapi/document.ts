@@ -144,7 +144,9 @@ const ERROR_RESPONSE_NAMES: Record<ErrorStatus, string> = {
   422: 'ValidationFailed',
   429: 'RateLimited',
   500: 'Internal',
+  502: 'BadGateway',
   503: 'Unavailable',
+  504: 'GatewayTimeout',
 };
 
 /** What the query parameters mean (their schemas come from the handlers' query schemas). */
@@ -261,7 +263,7 @@ export function buildOpenApiDocument(routes: Route[]): Json {
     const body = operation.body ?? route.body;
     if (body) requests[`${key} body`] = body;
     for (const [name, entry] of Object.entries(queryEntries(route))) requests[`${key} query ${name}`] = entry;
-    for (const name of pathParameters(route.path)) requests[`${key} path ${name}`] = IdSchema;
+    for (const name of pathParameters(route.path)) requests[`${key} path ${name}`] = route.params?.[name] ?? IdSchema;
     const data = operation.data ?? answerData(route);
     if (data) answers[key] = 'raw' in route.success ? data : successEnvelope(data);
   }

@@ -1,0 +1,98 @@
+// Which model endpoint an agent talks to, and the `openai` client for it. The operator's endpoints
+// (OPENAI_BASE_URL, OLLAMA_BASE_URL) are trusted; a `baseUrl` a user gave goes through the SSRF
+// guard before the run and on every connection (the guarded fetch connects to the vetted address).
+import OpenAI from 'openai';
+import type { RunsConfig } from '../config.js';
+import { validationFailed } from '../http/errors.js';
+import { createGuardedFetch, vetHost, type FetchFunction } from '../ingest/fetch.js';
+import { isIngestError } from '../ingest/errors.js';
+import type { RunLlmConfig } from '../agents/store.js';
+
+export const PROVIDERS = ['openai', 'ollama', 'openai-compatible'] as const;
+export type Provider = (typeof PROVIDERS)[number];
+
+/** The provider an agent's `llm.provider` names (case-insensitive; `openai-chat` is `openai`), or undefined. */
+export function normalizeProvider(provider: string): Provider | undefined {
+  const name = provider.trim().toLowerCase();
+  if (name === 'openai' || name === 'openai-chat') return 'openai';
+  if (name === 'ollama') return 'ollama';
+  if (name === 'openai-compatible') return 'openai-compatible';
+  return undefined;
+}
+
+/** Where a run's model calls go. */
+export interface ModelEndpoint {
+  baseURL: string;
+  apiKey: string;
+  /** The model name sent upstream. */
+  model: string;
+  /** True for a `baseUrl` the user gave: every connection goes through the SSRF guard. */
+  userAimed: boolean;
+}
+
+// The `openai` constructor throws without a key; servers that need none ignore what is sent.
+const NO_KEY = 'none';
+const OLLAMA_KEY = 'ollama';
+
+const providerList = () => PROVIDERS.map((name) => `"${name}"`).join(', ');
+
+/** The endpoint for an agent's llm; a 422 naming the field when it cannot be run as configured. */
+export function resolveEndpoint(llm: RunLlmConfig, config: RunsConfig): ModelEndpoint {
+  const provider = normalizeProvider(llm.provider);
+  const userBase = llm.baseUrl === null ? null : parseBaseUrl(llm.baseUrl);
+  if (userBase !== null) {
+    // A user's endpoint never receives the operator's key.
+    const apiKey = llm.apiKey ?? (provider === 'ollama' ? OLLAMA_KEY : NO_KEY);
+    return { baseURL: userBase, apiKey, model: llm.model, userAimed: true };
+  }
+  if (provider === 'openai') {
+    return { baseURL: config.openaiBaseUrl, apiKey: llm.apiKey ?? config.openaiApiKey ?? NO_KEY, model: llm.model, userAimed: false };
+  }
+  if (provider === 'ollama') {
+    return { baseURL: config.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model: llm.model, userAimed: false };
+  }
+  if (provider === 'openai-compatible') {
+    throw validationFailed([{ path: 'llm.baseUrl', message: 'is required for provider "openai-compatible": the URL of its OpenAI-compatible API, e.g. http://host:8000/v1' }]);
+  }
+  throw validationFailed([
+    { path: 'llm.provider', message: `"${llm.provider.slice(0, 60)}" is not a provider this service runs; use one of ${providerList()} (or give llm.baseUrl)` },
+  ]);
+}
+
+function parseBaseUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw validationFailed([{ path: 'llm.baseUrl', message: 'is not a valid URL' }]);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationFailed([{ path: 'llm.baseUrl', message: 'must be an http or https URL' }]);
+  if (url.username || url.password) throw validationFailed([{ path: 'llm.baseUrl', message: 'must not hold a user name or password; give llm.apiKey' }]);
+  return url.href.replace(/\/+$/, '');
+}
+
+/** Checks a user's endpoint against the SSRF guard before the run starts: a 422 saying why it is refused. */
+export async function checkEndpoint(endpoint: ModelEndpoint, allowPrivateNetworks: boolean): Promise<void> {
+  if (!endpoint.userAimed) return;
+  try {
+    await vetHost(new URL(endpoint.baseURL), { allowPrivateNetworks });
+  } catch (error) {
+    if (!isIngestError(error)) throw error;
+    const hint = error.code === 'refused_address' ? ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)' : '';
+    throw validationFailed([{ path: 'llm.baseUrl', message: `${error.message}${hint}` }]);
+  }
+}
+
+/** The `openai` client for an endpoint: explicit key, no retries, the run's timeout, the guarded fetch for a user's URL. */
+export function createModelClient(endpoint: ModelEndpoint, options: { timeoutMs: number; allowPrivateNetworks: boolean; fetch?: FetchFunction }): OpenAI {
+  return new OpenAI({
+    apiKey: endpoint.apiKey,
+    baseURL: endpoint.baseURL,
+    maxRetries: 0,
+    timeout: options.timeoutMs,
+    // Never forward the operator's OPENAI_ORG_ID / OPENAI_PROJECT_ID (read from the environment) to any endpoint.
+    organization: null,
+    project: null,
+    ...(endpoint.userAimed ? { fetch: options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks }) } : {}),
+  });
+}

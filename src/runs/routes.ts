@@ -1,0 +1,302 @@
+// Running agents over HTTP: invoke (plain or streamed), the runs it records, the sessions of memory,
+// and the original API's predict, traces, users and library endpoints for its existing clients.
+import * as v from 'valibot';
+import type { AppContext } from '../http/context.js';
+import { notFound } from '../http/errors.js';
+import { defineRoute, type Route } from '../http/route.js';
+import { ListQuerySchema, pageRequest } from '../http/validate.js';
+import type { AgentStore } from '../agents/store.js';
+import { presentLibraryAgent } from '../agents/present.js';
+import { LibraryAgentSchema } from '../agents/schema.js';
+import { presentUser } from '../users/present.js';
+import { UserSchema } from '../users/schema.js';
+import { DEFAULT_SESSION, type RunEngine, type RunOutcome, type RunSink } from './engine.js';
+import { KEEP_ALIVE_MS, SseStream } from './sse.js';
+import type { RunRow, RunStore } from './store.js';
+import {
+  INVOKE_EVENTS,
+  InvokeSchema,
+  MessageSchema,
+  PredictSchema,
+  RunResultSchema,
+  RunSchema,
+  SessionIdSchema,
+  SessionSchema,
+  type RunShape,
+} from './schema.js';
+
+export interface RunRouteDeps {
+  agents: AgentStore;
+  runs: RunStore;
+  engine: RunEngine;
+  /** How often an idle stream gets a comment line (15 s; tests shorten it). */
+  keepAliveMs?: number;
+}
+
+export function presentRun(run: RunRow): RunShape {
+  return {
+    id: run.id,
+    agentId: run.agentId,
+    parentRunId: run.parentRunId,
+    sessionId: run.sessionId,
+    status: run.status,
+    input: run.input,
+    output: run.output,
+    error: run.error,
+    model: run.model,
+    steps: run.steps,
+    sources: run.sources,
+    warnings: run.warnings,
+    usage: run.usage,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    ms: run.ms,
+  };
+}
+
+/** A signal that fires when the client of a plain (not streamed) request goes away before the answer. */
+function clientGone(ctx: AppContext): AbortSignal {
+  const controller = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) controller.abort();
+  });
+  return controller.signal;
+}
+
+/** A sink that writes a run's progress as the named JSON events of a streamed invoke. */
+function eventSink(sse: SseStream): RunSink {
+  return {
+    cancel: sse.clientGone,
+    run: (data) => sse.event('run', data),
+    token: (text) => sse.event('token', { text }),
+    toolCall: (data) => sse.event('tool_call', data),
+    toolResult: (data) => sse.event('tool_result', data),
+    sources: (sources) => sse.event('sources', sources),
+  };
+}
+
+const ok = (ctx: AppContext, data: unknown) => {
+  ctx.status = 200;
+  ctx.body = { success: true, data };
+};
+
+/** `GET /agents/library`: the one read across users. Mount it before `GET /agents/:id`. */
+export function libraryRoute({ agents }: { agents: AgentStore }): Route {
+  return defineRoute({
+    method: 'get',
+    path: '/agents/library',
+    operationId: 'listLibraryAgents',
+    summary: 'List the public agent library',
+    description:
+      'Agents their owners listed (`isListed: true`), every user\'s, oldest first: only `id, name, description, avatarUrl, type, llm { model, provider }` — never prompts, keys, base URLs, documents or tools.',
+    tag: 'Agents',
+    auth: true,
+    query: ListQuerySchema,
+    success: { status: 200, description: 'A page of listed agents.', page: LibraryAgentSchema },
+    handler: ({ query }) => {
+      const page = agents.listLibrary(pageRequest(query, (id) => agents.seqOfListed(id)));
+      return { rows: page.rows.map(presentLibraryAgent), hasMore: page.hasMore };
+    },
+  });
+}
+
+export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
+  const tag = 'Runs';
+  const agentOf = (userId: string, id: string) => {
+    const agent = agents.get(userId, id);
+    if (!agent) throw notFound('Agent');
+    return agent;
+  };
+
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/agents/:id/invoke',
+      operationId: 'invokeAgent',
+      summary: 'Run an agent',
+      description:
+        "The agent's prompt, filled with `variables`, is the system message, with the best excerpts of its ready documents; an agent with memory also gets the session's last turns. " +
+        'With `stream: true` the answer is a `text/event-stream` of named JSON events (a comment line every 15 s keeps it open); errors found before the run starts are still JSON. ' +
+        'Failures of the model side: 502 `upstream_error` or `max_steps`, 504 `upstream_timeout`; more than RUN_CONCURRENCY_PER_USER runs at once: 429.',
+      tag,
+      auth: true,
+      body: InvokeSchema,
+      errors: [502, 504],
+      success: {
+        status: 200,
+        description: 'The answer (or, streamed, its events).',
+        stream: { events: INVOKE_EVENTS },
+        json: RunResultSchema,
+      },
+      handler: async ({ ctx, caller, params, body }) => {
+        const prepared = await engine.prepare(caller.id, params.id, body);
+        if (!body.stream) {
+          const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
+          if (!outcome.ok) throw outcome.failure.toApiError();
+          return ok(ctx, outcome.result);
+        }
+        const sse = new SseStream(ctx, keepAliveMs);
+        void engine.execute(prepared, eventSink(sse)).then((outcome: RunOutcome) => {
+          if (outcome.ok) sse.event('done', outcome.result);
+          else sse.event('error', { code: outcome.failure.code, message: outcome.failure.message });
+          sse.end();
+        });
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/agents/:id/predict',
+      operationId: 'predictAgent',
+      summary: 'Run an agent (the original API)',
+      description:
+        'For clients of the original API: `{ input: { input, ...variables }, has_streaming, session }`. Not streamed: `data` is the answer text. ' +
+        'Streamed: each token as a raw `data:` line (a token holding a line break spans several `data:` lines of one event), then `data: [END]`; ' +
+        'a failure after the stream began is an `error` event with the message, then `data: [END]`. An agent with memory and no `session` uses one default session; ' +
+        'the session is also sent as the `X-Session-Id` header.',
+      tag,
+      auth: true,
+      body: PredictSchema,
+      errors: [502, 504],
+      success: {
+        status: 200,
+        description: 'The answer text (or, streamed, its tokens).',
+        stream: { events: { '(unnamed)': 'a piece of the answer, as text; the last is `[END]`.', error: 'the failure, as text, followed by `data: [END]`.' } },
+        json: v.string(),
+      },
+      handler: async ({ ctx, caller, params, body }) => {
+        const agent = agentOf(caller.id, params.id);
+        const stream = body.has_streaming ?? body.hasStreaming ?? false;
+        const sessionId = body.session ?? (agent.hasMemory ? DEFAULT_SESSION : null);
+        const prepared = await engine.prepare(caller.id, params.id, { input: body.input.input, variables: body.input.variables, sessionId, stream });
+        const headers: Record<string, string> = prepared.sessionId === null ? {} : { 'X-Session-Id': encodeURIComponent(prepared.sessionId) };
+        if (!stream) {
+          const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
+          for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+          if (!outcome.ok) throw outcome.failure.toApiError();
+          return ok(ctx, outcome.result.output);
+        }
+        const sse = new SseStream(ctx, keepAliveMs, headers);
+        void engine.execute(prepared, { cancel: sse.clientGone, token: (text) => sse.data(text) }).then((outcome) => {
+          if (!outcome.ok) sse.textEvent('error', outcome.failure.message);
+          sse.data('[END]');
+          sse.end();
+        });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/agents/:id/runs',
+      operationId: 'listAgentRuns',
+      summary: "List an agent's runs",
+      tag,
+      auth: true,
+      query: ListQuerySchema,
+      success: { status: 200, description: "A page of the agent's runs, newest first.", page: RunSchema },
+      handler: ({ caller, params, query }) => {
+        agentOf(caller.id, params.id);
+        const page = runs.listAgentRuns(caller.id, params.id, pageRequest(query, (id) => runs.seqOfRun(caller.id, id, params.id)));
+        return { rows: page.rows.map(presentRun), hasMore: page.hasMore };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/runs/:id',
+      operationId: 'getRun',
+      summary: 'Get a run',
+      tag,
+      auth: true,
+      success: { status: 200, description: 'The run.', data: RunSchema },
+      handler: ({ caller, params }) => {
+        const run = runs.getRun(caller.id, params.id);
+        if (!run) throw notFound('Run');
+        return presentRun(run);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/traces',
+      operationId: 'listTraces',
+      summary: "List the caller's runs (the original API's traces)",
+      tag,
+      auth: true,
+      query: ListQuerySchema,
+      success: { status: 200, description: "A page of the caller's runs, every agent's, newest first.", page: RunSchema },
+      handler: ({ caller, query }) => {
+        const page = runs.listUserRuns(caller.id, pageRequest(query, (id) => runs.seqOfRun(caller.id, id)));
+        return { rows: page.rows.map(presentRun), hasMore: page.hasMore };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/agents/:id/sessions',
+      operationId: 'listAgentSessions',
+      summary: "List an agent's memory sessions",
+      tag,
+      auth: true,
+      query: v.object({ ...ListQuerySchema.entries, after: v.optional(SessionIdSchema) }),
+      success: { status: 200, description: 'A page of sessions, oldest first.', page: SessionSchema },
+      handler: ({ caller, params, query }) => {
+        agentOf(caller.id, params.id);
+        const page = runs.listSessions(params.id, pageRequest(query, (id) => runs.seqOfSession(params.id, id)));
+        return page;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/agents/:id/sessions/:sessionId/messages',
+      params: { sessionId: SessionIdSchema },
+      operationId: 'listSessionMessages',
+      summary: "List a session's messages",
+      description: 'Only the inputs and final answers; tool steps live in the run.',
+      tag,
+      auth: true,
+      query: ListQuerySchema,
+      success: { status: 200, description: 'A page of messages, oldest first.', page: MessageSchema },
+      handler: ({ caller, params, query }) => {
+        agentOf(caller.id, params.id);
+        if (!runs.getSession(params.id, params.sessionId)) throw notFound('Session');
+        return runs.listMessages(params.id, params.sessionId, pageRequest(query, (id) => runs.seqOfMessage(params.id, params.sessionId, id)));
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/agents/:id/sessions/:sessionId',
+      params: { sessionId: SessionIdSchema },
+      operationId: 'deleteAgentSession',
+      summary: 'Delete a memory session',
+      description: 'Deletes the session and its messages; the runs stay.',
+      tag,
+      auth: true,
+      success: { status: 200, description: 'Deleted: data is null.', data: v.null() },
+      handler: ({ caller, params }) => {
+        agentOf(caller.id, params.id);
+        if (!runs.deleteSession(params.id, params.sessionId)) throw notFound('Session');
+        return null;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/users/me',
+      operationId: 'getUserMe',
+      summary: 'Get the caller (the original API)',
+      tag: 'Auth',
+      auth: true,
+      success: { status: 200, description: 'The caller, as GET /auth/me answers.', data: UserSchema },
+      handler: ({ caller }) => presentUser(caller),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/users/:id',
+      operationId: 'getUser',
+      summary: 'Get a user (the original API)',
+      description: "The caller when the id is the caller's; any other id is a 404.",
+      tag: 'Auth',
+      auth: true,
+      success: { status: 200, description: 'The caller.', data: UserSchema },
+      handler: ({ caller, params }) => {
+        if (params.id !== caller.id) throw notFound('User');
+        return presentUser(caller);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,142 @@
+// The shapes of running agents: invoke and predict bodies, runs, sessions and their messages.
+import * as v from 'valibot';
+import { JsonObjectSchema } from '../http/validate.js';
+import { Id, Integer, NullTimestamp, Timestamp } from '../http/shapes.js';
+
+export const MAX_INPUT_CHARS = 100_000;
+
+const InputSchema = v.pipe(
+  v.string('must be a string'),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(MAX_INPUT_CHARS, `must be at most ${MAX_INPUT_CHARS} characters`),
+);
+
+/** A session id as a client names it: 1-200 characters, no control characters. */
+export const SessionIdSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(200, 'must be at most 200 characters'),
+  v.regex(/^[^\p{Cc}]*$/u, 'must not hold control characters'),
+);
+
+const VariablesSchema = v.pipe(
+  JsonObjectSchema,
+  v.check((values) => Object.values(values).every((value) => typeof value === 'string'), 'must be an object of strings'),
+  v.transform((values) => values as Record<string, string>),
+);
+
+export const InvokeSchema = v.object({
+  input: InputSchema,
+  /** Values of the agent prompt's input variables. */
+  variables: v.optional(VariablesSchema, {}),
+  sessionId: v.optional(v.nullable(SessionIdSchema), null),
+  stream: v.optional(v.boolean('must be true or false'), false),
+});
+
+/** The original API's predict body: `{ input: { input, ...variables }, has_streaming | hasStreaming, session }`. */
+export const PredictSchema = v.object({
+  input: v.pipe(
+    JsonObjectSchema,
+    v.check((values) => typeof values.input === 'string' && values.input.length > 0 && values.input.length <= MAX_INPUT_CHARS, `must hold "input": a string of 1 to ${MAX_INPUT_CHARS} characters`),
+    v.check(
+      (values) => Object.values(values).every((value) => ['string', 'number', 'boolean'].includes(typeof value)),
+      'must be an object of strings (numbers and booleans are read as text)',
+    ),
+    v.transform((values) => {
+      const { input, ...variables } = values;
+      return { input: input as string, variables: Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(value)])) };
+    }),
+  ),
+  has_streaming: v.optional(v.boolean('must be true or false')),
+  hasStreaming: v.optional(v.boolean('must be true or false')),
+  session: v.optional(v.nullable(SessionIdSchema), null),
+});
+
+export const StepSchema = v.object({
+  tool: v.pipe(v.string(), v.description("The tool's name.")),
+  toolId: Id,
+  function: v.pipe(v.string(), v.description('The function the model called.')),
+  input: v.pipe(v.unknown(), v.description('The arguments the model gave (the text as written when not JSON).')),
+  output: v.optional(v.string()),
+  error: v.pipe(v.optional(v.string()), v.description('Set instead of output when the call failed; the model was told.')),
+  ms: Integer,
+});
+
+export const SourceSchema = v.strictObject({
+  documentId: Id,
+  documentName: v.string(),
+  chunkId: Id,
+  position: v.pipe(Integer, v.description('0-based order of the chunk in its document.')),
+  snippet: v.pipe(v.string(), v.description('Plain text around the matched words.')),
+});
+
+const UsageSchema = v.pipe(
+  v.nullable(v.strictObject({ promptTokens: Integer, completionTokens: Integer })),
+  v.description('Tokens the model reported, summed over the run; null when it reported none.'),
+);
+
+const WarningsSchema = v.pipe(v.array(v.string()), v.description('Why something was left out (a tool not offered, say); empty when none.'));
+
+/** What invoke answers (and the `done` event carries). */
+export const RunResultSchema = v.strictObject({
+  runId: Id,
+  sessionId: v.pipe(v.nullable(v.string()), v.description('The session remembered (new when none was given); null for an agent without memory unless one was given.')),
+  output: v.string(),
+  model: v.string(),
+  steps: v.array(StepSchema),
+  sources: v.array(SourceSchema),
+  warnings: WarningsSchema,
+  usage: UsageSchema,
+  ms: Integer,
+});
+export type RunResultShape = v.InferOutput<typeof RunResultSchema>;
+
+export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+
+export const RunSchema = v.strictObject({
+  id: Id,
+  agentId: Id,
+  parentRunId: v.pipe(v.nullable(Id), v.description('The run whose tool ran this agent; null for a run a client started.')),
+  sessionId: v.nullable(v.string()),
+  status: v.picklist(RUN_STATUSES),
+  input: v.string(),
+  output: v.nullable(v.string()),
+  error: v.pipe(v.nullable(v.string()), v.description('Why the run failed or was cancelled, in words.')),
+  model: v.string(),
+  steps: v.array(StepSchema),
+  sources: v.array(SourceSchema),
+  warnings: WarningsSchema,
+  usage: UsageSchema,
+  startedAt: Timestamp,
+  finishedAt: NullTimestamp,
+  ms: v.nullable(Integer),
+});
+export type RunShape = v.InferOutput<typeof RunSchema>;
+
+export const SessionSchema = v.strictObject({
+  id: v.string(),
+  agentId: Id,
+  messages: v.pipe(Integer, v.description('How many messages the session holds.')),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+
+export const MessageSchema = v.strictObject({
+  id: Id,
+  role: v.picklist(['user', 'assistant']),
+  content: v.string(),
+  runId: v.nullable(Id),
+  createdAt: Timestamp,
+});
+
+/** The named events of a streamed invoke, as the OpenAPI document describes them. */
+export const INVOKE_EVENTS = {
+  run: '`{ runId, sessionId }`, first.',
+  token: '`{ text }`: a piece of the answer as the model writes it.',
+  tool_call: '`{ id, tool, function, input }`: the model called a tool.',
+  tool_result: '`{ id, output }` or `{ id, error }`: what the tool answered.',
+  sources: "`[{ documentId, documentName, chunkId, position, snippet }]`: the document excerpts given to the model.",
+  done: 'the non-streamed answer (`runId, sessionId, output, model, steps, sources, warnings, usage, ms`), last.',
+  error: '`{ code, message }` (upstream_error, upstream_timeout, max_steps, unavailable), last.',
+};

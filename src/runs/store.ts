@@ -1,0 +1,290 @@
+// SQL for running agents: run records, memory (sessions and their messages), and the chunks of an
+// agent's documents a run puts before the model.
+import type { Db } from '../db.js';
+import { newId, timestamp } from '../lib/ids.js';
+import { toPage, type Page, type PageRequest } from '../lib/paging.js';
+
+export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+
+/** One tool call of a run, as recorded. */
+export interface RunStep {
+  tool: string;
+  toolId: string;
+  function: string;
+  input: unknown;
+  output?: string;
+  error?: string;
+  ms: number;
+}
+
+/** A chunk of one of the agent's documents that was put before the model. */
+export interface RunSource {
+  documentId: string;
+  documentName: string;
+  chunkId: string;
+  position: number;
+  /** Plain text around the matched words. */
+  snippet: string;
+}
+
+export interface RunUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+export interface RunRow {
+  id: string;
+  userId: string;
+  agentId: string;
+  parentRunId: string | null;
+  sessionId: string | null;
+  status: RunStatus;
+  input: string;
+  output: string | null;
+  error: string | null;
+  model: string;
+  steps: RunStep[];
+  sources: RunSource[];
+  warnings: string[];
+  usage: RunUsage | null;
+  startedAt: string;
+  finishedAt: string | null;
+  ms: number | null;
+}
+
+/** How a run ended, as recorded. */
+export interface RunEnd {
+  status: Exclude<RunStatus, 'running'>;
+  output: string | null;
+  error: string | null;
+  steps: RunStep[];
+  sources: RunSource[];
+  warnings: string[];
+  usage: RunUsage | null;
+  ms: number;
+}
+
+export interface SessionRow {
+  id: string;
+  agentId: string;
+  messages: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface MessageRow {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  runId: string | null;
+  createdAt: string;
+}
+
+/** A chunk found for a run's context. */
+export interface ContextChunk {
+  chunkId: string;
+  documentId: string;
+  documentName: string;
+  position: number;
+  content: string;
+  rawSnippet: string;
+}
+
+const RUN_COLUMNS = `id, user_id AS userId, agent_id AS agentId, parent_run_id AS parentRunId, session_id AS sessionId,
+  status, input, output, error, model, steps, sources, warnings, usage,
+  started_at AS startedAt, finished_at AS finishedAt, ms`;
+
+function runFromRow(raw: Record<string, unknown>): RunRow {
+  return {
+    ...(raw as unknown as RunRow),
+    steps: JSON.parse(raw.steps as string),
+    sources: JSON.parse(raw.sources as string),
+    warnings: JSON.parse(raw.warnings as string),
+    usage: raw.usage === null ? null : JSON.parse(raw.usage as string),
+  };
+}
+
+const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
+  (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq) AS messages,
+  s.created_at AS createdAt, s.updated_at AS updatedAt`;
+
+export type RunStore = ReturnType<typeof createRunStore>;
+
+export function createRunStore(db: Db) {
+  const insertRun = db.prepare(
+    `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at)
+     VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
+  );
+  const finishRun = db.prepare(
+    `UPDATE agent_runs SET status = ?, output = ?, error = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
+            finished_at = ?, ms = ?
+      WHERE id = ? AND status = 'running'`,
+  );
+  const failInterrupted = db.prepare(
+    `UPDATE agent_runs SET status = 'failed', error = ?, finished_at = ?,
+            ms = CAST(round((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
+      WHERE status = 'running'`,
+  );
+  const selectRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE id = ? AND user_id = ?`);
+  const selectRunSeq = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND user_id = ?`).pluck();
+  const selectRunSeqOfAgent = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND agent_id = ? AND user_id = ?`).pluck();
+  // Newest first: the cursor is the last (oldest) run seen, so the next page holds smaller seqs.
+  const selectAgentRuns = db.prepare(
+    `SELECT ${RUN_COLUMNS} FROM agent_runs WHERE agent_id = ? AND user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+  );
+  const selectUserRuns = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`);
+
+  const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
+  const insertSession = db.prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)`);
+  const touchSession = db.prepare(`UPDATE agent_sessions SET updated_at = ? WHERE seq = ?`);
+  const selectSessions = db.prepare(
+    `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.seq > ? ORDER BY s.seq LIMIT ?`,
+  );
+  const selectSession = db.prepare(`SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.id = ?`);
+  const deleteSession = db.prepare(`DELETE FROM agent_sessions WHERE agent_id = ? AND id = ?`);
+  const selectMessages = db.prepare(
+    `SELECT m.id, m.role, m.content, m.run_id AS runId, m.created_at AS createdAt
+       FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
+      WHERE s.agent_id = ? AND s.id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
+  );
+  const selectMessageSeq = db.prepare(
+    `SELECT m.seq FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq WHERE s.agent_id = ? AND s.id = ? AND m.id = ?`,
+  ).pluck();
+  const selectRecentMessages = db.prepare(
+    `SELECT role, content FROM (
+       SELECT m.seq, m.role, m.content FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
+        WHERE s.agent_id = ? AND s.id = ? ORDER BY m.seq DESC LIMIT ?
+     ) ORDER BY seq`,
+  );
+  const insertMessage = db.prepare(
+    `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  );
+
+  // The agent's ready documents: those linked through agent-documents and its own documentId.
+  // Chunks of the generation each document shows; ranked by BM25, best first.
+  const searchContext = db.prepare(
+    `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position, c.content,
+            snippet(document_chunks_fts, 0, '', '', '…', 32) AS rawSnippet
+       FROM document_chunks_fts
+       JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
+       JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation AND d.status = 'ready'
+      WHERE document_chunks_fts MATCH @query AND c.user_id = @userId
+        AND c.document_id IN (
+              SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
+              UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)
+      ORDER BY bm25(document_chunks_fts)
+      LIMIT @limit`,
+  );
+  const countContextDocuments = db.prepare(
+    `SELECT count(*) FROM documents d
+      WHERE d.user_id = @userId AND d.status = 'ready' AND d.id IN (
+              SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
+              UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)`,
+  ).pluck();
+
+  const ensureSession = (agentId: string, sessionId: string, now: string): number => {
+    const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+    if (seq !== undefined) return seq;
+    return Number(insertSession.run(sessionId, agentId, now, now).lastInsertRowid);
+  };
+
+  const finishInTransaction = db.transaction(
+    (runId: string, end: RunEnd, memory: { agentId: string; sessionId: string; input: string } | null): boolean => {
+      const now = timestamp();
+      const changed = finishRun.run(
+        end.status, end.output, end.error, JSON.stringify(end.steps), JSON.stringify(end.sources), JSON.stringify(end.warnings),
+        end.usage === null ? null : JSON.stringify(end.usage), now, end.ms, runId,
+      ).changes > 0;
+      // Only a successful turn is remembered: a failed one would teach the model a half answer.
+      if (changed && memory && end.status === 'succeeded' && end.output !== null) {
+        const sessionSeq = ensureSession(memory.agentId, memory.sessionId, now);
+        insertMessage.run(newId(), sessionSeq, memory.agentId, 'user', memory.input, runId, now);
+        insertMessage.run(newId(), sessionSeq, memory.agentId, 'assistant', end.output, runId, now);
+        touchSession.run(now, sessionSeq);
+      }
+      return changed;
+    },
+  );
+
+  return {
+    /** Records a new run as `running`; returns its id and start time. */
+    startRun(input: { userId: string; agentId: string; parentRunId: string | null; sessionId: string | null; input: string; model: string }): { id: string; startedAt: string } {
+      const id = newId();
+      const startedAt = timestamp();
+      insertRun.run(id, input.userId, input.agentId, input.parentRunId, input.sessionId, input.input, input.model, startedAt);
+      return { id, startedAt };
+    },
+
+    /**
+     * Records how a run ended (only a run still `running`: the first end wins) and, for a
+     * successful run of an agent with memory, the turn (input and answer) in its session.
+     * False when the run had already ended (or its agent was deleted meanwhile).
+     */
+    finishRun(runId: string, end: RunEnd, memory: { agentId: string; sessionId: string; input: string } | null): boolean {
+      return finishInTransaction(runId, end, memory);
+    },
+
+    /** Marks runs left `running` by a stopped process as failed; returns how many. */
+    failInterruptedRuns(reason: string): number {
+      const now = timestamp();
+      return failInterrupted.run(reason, now, now).changes;
+    },
+
+    getRun(userId: string, id: string): RunRow | undefined {
+      const raw = selectRun.get(id, userId) as Record<string, unknown> | undefined;
+      return raw === undefined ? undefined : runFromRow(raw);
+    },
+
+    /** The keyset cursor of one of the user's runs (optionally: of this agent). */
+    seqOfRun(userId: string, id: string, agentId?: string): number | undefined {
+      return (agentId === undefined ? selectRunSeq.get(id, userId) : selectRunSeqOfAgent.get(id, agentId, userId)) as number | undefined;
+    },
+
+    /** A page of the agent's runs, newest first (`afterSeq` 0: from the newest). */
+    listAgentRuns(userId: string, agentId: string, page: PageRequest): Page<RunRow> {
+      const raws = selectAgentRuns.all(agentId, userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<string, unknown>[];
+      return toPage(raws.map(runFromRow), page.limit);
+    },
+
+    /** A page of all the user's runs, newest first. */
+    listUserRuns(userId: string, page: PageRequest): Page<RunRow> {
+      const raws = selectUserRuns.all(userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<string, unknown>[];
+      return toPage(raws.map(runFromRow), page.limit);
+    },
+
+    /** The last `limit` messages of a session, oldest first (empty for a new session). */
+    recentMessages(agentId: string, sessionId: string, limit: number): { role: 'user' | 'assistant'; content: string }[] {
+      return selectRecentMessages.all(agentId, sessionId, limit) as { role: 'user' | 'assistant'; content: string }[];
+    },
+
+    /** The cursor of a session of the agent (for paging sessions). */
+    seqOfSession(agentId: string, sessionId: string): number | undefined {
+      return selectSessionSeq.get(agentId, sessionId) as number | undefined;
+    },
+    listSessions(agentId: string, page: PageRequest): Page<SessionRow> {
+      return toPage(selectSessions.all(agentId, page.afterSeq, page.limit + 1) as SessionRow[], page.limit);
+    },
+    getSession(agentId: string, sessionId: string): SessionRow | undefined {
+      return selectSession.get(agentId, sessionId) as SessionRow | undefined;
+    },
+    /** Deletes a session and its messages; false when the agent has no such session. */
+    deleteSession(agentId: string, sessionId: string): boolean {
+      return deleteSession.run(agentId, sessionId).changes > 0;
+    },
+    seqOfMessage(agentId: string, sessionId: string, messageId: string): number | undefined {
+      return selectMessageSeq.get(agentId, sessionId, messageId) as number | undefined;
+    },
+    listMessages(agentId: string, sessionId: string, page: PageRequest): Page<MessageRow> {
+      return toPage(selectMessages.all(agentId, sessionId, page.afterSeq, page.limit + 1) as MessageRow[], page.limit);
+    },
+
+    /** The best chunks of the agent's ready documents for an FTS5 query (BM25 order). */
+    searchContext(userId: string, agentId: string, query: string, limit: number): ContextChunk[] {
+      return searchContext.all({ userId, agentId, query, limit }) as ContextChunk[];
+    },
+    /** How many of the agent's documents are ready to be searched. */
+    countReadyDocuments(userId: string, agentId: string): number {
+      return countContextDocuments.get({ userId, agentId }) as number;
+    },
+  };
+}
