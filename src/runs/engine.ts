@@ -110,7 +110,14 @@ export interface StrategyContext {
   streaming: boolean;
   signal: AbortSignal;
   /** One model call (counted against RUN_MAX_STEPS). */
-  chat(request: { messages: ChatCompletionMessageParam[]; tools?: ChatCompletionTool[]; stop?: string[]; streamTokens?: boolean }): Promise<ModelReply>;
+  chat(request: {
+    messages: ChatCompletionMessageParam[];
+    tools?: ChatCompletionTool[];
+    stop?: string[];
+    streamTokens?: boolean;
+    /** Sees the text of a streamed answer as it comes (the ReAct loop streams only its final answer). */
+    onText?: (text: string) => void;
+  }): Promise<ModelReply>;
   /** Runs one tool call: records the step, streams tool_call/tool_result; a failure comes back as `error`, never thrown. */
   callTool(call: { id: string; name: string; arguments: string }): Promise<{ output?: string; error?: string }>;
   /** Sends text to a streamed client as `token` events (a strategy that does not stream its model calls). */
@@ -390,6 +397,7 @@ export function createRunEngine(deps: RunEngineDeps) {
             if (delta.content) {
               content += delta.content;
               if (request.streamTokens) emit('token', delta.content);
+              request.onText?.(delta.content);
             }
             for (const piece of delta.tool_calls ?? []) {
               const slot = (calls[piece.index ?? calls.length] ??= { id: '', name: '', arguments: '' });
