@@ -7,6 +7,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import type { Logger } from '../src/lib/log.js';
+import type { Sealer } from '../src/lib/secrets.js';
+import { createGuardedFetch } from '../src/ingest/fetch.js';
+import { createToolStore } from '../src/tools/store.js';
+import { createToolProvider } from '../src/tools/runtime/provider.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import { startService, type Json, type TestService } from './helpers.js';
 
@@ -374,5 +378,48 @@ describe('the address guard', () => {
     assert.equal(reply.body.data.steps[0].error, 'refused: 127.0.0.1 is a loopback address');
     assert.equal(fixture.seen.length, before);
     assert.equal(lastRequest().body.messages.at(-1).content, 'Error: refused: 127.0.0.1 is a loopback address');
+  });
+});
+
+describe('more failure paths', () => {
+  it('a tool that does not answer in time: its error goes to the model and the run goes on', async () => {
+    const slowServer = http.createServer(() => {}); // never answers
+    await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve));
+    after(() => {
+      slowServer.closeAllConnections();
+      slowServer.close();
+    });
+    const slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/`;
+    const own = await startService({ runs: { openaiBaseUrl: fake.url, openaiApiKey: 'k', ollamaBaseUrl: fake.url, timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 4 } });
+    // The app's own provider, with a short per-request timeout (the service's is 30 s).
+    const sealer: Sealer = { seal: () => { throw new Error('not used'); }, open: own.unseal };
+    const tools = createToolStore(own.db, sealer);
+    own.app.runs.setToolProvider(createToolProvider({
+      listToolsForRun: tools.listForRun, findAgent: () => undefined, fetch: createGuardedFetch({ allowPrivateNetworks: true }),
+      toolTimeoutMs: 300, runChild: own.app.runs.runChildAgent,
+    }));
+    const { token } = await own.signUp();
+    const agent = await own.create(token, '/agents', { name: 'A', type: 'VENDOR_A', llm: { provider: 'openai', model: 'fake-model' }, hasMemory: false });
+    const tool = await own.create(token, '/tools', { name: 'Slow', type: 'AUTOMATION_NLA', metadata: { url: slowUrl } });
+    await own.create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    fake.reply({ toolCalls: [{ id: 't1', name: 'slow', arguments: '{"input":"x"}' }] }, { text: 'It timed out.' });
+    const started = Date.now();
+    const reply = await own.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'go' } });
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.match(reply.body.data.steps[0].error, /^127\.0\.0\.1:\d+ did not answer within 0\.3 s$/);
+    assert.equal(reply.body.data.output, 'It timed out.');
+    assert.ok(Date.now() - started < 5000);
+  });
+
+  it('a model that refuses tools fails the run with its reason, never a run without tools', async () => {
+    const token = await newUser();
+    const agent = await agentWithTools(token, 'VENDOR_A', [{ name: 'Web search', type: 'SEARCH', metadata: { url: fixture.base } }]);
+    const start = fake.requests.length;
+    fake.reply({ status: 400, message: 'registry.ollama.ai/library/gemma:2b does not support tools' });
+    const reply = await invoke(token, agent.id, 'Search something');
+    assert.equal(reply.status, 502);
+    assert.equal(reply.body.error.code, 'upstream_error');
+    assert.match(reply.body.error.message, /does not support tools/);
+    assert.equal(fake.requests.length - start, 1, 'no second call without tools');
   });
 });

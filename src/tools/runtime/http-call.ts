@@ -5,6 +5,12 @@
 /** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
+/** How tools reach the network: the fetcher, and how long one request may take (default TOOL_TIMEOUT_MS). */
+export interface ToolHttp {
+  fetch: FetchLike;
+  timeoutMs?: number;
+}
+
 /** Largest response body a tool hands back to the model. */
 export const TOOL_RESPONSE_MAX_BYTES = 64 * 1024;
 /** Longest a single tool request may take (less when the run's deadline is nearer). */

@@ -6,7 +6,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { parse as parseYaml } from 'yaml';
 import type { RunTool } from '../../runs/tool-types.js';
-import { callHttp, headersFromMetadata, ToolError, type FetchLike, type MetadataResult } from './http-call.js';
+import { callHttp, headersFromMetadata, ToolError, type MetadataResult, type ToolHttp } from './http-call.js';
 import type { FunctionNamer } from './naming.js';
 import type { ToolRecord } from './web-tools.js';
 
@@ -262,7 +262,7 @@ export function readOpenApiDocument(doc: Json, specUrl: URL | null): OpenApiServ
 }
 
 /** The spec a tool's metadata names: `metadata.spec` (text or object) or the document at `metadata.url`. */
-async function loadDocument(metadata: Json, fetch: FetchLike, signal: AbortSignal, deadline: number): Promise<{ doc: Json; specUrl: URL | null }> {
+async function loadDocument(metadata: Json, http: ToolHttp, signal: AbortSignal, deadline: number): Promise<{ doc: Json; specUrl: URL | null }> {
   if (metadata.spec !== undefined && metadata.spec !== null && metadata.spec !== '') {
     if (isObject(metadata.spec)) return { doc: metadata.spec, specUrl: null };
     if (typeof metadata.spec === 'string') return { doc: parseSpecText(metadata.spec), specUrl: null };
@@ -279,7 +279,7 @@ async function loadDocument(metadata: Json, fetch: FetchLike, signal: AbortSigna
   let answer;
   try {
     // The spec is fetched without metadata.headers: they are meant for the API, and the spec may live elsewhere.
-    answer = await callHttp({ url: specUrl, method: 'GET' }, { fetch, signal, deadline, maxBytes: SPEC_MAX_BYTES, timeoutMs: SPEC_TIMEOUT_MS });
+    answer = await callHttp({ url: specUrl, method: 'GET' }, { fetch: http.fetch, signal, deadline, maxBytes: SPEC_MAX_BYTES, timeoutMs: SPEC_TIMEOUT_MS });
   } catch (error) {
     if (error instanceof ToolError) throw new Unsupported(`its spec could not be fetched: ${error.message}`);
     throw error;
@@ -292,11 +292,11 @@ const cache = new Map<string, { key: string; expires: number; service: OpenApiSe
 const CACHE_ENTRIES = 200;
 
 /** The tool's document, loaded (or from the cache of the last few minutes), or Unsupported. */
-export async function loadOpenApiService(tool: ToolRecord, fetch: FetchLike, signal: AbortSignal, deadline: number): Promise<OpenApiService> {
+export async function loadOpenApiService(tool: ToolRecord, http: ToolHttp, signal: AbortSignal, deadline: number): Promise<OpenApiService> {
   const key = JSON.stringify([tool.metadata.url ?? null, tool.metadata.spec ?? null]);
   const hit = cache.get(tool.id);
   if (hit && hit.key === key && hit.expires > Date.now()) return hit.service;
-  const { doc, specUrl } = await loadDocument(tool.metadata, fetch, signal, deadline);
+  const { doc, specUrl } = await loadDocument(tool.metadata, http, signal, deadline);
   const service = readOpenApiDocument(doc, specUrl);
   cache.delete(tool.id);
   if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -345,7 +345,7 @@ export function requestFor(service: OpenApiService, op: Operation, args: Json): 
 export async function openApiTools(
   tool: ToolRecord,
   namer: FunctionNamer,
-  fetch: FetchLike,
+  http: ToolHttp,
   signal: AbortSignal,
   deadline: number,
 ): Promise<MetadataResult<{ tools: RunTool[]; warnings: string[] }>> {
@@ -353,7 +353,7 @@ export async function openApiTools(
   if (!headers.ok) return headers;
   let service: OpenApiService;
   try {
-    service = await loadOpenApiService(tool, fetch, signal, deadline);
+    service = await loadOpenApiService(tool, http, signal, deadline);
   } catch (error) {
     if (error instanceof Unsupported) return { ok: false, reason: error.message };
     throw error;
@@ -374,7 +374,7 @@ export async function openApiTools(
       const request = requestFor(service, op, args as Json);
       const answer = await callHttp(
         { url: request.url, method: op.method.toUpperCase(), headers: { ...request.headers, ...headers.value }, json: request.json },
-        { fetch, ...context },
+        { ...http, ...context },
       );
       return answer.text;
     },

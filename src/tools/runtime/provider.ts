@@ -12,6 +12,8 @@ import { PLAIN_HTTP_TYPES, plainHttpTool, searchTool, type ToolRecord } from './
 export interface ToolProviderDeps {
   /** The SSRF-guarded, fetch-compatible fetcher every tool request goes through. */
   fetch: FetchLike;
+  /** How long one tool request may take (default 30 s; never past the run's deadline). */
+  toolTimeoutMs?: number;
   /** The user's agent with this id (name for messages), or undefined. */
   findAgent: (userId: string, agentId: string) => { id: string; name: string } | undefined;
   /** Runs an agent as a nested run (the run engine's, which bounds depth and refuses cycles). */
@@ -59,6 +61,7 @@ function guarded(tool: RunTool, secrets: string[]): RunTool {
 /** The functions the agent's tools stand for, and a warning for each tool (or operation) left out. */
 export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetRequest): Promise<RunToolSet> {
   const namer = createFunctionNamer();
+  const http = { fetch: deps.fetch, timeoutMs: deps.toolTimeoutMs };
   const tools: RunTool[] = [];
   const warnings: string[] = [];
   for (const record of request.tools) {
@@ -66,7 +69,7 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
     const notOffered = (reason: string) => warnings.push(redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${reason}`, secrets));
     let result: MetadataResult<RunTool[]>;
     if (record.type === 'OPENAPI') {
-      const loaded = await openApiTools(record, namer, deps.fetch, request.signal, request.deadline);
+      const loaded = await openApiTools(record, namer, http, request.signal, request.deadline);
       if (loaded.ok) {
         warnings.push(...loaded.value.warnings.map((warning) => redactSecrets(warning, secrets)));
         result = { ok: true, value: loaded.value.tools };
@@ -74,8 +77,8 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
     } else {
       // Named only once offered, so a tool left out does not take a name from the next one.
       let single: MetadataResult<RunTool>;
-      if (record.type === 'SEARCH') single = searchTool(record, '', deps.fetch);
-      else if ((PLAIN_HTTP_TYPES as readonly string[]).includes(record.type)) single = plainHttpTool(record, '', deps.fetch);
+      if (record.type === 'SEARCH') single = searchTool(record, '', http);
+      else if ((PLAIN_HTTP_TYPES as readonly string[]).includes(record.type)) single = plainHttpTool(record, '', http);
       else if (record.type === 'AGENT') {
         single = agentTool(record, '', {
           findAgent: (id) => deps.findAgent(request.userId, id),
@@ -98,9 +101,10 @@ export function createToolProvider(options: {
   listToolsForRun: (userId: string, agentId: string) => ToolRecord[];
   findAgent: ToolProviderDeps['findAgent'];
   fetch: FetchLike;
+  toolTimeoutMs?: number;
   runChild: RunChildAgent;
 }): AgentToolProvider {
-  const deps: ToolProviderDeps = { fetch: options.fetch, findAgent: options.findAgent, runChild: options.runChild };
+  const deps: ToolProviderDeps = { fetch: options.fetch, toolTimeoutMs: options.toolTimeoutMs, findAgent: options.findAgent, runChild: options.runChild };
   return (agent, caller, context) =>
     buildToolSet(deps, {
       userId: caller.id,

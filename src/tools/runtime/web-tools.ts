@@ -1,7 +1,7 @@
 // SEARCH (a SearXNG instance) and the plain HTTP tools (ENGINE_ALPHA, HOSTED_MODEL, AUTOMATION_NLA):
 // one function each, built from the tool record's metadata.
 import type { RunTool } from '../../runs/tool-types.js';
-import { callHttp, headersFromMetadata, urlFromMetadata, ToolError, type FetchLike, type MetadataResult } from './http-call.js';
+import { callHttp, headersFromMetadata, urlFromMetadata, ToolError, type MetadataResult, type ToolHttp } from './http-call.js';
 import { defaultDescription } from './naming.js';
 
 /** The tool record as the runtime needs it: metadata unsealed. */
@@ -46,7 +46,7 @@ export function searchUrl(base: URL, query: string): URL {
 }
 
 /** The SEARCH function of `tool`, or why it cannot be offered. */
-export function searchTool(tool: ToolRecord, name: string, fetch: FetchLike): MetadataResult<RunTool> {
+export function searchTool(tool: ToolRecord, name: string, http: ToolHttp): MetadataResult<RunTool> {
   const url = urlFromMetadata(tool.metadata);
   if (!url.ok) return url;
   const headers = headersFromMetadata(tool.metadata);
@@ -61,7 +61,7 @@ export function searchTool(tool: ToolRecord, name: string, fetch: FetchLike): Me
       toolName: tool.name,
       async call(args, context) {
         const query = stringArgument(args, 'query');
-        const answer = await callHttp({ url: searchUrl(url.value, query), method: 'GET', headers: headers.value }, { fetch, ...context }).catch((error) => {
+        const answer = await callHttp({ url: searchUrl(url.value, query), method: 'GET', headers: headers.value }, { ...http, ...context }).catch((error) => {
           if (error instanceof ToolError && / answered HTTP 403/.test(error.message)) {
             throw new ToolError(`${error.message} (a SearXNG instance answers 403 when its JSON format is off: add "json" to search.formats in its settings.yml)`);
           }
@@ -87,7 +87,7 @@ export function searchTool(tool: ToolRecord, name: string, fetch: FetchLike): Me
 }
 
 /** The function of a plain HTTP tool (POST `{ "input": … }`, the answer's text back), or why not. */
-export function plainHttpTool(tool: ToolRecord, name: string, fetch: FetchLike): MetadataResult<RunTool> {
+export function plainHttpTool(tool: ToolRecord, name: string, http: ToolHttp): MetadataResult<RunTool> {
   const url = urlFromMetadata(tool.metadata);
   if (!url.ok) return url;
   const headers = headersFromMetadata(tool.metadata);
@@ -102,7 +102,7 @@ export function plainHttpTool(tool: ToolRecord, name: string, fetch: FetchLike):
       toolName: tool.name,
       async call(args, context) {
         const input = stringArgument(args, 'input');
-        const answer = await callHttp({ url: url.value, method: 'POST', headers: headers.value, json: { input } }, { fetch, ...context });
+        const answer = await callHttp({ url: url.value, method: 'POST', headers: headers.value, json: { input } }, { ...http, ...context });
         return answer.text;
       },
     },
