@@ -62,7 +62,7 @@ const log: Logger = {
       if (url.pathname === '/openapi.json') json(200, SPEC);
       else if (url.pathname.startsWith('/api/pets/')) json(200, { id: decodeURIComponent(url.pathname.slice(10)), name: 'Rex' });
       else if (url.pathname === '/search') {
-        json(200, { results: Array.from({ length: 7 }, (_, i) => ({ title: `Result ${i}`, url: `https://r.test/${i}`, content: `About ${url.searchParams.get('q')}` })) });
+        json(200, { results: Array.from({ length: 7 }, (_, i) => ({ title: `Result ${i}`, url: `https://r.test/${i}`, content: `About ${url.searchParams.get('q')}${req.headers['x-api-key'] ? ` (key ${req.headers['x-api-key']})` : ''}` })) });
       } else if (url.pathname === '/echo') {
         res.writeHead(200, { 'content-type': 'text/plain' });
         res.end(`echo ${JSON.parse(body).input} (key ${req.headers['x-api-key']})`);
@@ -161,7 +161,7 @@ describe('VENDOR_A: native tool calling', () => {
 
   it('SEARCH, streamed with the tool call in pieces: tool_call and tool_result events, then the answer', async () => {
     const token = await newUser();
-    const agent = await agentWithTools(token, 'VENDOR_A', [{ name: 'Web search', type: 'SEARCH', metadata: { url: fixture.base } }]);
+    const agent = await agentWithTools(token, 'VENDOR_A', [{ name: 'Web search', type: 'SEARCH', metadata: { url: fixture.base, headers: { 'X-Api-Key': SECRET } } }]);
     const start = fake.requests.length;
     fake.reply({ toolCalls: [{ id: 's1', name: 'web_search', arguments: '{"query":"sqlite wal"}' }], pieceSize: 2 }, { text: 'WAL is a journal mode.' });
     const { events, raw } = await invokeStreamed(token, agent.id, 'What is WAL?');
@@ -171,7 +171,8 @@ describe('VENDOR_A: native tool calling', () => {
     assert.ok(fixture.seen.some((s) => s.path === '/search?q=sqlite+wal&format=json'));
     const results = JSON.parse(events.find((e) => e.event === 'tool_result')!.data.output);
     assert.equal(results.length, 5);
-    assert.deepEqual(results[0], { title: 'Result 0', url: 'https://r.test/0', content: 'About sqlite wal' });
+    assert.deepEqual(results[0], { title: 'Result 0', url: 'https://r.test/0', content: 'About sqlite wal (key [redacted])' });
+    assert.equal(fixture.seen.find((s) => s.path === '/search?q=sqlite+wal&format=json')!.headers['x-api-key'], SECRET);
     assert.equal(JSON.parse(fake.requests[start + 1].body.messages.at(-1).content).length, 5);
     assert.equal(events.filter((e) => e.event === 'token').map((e) => e.data.text).join(''), 'WAL is a journal mode.');
     assert.equal(events.at(-1)!.data.output, 'WAL is a journal mode.');
