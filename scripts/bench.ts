@@ -40,7 +40,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
-import { digestToken, newTokenSecret } from '../src/auth/tokens.js';
+import { digestToken, newTokenSecret } from '../src/api-tokens/secrets.js';
 import { hashPassword } from '../src/auth/password.js';
 import { MIN_SCRYPT } from '../src/config.js';
 import { formatTimestamp } from '../src/lib/ids.js';

@@ -7,7 +7,7 @@ import { createStores } from './stores.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
-import { requireCaller } from './http/auth.js';
+import { requireCaller } from './api-tokens/authenticate.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
 import { defineRoute, mountRoutes, type Route } from './http/route.js';

@@ -3,7 +3,6 @@
 import * as v from 'valibot';
 import { resolve } from 'node:path';
 import { parseSecretKey } from './lib/secrets.js';
-import type { IngestionConfig } from './documents/ingestion.js';
 
 /** The scrypt cost of new password hashes (cost = 2^logN). */
 export interface ScryptCost {
@@ -57,6 +56,16 @@ export interface RunsConfig {
   maxSteps: number;
 }
 
+export interface IngestionConfig {
+  /** Off: documents stay pending (a sandbox without network, or tests that do not ingest). */
+  enabled: boolean;
+  concurrency: number;
+  maxBytes: number;
+  timeoutMs: number;
+  /** Allow URLs on loopback/private/link-local addresses (off by default: SSRF). */
+  allowPrivateNetworks: boolean;
+}
+
 export interface RateLimitConfig {
   enabled: boolean;
   /** Sign-up and sign-in attempts per client address per minute. */
@@ -67,7 +76,7 @@ export interface RateLimitConfig {
   perTokenPerMinute: number;
 }
 
-/** OWASP's minimum for scrypt without 128 MiB per hash (decisions.md): production never goes below. */
+/** OWASP's minimum for scrypt without 128 MiB per hash: production never goes below. */
 export const MIN_SCRYPT: ScryptCost = { logN: 15, r: 8, p: 3 };
 
 const integerSetting = (min: number, max: number) =>

@@ -52,6 +52,9 @@ function main(): void {
       process.exit(0);
     });
     server.closeIdleConnections();
+    // Open event streams would hold server.close() until the deadline: end them now (each gets an
+    // `error` event and its run is marked failed), then their connections close like any other.
+    void app.runs.shutdown().then(() => server.closeIdleConnections());
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -1,24 +1,15 @@
-// `/agents`: interface endpoints 11-13 and decisions.md's agent rules (defaults, references, tags
-// as ids or objects, llm secrets never echoed, `document`, PATCH and DELETE).
+// `/agents`: creating, reading and listing agents as original clients do, and the agent rules
+// (defaults, references, tags as ids or objects, llm secrets never echoed, `document`, PATCH and DELETE).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { errorOf, startService, TIMESTAMP, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request, create } = service;
+const { request, create, createDocument, createPrompt, createTag } = service;
 
 const SECRET = 'sk-agent-secret-do-not-echo-7f3a9c';
 const OTHER_SECRET = 'sk-agent-second-secret-b81e22';
-
-let counter = 0;
-const unique = (prefix: string) => `${prefix} ${++counter}`;
-
-const makePrompt = (token: string) =>
-  create(token, '/prompts', { name: unique('prompt'), template: 'Answer {question}', input_variables: ['question'] });
-const makeDocument = (token: string) =>
-  create(token, '/documents', { name: unique('doc'), type: 'URL', url: 'https://example.com/handbook' });
-const makeTag = (token: string, color = '#ff8800') => create(token, '/tags', { name: unique('tag'), color });
 
 function agentBody(extra: Json = {}): Json {
   return {
@@ -57,10 +48,10 @@ const tagSummary = (tags: Json[]) => tags.map((tag) => ({ id: tag.id, name: tag.
 describe('POST /agents', () => {
   test('201 with the full agent: tags, llm {model, provider}, document, promptId', async () => {
     const { token, user } = await service.signUp('Agent Owner');
-    const prompt = await makePrompt(token);
-    const document = await makeDocument(token);
-    const red = await makeTag(token, '#ff0000');
-    const blue = await makeTag(token, '#0000ff');
+    const prompt = await createPrompt(token);
+    const document = await createDocument(token, { type: 'URL', url: 'https://example.com/handbook' });
+    const red = await createTag(token, { color: '#ff0000' });
+    const blue = await createTag(token, { color: '#0000ff' });
 
     const reply = await request('POST', '/api/v1/agents', {
       token,
@@ -83,7 +74,7 @@ describe('POST /agents', () => {
     assert.ok(!('password' in agent.user), 'the nested user never carries the hash');
     assert.equal(agent.name, 'Researcher');
     assert.equal(agent.type, 'VENDOR_A');
-    assert.deepEqual(agent.llm, { model: 'model-x', provider: 'provider-y' });
+    assert.deepEqual(agent.llm, { model: 'model-x', provider: 'provider-y', baseUrl: null, hasApiKey: true });
     assert.equal(agent.hasMemory, true);
     assert.deepEqual(agent.AgentMemory, { sessions: 0, messages: 0 }, 'an agent with memory counts what it holds');
     assert.equal(agent.promptId, prompt.id);
@@ -116,10 +107,10 @@ describe('POST /agents', () => {
     assertNoSecret(reply);
   });
 
-  test('tags may be given as tag objects {id, ...} as the interface shows', async () => {
+  test('tags may be given as tag objects {id, ...}, the shape agents return them in', async () => {
     const { token } = await service.signUp();
-    const green = await makeTag(token, '#00ff00');
-    const plain = await makeTag(token, '#123456');
+    const green = await createTag(token, { color: '#00ff00' });
+    const plain = await createTag(token, { color: '#123456' });
     const reply = await request('POST', '/api/v1/agents', {
       token,
       body: agentBody({ tags: [green, { id: plain.id }] }),
@@ -157,7 +148,7 @@ describe('POST /agents', () => {
     test('promptId: nonexistent, or another user\'s', async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
-      const theirs = await makePrompt(stranger.token);
+      const theirs = await createPrompt(stranger.token);
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ promptId: randomUUID() }) }), 'promptId');
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ promptId: theirs.id }) }), 'promptId');
       assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
@@ -166,7 +157,7 @@ describe('POST /agents', () => {
     test('documentId: nonexistent, or another user\'s', async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
-      const theirs = await makeDocument(stranger.token);
+      const theirs = await createDocument(stranger.token);
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ documentId: randomUUID() }) }), 'documentId');
       assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ documentId: theirs.id }) }), 'documentId');
       assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
@@ -175,8 +166,8 @@ describe('POST /agents', () => {
     test('a tag id: nonexistent, or another user\'s (as id or as object), even beside an own tag', async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
-      const mine = await makeTag(token);
-      const theirs = await makeTag(stranger.token);
+      const mine = await createTag(token);
+      const theirs = await createTag(stranger.token);
       for (const tags of [[randomUUID()], [theirs.id], [theirs], [mine.id, theirs.id]]) {
         assertNamesField(await request('POST', '/api/v1/agents', { token, body: agentBody({ tags }) }), 'tags');
       }
@@ -188,8 +179,8 @@ describe('POST /agents', () => {
 describe('GET /agents and GET /agents/{agentId}', () => {
   test('both show tags and document, as create returned them; no llm secret', async () => {
     const { token, user } = await service.signUp();
-    const document = await makeDocument(token);
-    const tag = await makeTag(token, '#abcdef');
+    const document = await createDocument(token);
+    const tag = await createTag(token, { color: '#abcdef' });
     const plainReply = await request('POST', '/api/v1/agents', { token, body: agentBody({ name: 'Plain' }) });
     const richReply = await request('POST', '/api/v1/agents', {
       token,
@@ -239,11 +230,11 @@ describe('GET /agents and GET /agents/{agentId}', () => {
 describe('PATCH /agents/{agentId}', () => {
   test('partial: tags replaced, promptId set to null, llm replaced, updatedAt moves; the rest kept', async () => {
     const { token } = await service.signUp();
-    const prompt = await makePrompt(token);
-    const document = await makeDocument(token);
-    const first = await makeTag(token, '#111111');
-    const second = await makeTag(token, '#222222');
-    const third = await makeTag(token, '#333333');
+    const prompt = await createPrompt(token);
+    const document = await createDocument(token);
+    const first = await createTag(token, { color: '#111111' });
+    const second = await createTag(token, { color: '#222222' });
+    const third = await createTag(token, { color: '#333333' });
     const agent = await create(token, '/agents', agentBody({
       name: 'Before',
       type: 'VENDOR_A',
@@ -271,7 +262,7 @@ describe('PATCH /agents/{agentId}', () => {
       { id: first.id, name: first.name, color: '#111111' },
     ]);
     assert.equal(updated.promptId, null);
-    assert.deepEqual(updated.llm, { model: 'model-2', provider: 'provider-2' });
+    assert.deepEqual(updated.llm, { model: 'model-2', provider: 'provider-2', baseUrl: null, hasApiKey: true });
     assert.equal(updated.name, 'Before');
     assert.equal(updated.type, 'VENDOR_A');
     assert.equal(updated.hasMemory, true);
@@ -289,7 +280,7 @@ describe('PATCH /agents/{agentId}', () => {
 
   test('only the name: everything else kept', async () => {
     const { token } = await service.signUp();
-    const tag = await makeTag(token);
+    const tag = await createTag(token);
     const agent = await create(token, '/agents', agentBody({ tags: [tag.id], hasMemory: true }));
     const reply = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { name: '  Renamed  ' } });
     assert.equal(reply.status, 200);
@@ -298,6 +289,51 @@ describe('PATCH /agents/{agentId}', () => {
     assert.deepEqual(reply.body.data.llm, agent.llm);
     assert.equal(reply.body.data.hasMemory, true);
     assertNoSecret(reply);
+  });
+
+  test('llm merges: the key stays when only the model changes; apiKey null clears it', async () => {
+    const { token } = await service.signUp();
+    const agent = await create(token, '/agents', agentBody({ llm: { model: 'm1', provider: 'openai', apiKey: SECRET, temperature: 0.2 } }));
+    assert.deepEqual(agent.llm, { model: 'm1', provider: 'openai', baseUrl: null, hasApiKey: true });
+    const path = `/api/v1/agents/${agent.id}`;
+    const storedKey = () => service.db.prepare('SELECT llm_api_key FROM agents WHERE id = ?').pluck().get(agent.id) as string | null;
+    const storedExtra = () => JSON.parse(service.unseal(service.db.prepare('SELECT llm_extra FROM agents WHERE id = ?').pluck().get(agent.id) as string));
+
+    const model = await request('PATCH', path, { token, body: { llm: { model: 'm2' } } });
+    assert.equal(model.status, 200, JSON.stringify(model.body));
+    assert.deepEqual(model.body.data.llm, { model: 'm2', provider: 'openai', baseUrl: null, hasApiKey: true });
+    assert.equal(service.unseal(storedKey()!), SECRET, 'a change of the model keeps the stored key');
+    assert.deepEqual(storedExtra(), { temperature: 0.2 }, 'and the other llm keys');
+    assertNoSecret(model);
+
+    const cleared = await request('PATCH', path, { token, body: { llm: { apiKey: null, temperature: null } } });
+    assert.deepEqual(cleared.body.data.llm, { model: 'm2', provider: 'openai', baseUrl: null, hasApiKey: false });
+    assert.equal(storedKey(), null);
+    assert.deepEqual(storedExtra(), {}, 'a key sent as null is removed');
+  });
+
+  test('llm.baseUrl on another origin drops a stored key not sent again; the same origin keeps it', async () => {
+    const { token } = await service.signUp();
+    const llm = { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', api_key: SECRET };
+    const agent = await create(token, '/agents', agentBody({ llm }));
+    assert.deepEqual(agent.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', hasApiKey: true });
+    const path = `/api/v1/agents/${agent.id}`;
+
+    const samePlace = await request('PATCH', path, { token, body: { llm: { baseUrl: 'http://models.example.com:8000/v2' } } });
+    assert.equal(samePlace.body.data.llm.hasApiKey, true, 'another path on the same origin keeps the key');
+
+    const elsewhere = await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://collector.example.net/v1' } } });
+    assert.equal(elsewhere.status, 200);
+    assert.deepEqual(elsewhere.body.data.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: 'https://collector.example.net/v1', hasApiKey: false });
+    assert.equal(service.db.prepare('SELECT llm_api_key FROM agents WHERE id = ?').pluck().get(agent.id), null);
+
+    const withKey = await request('PATCH', path, { token, body: { llm: { base_url: 'https://other.example.org/v1', apiKey: OTHER_SECRET } } });
+    assert.equal(withKey.body.data.llm.hasApiKey, true, 'a key sent with the new URL is kept');
+    const toDefault = await request('PATCH', path, { token, body: { llm: { baseUrl: null } } });
+    assert.deepEqual(toDefault.body.data.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: null, hasApiKey: false }, "back to the operator's default is another origin too");
+    assertNoSecret(toDefault);
+    assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'ftp://x.example/v1' } } }), 'llm.baseUrl');
+    assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://user:pw@x.example/v1' } } }), 'llm.baseUrl');
   });
 
   test('same validation as create', async () => {
@@ -314,10 +350,10 @@ describe('PATCH /agents/{agentId}', () => {
   test("another user's tag (or prompt, or document) → 422 and nothing stored changes", async () => {
     const { token } = await service.signUp();
     const stranger = await service.signUp();
-    const mine = await makeTag(token);
-    const theirTag = await makeTag(stranger.token);
-    const theirPrompt = await makePrompt(stranger.token);
-    const theirDocument = await makeDocument(stranger.token);
+    const mine = await createTag(token);
+    const theirTag = await createTag(stranger.token);
+    const theirPrompt = await createPrompt(stranger.token);
+    const theirDocument = await createDocument(stranger.token);
     const agent = await create(token, '/agents', agentBody({ name: 'Keep', tags: [mine.id] }));
     const path = `/api/v1/agents/${agent.id}`;
 

@@ -1,4 +1,5 @@
-// `/api-tokens`: interface endpoints 2-5, PATCH of the description, ownership and pagination.
+// `/api-tokens`: create, list, read and delete as original clients do, PATCH of the description,
+// ownership and pagination.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

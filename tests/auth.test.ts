@@ -1,4 +1,4 @@
-// Sign-up (interface endpoint 1), sign-in and the caller's own account (decisions.md: Authentication).
+// Sign-up as original clients call it, sign-in, and the caller's own account.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startService, TIMESTAMP } from './helpers.js';

@@ -18,36 +18,10 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 const livePath = join(dir, 'live', 'service.db');
 const backupPath = join(dir, 'backup.db');
 const env = { DATABASE_PATH: livePath };
-const credentials = { name: 'Backup Owner', email: 'owner@example.com', password: 'correct horse battery' };
 
-async function call(service: ServiceProcess, method: string, path: string, token?: string, body?: unknown) {
-  const headers: Record<string, string> = {};
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${service.url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: response.status, headers: response.headers, body: (await response.json()) as { data: any } };
-}
-
-async function signIn(service: ServiceProcess): Promise<string> {
-  const reply = await call(service, 'POST', '/auth/sign-in', undefined, { email: credentials.email, password: credentials.password });
-  assert.equal(reply.status, 200);
-  return reply.body.data.token;
-}
-
-/** Every tag id the user has, following the Link header page by page. */
-async function allTagIds(service: ServiceProcess, token: string): Promise<string[]> {
-  const ids: string[] = [];
-  let path: string | undefined = '/tags?limit=1000';
-  while (path) {
-    const reply = await call(service, 'GET', path, token);
-    assert.equal(reply.status, 200);
-    ids.push(...(reply.body.data as { id: string }[]).map((tag) => tag.id));
-    const next = /<([^>]+)>;\s*rel="next"/.exec(reply.headers.get('link') ?? '')?.[1];
-    const nextUrl = next === undefined ? undefined : new URL(next, service.url);
-    path = nextUrl && nextUrl.pathname.slice('/api/v1'.length) + nextUrl.search;
-  }
-  return ids;
-}
+/** Every tag id the user has, following the list page by page. */
+const allTagIds = async (service: ServiceProcess, token: string): Promise<string[]> =>
+  (await service.listAll(token, '/tags?limit=1000')).map((tag) => tag.id);
 
 const tagIdsIn = (path: string): Set<string> => {
   const db = new Database(path, { readonly: true });
@@ -61,22 +35,22 @@ const tagIdsIn = (path: string): Set<string> => {
 describe('backup and restore around the running service', () => {
   let service: ServiceProcess;
   let token: string;
+  let email: string;
+  let password: string;
   let ackedBeforeBackup: string[] = [];
   let backupTagCount = 0;
   let liveTagCountAtRestore = 0;
 
   test('a backup taken during writes is whole and holds every write acknowledged before it started', async (t) => {
     service = await startServiceProcess(env);
-    assert.equal((await call(service, 'POST', '/auth/sign-up', undefined, credentials)).status, 201);
-    token = await signIn(service);
+    ({ token, email, password } = await service.signUp('Backup Owner'));
 
     // Some bulk (about a megabyte), and a secret that is sealed with the key.
     for (let i = 0; i < 20; i += 1) {
       const template = `${'x'.repeat(40_000)} {v}`;
-      assert.equal((await call(service, 'POST', '/prompts', token, { name: `bulk ${i}`, template, input_variables: ['v'] })).status, 201);
+      await service.createPrompt(token, { name: `bulk ${i}`, template, input_variables: ['v'] });
     }
-    const tool = await call(service, 'POST', '/tools', token, { name: 'search', type: 'SEARCH', metadata: { apiKey: 'sk-kept-secret' } });
-    assert.equal(tool.status, 201);
+    await service.createTool(token, { metadata: { apiKey: 'sk-kept-secret' } });
 
     // Four writers that keep creating tags until told to stop; `acked` holds each 201's id in order.
     const acked: string[] = [];
@@ -84,9 +58,7 @@ describe('backup and restore around the running service', () => {
     let counter = 0;
     const writer = async () => {
       while (!stop) {
-        const reply = await call(service, 'POST', '/tags', token, { name: `tag ${counter++}` });
-        assert.equal(reply.status, 201);
-        acked.push(reply.body.data.id);
+        acked.push((await service.createTag(token, { name: `tag ${counter++}` })).id);
       }
     };
     const writers = Promise.all([writer(), writer(), writer(), writer()]);
@@ -163,7 +135,7 @@ describe('backup and restore around the running service', () => {
 
     // The service starts on the restored file and serves exactly what the backup held.
     service = await startServiceProcess(env);
-    const restoredToken = await signIn(service);
+    const restoredToken = await service.signIn(email, password);
     assert.equal((await allTagIds(service, restoredToken)).length, backupTagCount);
     assert.equal(await service.stop(), 0);
   });

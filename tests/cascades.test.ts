@@ -1,4 +1,4 @@
-// decisions.md's delete rules, seen through the HTTP interface: deleting an agent, document or tool
+// The delete rules, seen through HTTP: deleting an agent, document or tool
 // deletes its link records; deleting a document clears `documentId` on agents; deleting a prompt
 // clears `promptId`; deleting a tag removes it from agents' `tags`; a deleted API token stops working.
 import { describe, test } from 'node:test';
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { assertNotFound, errorOf, startService, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request, create } = service;
+const { request, create, createAgent, createDocument, createPrompt, createTag, createTool } = service;
 
 async function get(token: string, path: string): Promise<Json> {
   const reply = await request('GET', `/api/v1${path}`, { token });
@@ -28,23 +28,13 @@ async function remove(token: string, path: string): Promise<Reply> {
   return reply;
 }
 
-let counter = 0;
-const makeAgent = (token: string, extra: Json = {}) =>
-  create(token, '/agents', { name: `agent ${++counter}`, type: 'REACT', llm: { model: 'm', provider: 'p' }, ...extra });
-const makeDocument = (token: string) =>
-  create(token, '/documents', { name: `doc ${++counter}`, type: 'TXT', url: 'https://example.com/notes.txt' });
-const makeTool = (token: string) => create(token, '/tools', { name: `tool ${++counter}`, type: 'OPENAPI' });
-const makePrompt = (token: string) =>
-  create(token, '/prompts', { name: `prompt ${++counter}`, template: 'Say {word}', input_variables: ['word'] });
-const makeTag = (token: string) => create(token, '/tags', { name: `tag ${++counter}`, color: '#00aa00' });
-
 describe('deleting an agent', () => {
   test('removes its agent-document and agent-tool links, and only those', async () => {
     const { token } = await service.signUp();
-    const doomed = await makeAgent(token);
-    const survivor = await makeAgent(token);
-    const document = await makeDocument(token);
-    const tool = await makeTool(token);
+    const doomed = await createAgent(token);
+    const survivor = await createAgent(token);
+    const document = await createDocument(token);
+    const tool = await createTool(token);
     const doomedDoc = await create(token, '/agent-documents', { agentId: doomed.id, documentId: document.id });
     const doomedTool = await create(token, '/agent-tools', { agentId: doomed.id, toolId: tool.id });
     const keptDoc = await create(token, '/agent-documents', { agentId: survivor.id, documentId: document.id });
@@ -66,10 +56,10 @@ describe('deleting an agent', () => {
 describe('deleting a document', () => {
   test('removes its links and sets documentId back to null (document {}) on agents that used it', async () => {
     const { token } = await service.signUp();
-    const doomed = await makeDocument(token);
-    const kept = await makeDocument(token);
-    const user = await makeAgent(token, { documentId: doomed.id });
-    const other = await makeAgent(token, { documentId: kept.id });
+    const doomed = await createDocument(token);
+    const kept = await createDocument(token);
+    const user = await createAgent(token, { documentId: doomed.id });
+    const other = await createAgent(token, { documentId: kept.id });
     assert.equal(user.documentId, doomed.id);
     const doomedLink = await create(token, '/agent-documents', { agentId: other.id, documentId: doomed.id });
     const keptLink = await create(token, '/agent-documents', { agentId: user.id, documentId: kept.id });
@@ -95,9 +85,9 @@ describe('deleting a document', () => {
 describe('deleting a tool', () => {
   test('removes its agent-tool links, and only those', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const doomed = await makeTool(token);
-    const kept = await makeTool(token);
+    const agent = await createAgent(token);
+    const doomed = await createTool(token);
+    const kept = await createTool(token);
     const doomedLink = await create(token, '/agent-tools', { agentId: agent.id, toolId: doomed.id });
     const keptLink = await create(token, '/agent-tools', { agentId: agent.id, toolId: kept.id });
 
@@ -113,10 +103,10 @@ describe('deleting a tool', () => {
 describe('deleting a prompt', () => {
   test('clears promptId on agents that used it', async () => {
     const { token } = await service.signUp();
-    const doomed = await makePrompt(token);
-    const kept = await makePrompt(token);
-    const user = await makeAgent(token, { promptId: doomed.id });
-    const other = await makeAgent(token, { promptId: kept.id });
+    const doomed = await createPrompt(token);
+    const kept = await createPrompt(token);
+    const user = await createAgent(token, { promptId: doomed.id });
+    const other = await createAgent(token, { promptId: kept.id });
     assert.equal(user.promptId, doomed.id);
 
     await remove(token, `/prompts/${doomed.id}`);
@@ -131,11 +121,11 @@ describe('deleting a prompt', () => {
 describe('deleting a tag', () => {
   test("removes it from agents' tags, keeping the others in order", async () => {
     const { token } = await service.signUp();
-    const first = await makeTag(token);
-    const doomed = await makeTag(token);
-    const last = await makeTag(token);
-    const agent = await makeAgent(token, { tags: [first.id, doomed.id, last.id] });
-    const onlyDoomed = await makeAgent(token, { tags: [doomed.id] });
+    const first = await createTag(token);
+    const doomed = await createTag(token);
+    const last = await createTag(token);
+    const agent = await createAgent(token, { tags: [first.id, doomed.id, last.id] });
+    const onlyDoomed = await createAgent(token, { tags: [doomed.id] });
     assert.equal(agent.tags.length, 3);
 
     const reply = await remove(token, `/tags/${doomed.id}`);

@@ -1,13 +1,13 @@
-// Crash safety (issue 4, item 7): the real process is killed with SIGKILL while concurrent clients
-// are writing; started again on the same file, it still has every record it acknowledged with a 2xx,
-// and SQLite finds the file intact.
+// Crash safety: the real process is killed with SIGKILL while concurrent clients are writing;
+// started again on the same file, it still has every record it acknowledged with a 2xx, and SQLite
+// finds the file intact.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startServiceProcess } from './run-script.js';
+import { startServiceProcess, type ServiceProcess } from './run-script.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-crash-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -17,25 +17,6 @@ const databasePath = join(dir, 'service.db');
 const LOAD_MS = 700;
 const CLIENTS = 8;
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-async function call(url: string, method: string, path: string, token?: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = {};
-  if (token !== undefined) headers.Autorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: response.status, body: await response.json() };
-}
-
-/** Signs up and signs in (at the production scrypt cost: a few hundred ms); returns a bearer token. */
-async function signUpAndIn(url: string, email: string): Promise<string> {
-  const password = 'correct horse battery';
-  const up = await call(url, 'POST', '/auth/sign-up', undefined, { name: email, email, password });
-  assert.equal(up.status, 201, JSON.stringify(up.body));
-  const signIn = await call(url, 'POST', '/auth/sign-in', undefined, { email, password });
-  assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
-  return signIn.body.data.token;
-}
-
 interface Acknowledged {
   resource: 'tools' | 'tags';
   id: string;
@@ -44,22 +25,15 @@ interface Acknowledged {
 }
 
 /** Every record of `resource` the token's user has, read page by page: id → name. */
-async function listAll(url: string, resource: string, token: string): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  let after = '';
-  for (;;) {
-    const page = await call(url, 'GET', `/${resource}?limit=1000${after ? `&after=${after}` : ''}`, token);
-    assert.equal(page.status, 200, JSON.stringify(page.body));
-    for (const record of page.body.data as { id: string; name: string }[]) found.set(record.id, record.name);
-    if (page.body.data.length < 1000) return found;
-    after = page.body.data[page.body.data.length - 1].id;
-  }
+async function namesById(service: ServiceProcess, resource: string, token: string): Promise<Map<string, string>> {
+  return new Map((await service.listAll(token, `/${resource}?limit=1000`)).map((record) => [record.id, record.name]));
 }
 
 describe('crash safety: SIGKILL under concurrent writes', () => {
   test(`every record acknowledged with a 2xx survives a SIGKILL after ${LOAD_MS} ms of ${CLIENTS} concurrent writers`, async (t) => {
     const first = await startServiceProcess({ DATABASE_PATH: databasePath });
-    const tokens = [await signUpAndIn(first.url, 'crash.one@example.com'), await signUpAndIn(first.url, 'crash.two@example.com')];
+    // Two users, signed up at the production scrypt cost (a few hundred ms each).
+    const tokens = [(await first.signUp()).token, (await first.signUp()).token];
 
     const acknowledged: Acknowledged[] = [];
     const unexpected: string[] = [];
@@ -77,7 +51,7 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
         inFlight += 1;
         let reply;
         try {
-          reply = await call(first.url, 'POST', `/${resource}`, token, body);
+          reply = await first.request('POST', `/api/v1/${resource}`, { token, body });
         } catch {
           // The connection died with the process: this write was never acknowledged.
           if (killed) failedInFlight += 1;
@@ -113,7 +87,7 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
     const lost: string[] = [];
     for (const token of tokens) {
       for (const resource of ['tools', 'tags'] as const) {
-        const stored = await listAll(second.url, resource, token);
+        const stored = await namesById(second, resource, token);
         for (const record of acknowledged.filter((entry) => entry.token === token && entry.resource === resource)) {
           if (stored.get(record.id) !== record.name) lost.push(`${resource}/${record.id} (${record.name})`);
         }
@@ -123,7 +97,7 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
 
     // The lists agree with the records read one by one.
     for (const record of [acknowledged[0], acknowledged[acknowledged.length - 1]]) {
-      const one = await call(second.url, 'GET', `/${record.resource}/${record.id}`, record.token);
+      const one = await second.request('GET', `/api/v1/${record.resource}/${record.id}`, { token: record.token });
       assert.equal(one.status, 200, JSON.stringify(one.body));
       assert.equal(one.body.data.name, record.name);
     }

@@ -40,7 +40,7 @@ test('GET /docs answers the page without a token, with a strict Content-Security
   const base = new URL('/docs', service.url);
   for (const [, href] of html.matchAll(/(?:src|href)="([^"]+)"/g)) {
     const url = new URL(href, base);
-    const asset = await fetch(url);
+    const asset = await service.request('GET', url.pathname + url.search);
     assert.equal(asset.status, 200, url.pathname);
     const type = asset.headers.get('content-type') ?? '';
     if (url.pathname.endsWith('.js')) assert.match(type, /^text\/javascript/);
@@ -55,9 +55,8 @@ test('GET /docs answers the page without a token, with a strict Content-Security
 
 test('the docs files are revalidated with an ETag, and nothing else under /docs/ is served', async () => {
   const service = await startService();
-  const first = await fetch(`${service.url}/docs/swagger-ui-bundle.js`);
+  const first = await service.request('GET', '/docs/swagger-ui-bundle.js');
   assert.equal(first.status, 200);
-  await first.arrayBuffer();
   assert.equal(first.headers.get('cache-control'), 'no-cache');
   const etag = first.headers.get('etag');
   assert.ok(etag);
@@ -124,7 +123,7 @@ test('the docs page renders the endpoint list in headless Chromium, from this or
   for (const path of ['/api/v1/agents', '/api/v1/agents/{id}', '/api/v1/agent-tools', '/api/v1/agent-documents/{id}', '/healthz']) {
     assert.ok(paths.includes(path), `${path} is listed (found: ${paths.join(', ')})`);
   }
-  const document = await (await fetch(`${service.url}/api/v1/openapi.json`)).json();
+  const document = (await service.request('GET', '/api/v1/openapi.json')).body;
   const operations = Object.values<Record<string, unknown>>(document.paths).reduce((count, item) => count + Object.keys(item).length, 0);
   assert.equal(paths.length, operations, 'one entry per documented operation');
   assert.ok(await page.getByText('Agent management service').first().isVisible());

@@ -1,19 +1,16 @@
-// `/documents`: interface endpoints 8-10, and the additive PATCH and DELETE (decisions.md).
+// `/documents`: create, read and list as original clients do, and the added PATCH and DELETE.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createDocument } = service;
 
 const DOCUMENT_TYPES = ['TXT', 'PDF', 'VIDEO', 'CSV', 'URL'];
 const SECRET = 'doc-bearer-3f9a61c2d7';
 
 const BASE = { name: 'Handbook', type: 'PDF', url: 'https://example.com/handbook.pdf' };
-
-/** Creates a document for the holder of `token` and returns the new record. */
-const createDocument = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/documents', { ...BASE, ...body });
 
 /** Asserts the credentials appear nowhere in a response. */
 function assertNoAuthorization(reply: Reply): void {
@@ -145,7 +142,7 @@ describe('POST /documents', () => {
     assert.equal((await createDocument(token, { url: 'http://example.com/a.txt' })).url, 'http://example.com/a.txt');
   });
 
-  test('every document type of the interface is accepted; others are 422 at path type', async () => {
+  test('every document type original clients send is accepted; others are 422 at path type', async () => {
     const { token } = await service.signUp();
     for (const type of DOCUMENT_TYPES) {
       const reply = await request('POST', '/api/v1/documents', { token, body: { ...BASE, type } });
@@ -217,6 +214,35 @@ describe('GET /documents', () => {
     assert.deepEqual(reply.body.data[0], first);
     assert.equal(reply.headers.get('link'), null);
     assertNoAuthorization(reply);
+  });
+});
+
+describe('GET /documents filters', () => {
+  test('?status= and ?type= filter the list; an unknown value is 422 at its path', async () => {
+    const { token } = await service.signUp();
+    const pdf = await createDocument(token, { type: 'PDF' });
+    const txt = await createDocument(token, { type: 'TXT', url: 'https://example.com/a.txt' });
+    service.db.prepare(`UPDATE documents SET status = 'failed', error = 'x' WHERE id = ?`).run(txt.id);
+    const ids = async (query: string) => {
+      const reply = await request('GET', `/api/v1/documents${query}`, { token });
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      return reply.body.data.map((document: { id: string }) => document.id);
+    };
+    assert.deepEqual(await ids('?status=pending'), [pdf.id]);
+    assert.deepEqual(await ids('?status=failed'), [txt.id]);
+    assert.deepEqual(await ids('?type=TXT'), [txt.id]);
+    assert.deepEqual(await ids('?type=PDF&status=failed'), []);
+    assertInvalid(await request('GET', '/api/v1/documents?status=done', { token }), 'status');
+    assertInvalid(await request('GET', '/api/v1/documents?type=DOCX', { token }), 'type');
+  });
+
+  test('an unknown query parameter on a list is 422 naming it, not silently ignored', async () => {
+    const { token } = await service.signUp();
+    for (const path of ['/documents?state=ready', '/agents?limit=5&tag=x', '/agent-tools?agent=1', '/documents/search?q=x&documentid=1']) {
+      const reply = await request('GET', `/api/v1${path}`, { token });
+      const name = [...new URLSearchParams(path.split("?")[1]).keys()].find((key) => !['limit', 'q'].includes(key));
+      assertInvalid(reply, `query.${name}`, path);
+    }
   });
 });
 
@@ -300,6 +326,33 @@ describe('PATCH /documents/{documentId}', () => {
     assert.equal(storedAuthorization(document.id), null);
   });
 
+  test('credentials follow the url only on its origin: another origin without authorization drops them', async () => {
+    const { token } = await service.signUp();
+    const document = await createDocument(token, { url: 'https://files.example.com/a.pdf', authorization: { bearer: SECRET } });
+    assert.equal(document.hasAuthorization, true);
+    const stored = storedAuthorization(document.id);
+
+    const samePlace = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://files.example.com/b.pdf' } });
+    assert.equal(samePlace.status, 200);
+    assert.equal(samePlace.body.data.hasAuthorization, true);
+    assert.equal(storedAuthorization(document.id), stored, 'the same origin keeps the credentials');
+
+    const elsewhere = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://attacker.example.net/c.pdf' } });
+    assert.equal(elsewhere.status, 200);
+    assert.equal(elsewhere.body.data.hasAuthorization, false);
+    assert.equal(storedAuthorization(document.id), null, 'another origin drops them');
+
+    // A port or scheme change is another origin too; sending authorization again keeps the new one.
+    const moved = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { url: 'http://attacker.example.net:8080/d.pdf', authorization: { bearer: 'given again' } },
+    });
+    assert.equal(moved.body.data.hasAuthorization, true);
+    const port = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'http://attacker.example.net:8081/d.pdf' } });
+    assert.equal(port.body.data.hasAuthorization, false);
+    assert.equal((await request('GET', `/api/v1/documents/${document.id}`, { token })).body.data.hasAuthorization, false);
+  });
+
   test('an unknown id is 404', async () => {
     const { token } = await service.signUp();
     assertNotFound(await request('PATCH', `/api/v1/documents/${randomUUID()}`, { token, body: { name: 'x' } }), 'unknown id');
@@ -311,11 +364,7 @@ describe('DELETE /documents/{documentId}', () => {
     const { token } = await service.signUp();
     const document = await createDocument(token);
     const keep = await createDocument(token, { name: 'keep' });
-    const reply = await request('DELETE', `/api/v1/documents/${document.id}`, { token });
-    assert.equal(reply.status, 200);
-    assert.deepEqual(reply.body, { success: true, data: null });
-    assertNotFound(await request('GET', `/api/v1/documents/${document.id}`, { token }), 'deleted document');
-    assertNotFound(await request('DELETE', `/api/v1/documents/${document.id}`, { token }), 'deleted twice');
+    await assertDeletes(service, `/api/v1/documents/${document.id}`, token);
     const list = await request('GET', '/api/v1/documents', { token });
     assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
   });
@@ -327,17 +376,9 @@ describe("another user's document", () => {
     const stranger = await service.signUp();
     const document = await createDocument(owner.token, { authorization: { bearer: 'owner' } });
     const credentials = storedAuthorization(document.id);
-
-    assertNotFound(await request('GET', `/api/v1/documents/${document.id}`, { token: stranger.token }), 'GET');
-    assertNotFound(
-      await request('PATCH', `/api/v1/documents/${document.id}`, { token: stranger.token, body: { name: 'stolen', authorization: null } }),
-      'PATCH',
-    );
-    assertNotFound(await request('DELETE', `/api/v1/documents/${document.id}`, { token: stranger.token }), 'DELETE');
-
-    const read = await request('GET', `/api/v1/documents/${document.id}`, { token: owner.token });
-    assert.equal(read.status, 200);
-    assert.deepEqual(read.body.data, document);
+    await assertHiddenFrom(service, `/api/v1/documents/${document.id}`, {
+      record: document, owner: owner.token, stranger: stranger.token, patch: { name: 'stolen', authorization: null },
+    });
     assert.equal(storedAuthorization(document.id), credentials, 'the credentials are untouched');
     const strangerList = await request('GET', '/api/v1/documents', { token: stranger.token });
     assert.deepEqual(strangerList.body.data, []);

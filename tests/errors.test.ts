@@ -1,5 +1,5 @@
-// The error contract of decisions.md: one envelope, a real status and a stable code for each row of
-// its table, and the headers every response carries.
+// The error contract: one envelope, a real status and a stable code for each kind of error the
+// service documents, and the headers every response carries.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startService, type Reply } from './helpers.js';

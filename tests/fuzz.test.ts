@@ -1,4 +1,4 @@
-// Hostile input (issue 4, item 8): a seeded, repeatable fuzz run of random JSON values and malformed
+// Hostile input: a seeded, repeatable fuzz run of random JSON values and malformed
 // bodies against every write endpoint never gets a 5xx or a body outside the envelope, and leaves the
 // database consistent and untouched records untouched; `__proto__`/`constructor` keys pollute nothing;
 // SQL metacharacters are stored literally; concurrent duplicate sign-ups give exactly one 201.
@@ -153,22 +153,18 @@ interface RecordSet {
 }
 
 async function createRecordSet(token: string, userId: string, label: string): Promise<RecordSet> {
-  const create = async (path: string, body: unknown): Promise<string> => {
-    const reply = await service.request('POST', `/api/v1${path}`, { token, body });
-    assert.equal(reply.status, 201, `${path}: ${JSON.stringify(reply.body)}`);
-    return reply.body.data.id;
-  };
-  const promptId = await create('/prompts', { name: `${label} prompt`, template: 'Hello {who}', input_variables: ['who'] });
-  const tagId = await create('/tags', { name: `${label} tag`, color: '#abcdef' });
-  const toolId = await create('/tools', { name: `${label} tool`, type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'secret' } });
-  const documentId = await create('/documents', {
+  const { id: promptId } = await service.createPrompt(token, { name: `${label} prompt`, template: 'Hello {who}', input_variables: ['who'] });
+  const { id: tagId } = await service.createTag(token, { name: `${label} tag`, color: '#abcdef' });
+  const { id: toolId } = await service.createTool(token, { name: `${label} tool`, type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'secret' } });
+  const { id: documentId } = await service.createDocument(token, {
     name: `${label} document`, type: 'PDF', url: 'https://example.com/a.pdf', from_page: 2, to_page: '9',
     authorization: { bearer: 'secret' }, splitter: { type: 'recursive', chunk_size: 400, chunk_overlap: 40 }, metadata: { lang: 'en' },
   });
-  const agentId = await create('/agents', {
+  const { id: agentId } = await service.createAgent(token, {
     name: `${label} agent`, type: 'REACT', llm: { model: 'gpt-4o', provider: 'openai', apiKey: 'secret' }, hasMemory: true,
     promptId, documentId, tags: [tagId],
   });
+  const create = async (path: string, body: unknown): Promise<string> => (await service.create(token, path, body)).id;
   const agentDocumentId = await create('/agent-documents', { agentId, documentId });
   const agentToolId = await create('/agent-tools', { agentId, toolId });
   const apiTokenId = await create('/api-tokens', { description: `${label} token` });
@@ -183,8 +179,8 @@ async function createRecordSet(token: string, userId: string, label: string): Pr
 async function snapshot(token: string, paths: string[]): Promise<string[]> {
   return Promise.all(
     paths.map(async (path) => {
-      const response = await fetch(service.url + path, { headers: { Autorization: `Bearer ${token}` } });
-      return `${response.status} ${await response.text()}`;
+      const reply = await service.request('GET', path, { token });
+      return `${reply.status} ${reply.text}`;
     }),
   );
 }
@@ -433,10 +429,9 @@ function fuzzCases(): FuzzCase[] {
 
 /** Sends one case; returns what is wrong with its reply (empty when nothing is). */
 async function send(fuzz: FuzzCase): Promise<string[]> {
-  const body = fuzz.body === undefined ? undefined : new Uint8Array(fuzz.body);
-  const response = await fetch(service.url + fuzz.path, { method: fuzz.method, headers: fuzz.headers, body });
-  const text = await response.text();
-  return envelopeProblems(response.status, response.headers.get('content-type') ?? '', text);
+  const raw = fuzz.body === undefined ? undefined : new Uint8Array(fuzz.body);
+  const reply = await service.request(fuzz.method, fuzz.path, { headers: fuzz.headers, raw });
+  return envelopeProblems(reply.status, reply.headers.get('content-type') ?? '', reply.text);
 }
 
 /** Runs `work` over `items` with at most `limit` in flight. */
@@ -566,22 +561,16 @@ describe('hostile input', () => {
   test('after the fuzz run: everything the fuzzer owns reads back, in its lists and one by one', async () => {
     const bad: string[] = [];
     const read = async (path: string) => {
-      const response = await fetch(service.url + path, { headers: { Autorization: `Bearer ${fuzzer.token}` } });
-      const text = await response.text();
-      const problems = envelopeProblems(response.status, response.headers.get('content-type') ?? '', text);
-      if (response.status !== 200) problems.push(`status ${response.status}`);
-      if (problems.length > 0) bad.push(`GET ${path}: ${problems.join('; ')} ${text.slice(0, 200)}`);
-      return problems.length === 0 ? (JSON.parse(text).data as { id: string }[]) : [];
+      const reply = await service.request('GET', path, { token: fuzzer.token });
+      const problems = envelopeProblems(reply.status, reply.headers.get('content-type') ?? '', reply.text);
+      if (reply.status !== 200) problems.push(`status ${reply.status}`);
+      if (problems.length > 0) bad.push(`GET ${path}: ${problems.join('; ')} ${reply.text.slice(0, 200)}`);
     };
     const resources = ['api-tokens', 'tools', 'documents', 'agents', 'prompts', 'tags', 'agent-documents', 'agent-tools'];
     const records: string[] = [];
     for (const resource of resources) {
-      for (let after = ''; ; ) {
-        const page = await read(`/api/v1/${resource}?limit=1000${after && `&after=${after}`}`);
-        records.push(...page.map((record) => `/api/v1/${resource}/${record.id}`));
-        if (page.length < 1000) break;
-        after = page[page.length - 1].id;
-      }
+      const listed = await service.listAll(fuzzer.token, `/${resource}?limit=1000`);
+      records.push(...listed.map((record) => `/api/v1/${resource}/${record.id}`));
     }
     await inPool(records, IN_FLIGHT, async (path) => void (await read(path)));
     assert.ok(records.length > resources.length * 2, `only ${records.length} records`);

@@ -1,4 +1,4 @@
-// Issue 4: limits, rate limiting, token lifecycle, secrets at rest, headers and logs.
+// Hardening: limits, rate limiting, token lifecycle, secrets at rest, headers and logs.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, statSync, existsSync } from 'node:fs';

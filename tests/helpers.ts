@@ -1,5 +1,5 @@
-// Test harness: a fresh service on its own temporary database file, reached over real HTTP,
-// and a tiny client that speaks the interface (envelope in, status/headers/body out).
+// Test harness: a fresh service on its own temporary database file, reached over real HTTP through
+// the tests' one client (client.ts), with the assertions the test files share.
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,123 +10,71 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App } from '../src/app.js';
 import { createHttpServer } from '../src/server.js';
-import type { Config } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
 import { silentLogger, type Logger } from '../src/lib/log.js';
 import { createSealer } from '../src/lib/secrets.js';
 import { IngestError } from '../src/ingest/errors.js';
+import { createClient, type Client, type Json, type Reply } from './client.js';
+
+export { createClient, nextPath } from './client.js';
+export type { Client, Json, Reply, RequestOptions, SignedUp } from './client.js';
 
 /** Fast hashing for tests only: production refuses anything below MIN_SCRYPT (src/config.ts). */
 export const TEST_SCRYPT = { logN: 10, r: 8, p: 1 };
 
-/** A record as the interface returns it. */
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** Where a test service's settings differ from the service's defaults (src/config.ts supplies the rest). */
+const TEST_ENV: Record<string, string> = {
+  PORT: '0',
+  LOG_REQUESTS: 'off',
+  // Off unless a test turns it on (`rateLimit: { enabled: true, ... }`).
+  RATE_LIMIT: 'off',
+  // Off unless a test ingests: documents then stay `pending`, so responses do not change under a test.
+  INGEST: 'off',
+  // The fixture servers a test ingests from (or a fake model, or a tool) listen on 127.0.0.1.
+  ALLOW_PRIVATE_NETWORKS: 'on',
+  // No real model server: a test that runs an agent points the agent (or these) at a fake model.
+  OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+  OLLAMA_BASE_URL: 'http://127.0.0.1:9/v1',
+  RUN_TIMEOUT_MS: '10000',
+  HASH_CONCURRENCY: '2',
+};
 
-export interface Reply {
-  status: number;
-  headers: Headers;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
+/**
+ * The settings of a test service: `env` read as the service reads its environment (on top of the
+ * test settings above), with the fast test scrypt cost, which the environment cannot ask for.
+ */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return { ...loadConfig({ ...TEST_ENV, ...env }), scrypt: TEST_SCRYPT };
 }
 
-export interface RequestOptions {
-  token?: string;
-  /** Send the token as `Authorization` instead of the interface's `Autorization`. */
-  header?: 'Autorization' | 'Authorization';
-  body?: unknown;
-  /** A raw body sent as is (with `contentType`, default application/json). */
-  raw?: string;
-  contentType?: string;
-  headers?: Record<string, string>;
-}
-
-export interface TestService {
-  url: string;
+export interface TestService extends Client {
   db: Db;
   config: Config;
   app: App;
   dir: string;
   /** Decrypts a sealed column value (tool metadata, llm extras, document authorization). */
   unseal(sealed: string): string;
-  request(method: string, path: string, options?: RequestOptions): Promise<Reply>;
-  /** POSTs `body` to `/api/v1${path}` as the holder of `token`, asserts 201 and returns the new record. */
-  create(token: string, path: string, body: unknown): Promise<Json>;
-  /** Signs up a new user and signs in: returns the user and a bearer token. */
-  signUp(name?: string): Promise<{ user: { id: string; email: string; name: string }; token: string; email: string; password: string }>;
   close(): Promise<void>;
 }
 
-let userCounter = 0;
-
 /**
  * Starts a service on a new temporary database; it is closed and deleted after the test file.
- * Rate limiting is off unless a test turns it on (`rateLimit: { enabled: true, ... }`).
+ * `overrides` replace whole settings of `testConfig()` (rate limiting and ingestion are off there).
  */
-export async function startService(overrides: Partial<Config> = {}, log: Logger = silentLogger): Promise<TestService> {
+export async function startService(
+  overrides: Partial<Config> = {},
+  log: Logger = silentLogger,
+  appOptions: { keepAliveMs?: number } = {},
+): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
-  const config: Config = {
-    host: '127.0.0.1',
-    port: 0,
-    databasePath: join(dir, 'test.db'),
-    scrypt: TEST_SCRYPT,
-    hashConcurrency: 2,
-    bodyLimitBytes: 1024 * 1024,
-    signInTokenTtlMs: 30 * 24 * 60 * 60 * 1000,
-    logRequests: false,
-    requestTimeoutMs: 30_000,
-    shutdownTimeoutMs: 1_000,
-    trustProxy: false,
-    corsOrigins: [],
-    rateLimit: { enabled: false, authPerMinute: 30, failedSignInsPer15Minutes: 10, perTokenPerMinute: 6000 },
-    // Off unless a test ingests: documents then stay `pending`, so responses do not change under a test.
-    ingestion: { enabled: false, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true },
-    // Fixture servers (a fake model, tools) listen on 127.0.0.1.
-    allowPrivateNetworks: true,
-    // No real endpoint: a test that runs an agent points the agent (or these) at a fake model.
-    runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 8 },
-    ...overrides,
-  };
+  const config: Config = { ...testConfig({ DATABASE_PATH: join(dir, 'test.db') }), ...overrides };
   const db = openDatabase(config.databasePath);
   const secretKey = randomBytes(32);
-  const app = createApp({ db, config, log, secretKey });
+  const app = createApp({ db, config, log, secretKey, ...appOptions });
   const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-
-  async function request(method: string, path: string, options: RequestOptions = {}): Promise<Reply> {
-    const headers: Record<string, string> = { ...options.headers };
-    if (options.token !== undefined) headers[options.header ?? 'Autorization'] = `Bearer ${options.token}`;
-    let body: string | undefined;
-    if (options.raw !== undefined) body = options.raw;
-    else if (options.body !== undefined) body = JSON.stringify(options.body);
-    if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-    const response = await fetch(url + path, { method, headers, body });
-    const text = await response.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      // left as text: a test asserting the envelope will fail on it
-    }
-    return { status: response.status, headers: response.headers, body: parsed };
-  }
-
-  async function create(token: string, path: string, body: unknown): Promise<Json> {
-    const reply = await request('POST', `/api/v1${path}`, { token, body });
-    assert.equal(reply.status, 201, `POST ${path}: ${JSON.stringify(reply.body)}`);
-    return reply.body.data;
-  }
-
-  async function signUp(name = 'Test User') {
-    userCounter += 1;
-    const email = `user${userCounter}.${Date.now()}@example.com`;
-    const password = 'correct horse battery';
-    const up = await request('POST', '/api/v1/auth/sign-up', { body: { name, email, password } });
-    if (up.status !== 201) throw new Error(`sign-up failed: ${up.status} ${JSON.stringify(up.body)}`);
-    const signIn = await request('POST', '/api/v1/auth/sign-in', { body: { email, password } });
-    if (signIn.status !== 200) throw new Error(`sign-in failed: ${signIn.status} ${JSON.stringify(signIn.body)}`);
-    return { user: up.body.data.user, token: signIn.body.data.token as string, email, password };
-  }
+  const client = createClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 
   let closed = false;
   async function close() {
@@ -141,7 +89,7 @@ export async function startService(overrides: Partial<Config> = {}, log: Logger 
   after(close);
 
   const { open: unseal } = createSealer(secretKey);
-  return { url, db, config, app, dir, unseal, request, create, signUp, close };
+  return { ...client, db, config, app, dir, unseal, close };
 }
 
 /** Asserts the failure envelope and returns its error object. */
@@ -152,7 +100,7 @@ export function errorOf(reply: Reply): { code: string; message: string; details?
   return reply.body.error;
 }
 
-/** Matches the interface's timestamps: ISO 8601, six fractional digits, a UTC offset. */
+/** Matches the service's timestamps: ISO 8601, six fractional digits, a UTC offset. */
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/;
 
 /** The message of a failed status check: `what` (when given), then the status and the body. */
@@ -188,4 +136,33 @@ export async function rejection(promise: Promise<unknown>): Promise<IngestError>
     return error;
   }
   assert.fail('expected the promise to reject');
+}
+
+/**
+ * DELETEs `path` (such as `/api/v1/tools/<id>`) as the holder of `token`: asserts 200 with data null,
+ * then 404 on a GET and on a second DELETE.
+ */
+export async function assertDeletes(client: Client, path: string, token: string): Promise<void> {
+  const reply = await client.request('DELETE', path, { token });
+  assert.equal(reply.status, 200, failure(reply, `DELETE ${path}`));
+  assert.deepEqual(reply.body, { success: true, data: null });
+  assertNotFound(await client.request('GET', path, { token }), `GET ${path} after the delete`);
+  assertNotFound(await client.request('DELETE', path, { token }), `DELETE ${path} twice`);
+}
+
+/**
+ * `record`, at `path`, seen by a `stranger`: 404 on GET, on PATCH (with `patch`) and on DELETE, exactly
+ * like a missing one; afterwards its owner reads it back unchanged.
+ */
+export async function assertHiddenFrom(
+  client: Client,
+  path: string,
+  { record, owner, stranger, patch = { name: 'stolen' } }: { record: Json; owner: string; stranger: string; patch?: Json },
+): Promise<void> {
+  assertNotFound(await client.request('GET', path, { token: stranger }), 'GET');
+  assertNotFound(await client.request('PATCH', path, { token: stranger, body: patch }), 'PATCH');
+  assertNotFound(await client.request('DELETE', path, { token: stranger }), 'DELETE');
+  const read = await client.request('GET', path, { token: owner });
+  assert.equal(read.status, 200, failure(read, `the owner's GET ${path}`));
+  assert.deepEqual(read.body.data, record);
 }

@@ -1,4 +1,4 @@
-// Issue 7 through HTTP: documents are fetched from a fixture server on loopback, ingested in the
+// Ingestion through HTTP: documents are fetched from a fixture server on loopback, ingested in the
 // background (pending → processing → ready | failed), their chunks listed and searched.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePdf } from './fixtures/ingest/pdf.js';
-import { errorOf, startService, type TestService } from './helpers.js';
+import { errorOf, startService, testConfig, type TestService } from './helpers.js';
 import { createIngestionStore } from '../src/documents/ingestion-store.js';
 import { CHUNK_BATCH, IngestionQueue } from '../src/documents/ingestion.js';
 import { createSealer } from '../src/lib/secrets.js';
@@ -59,7 +59,7 @@ routes.set('/secret.txt', (request, response) => {
 
 // ---- Helpers ------------------------------------------------------------------------------------
 
-const ingesting = { enabled: true, concurrency: 2, maxBytes: 20 * 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true };
+const ingesting = testConfig({ INGEST: 'on', INGEST_TIMEOUT_MS: '5000' }).ingestion;
 const service = await startService({ ingestion: ingesting });
 const { token } = await service.signUp();
 
@@ -363,17 +363,7 @@ describe('large documents: chunks are stored a batch at a time', () => {
   const oneChunkPerLine = { type: 'character', chunk_size: 20, chunk_overlap: 0 };
 
   /** Every chunk of the document, walking the pages as a client would. */
-  async function allChunks(id: string, svc = service, auth = token): Promise<{ position: number; content: string }[]> {
-    const chunks = [];
-    let after = '';
-    for (;;) {
-      const page = await svc.request('GET', `/api/v1/documents/${id}/chunks?limit=100${after}`, { token: auth });
-      assert.equal(page.status, 200, JSON.stringify(page.body));
-      chunks.push(...page.body.data);
-      if (page.body.data.length < 100) return chunks;
-      after = `&after=${page.body.data.at(-1).id}`;
-    }
-  }
+  const allChunks = async (id: string, svc = service, auth = token) => svc.listAll(auth, `/documents/${id}/chunks?limit=100`);
 
   test(`a document of several batches (${CHUNK_BATCH} chunks each) has every chunk once, in order`, async () => {
     const count = Math.floor(CHUNK_BATCH * 2.5);
@@ -508,5 +498,48 @@ describe('restart', () => {
     const chunks = (await second.request('GET', `/api/v1/documents/${id}/chunks`, { token: token2 })).body.data;
     assert.deepEqual(chunks.map((chunk: { content: string }) => chunk.content), ['Puffins nest in burrows.']);
     assert.equal(second.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(id), 1);
+  });
+});
+
+describe('waiting for ingestion: GET /documents/{id}?wait= and progress', () => {
+  test('?wait answers as soon as the document is ready, with no polling', async () => {
+    let release: () => void = () => {};
+    routes.set('/slow.txt', (_request, response) => {
+      release = () => {
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.end('Slow lorises move slowly.');
+      };
+    });
+    const document = await service.create(token, '/documents', { name: 'slow', type: 'TXT', url: `${origin}/slow.txt` });
+    const waiting = service.request('GET', `/api/v1/documents/${document.id}?wait=20`, { token });
+    // While the fetch hangs the document is processing and says so.
+    let seen: any;
+    for (let i = 0; i < 200 && seen?.status !== 'processing'; i++) {
+      seen = (await service.request('GET', `/api/v1/documents/${document.id}`, { token })).body.data;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    assert.equal(seen.status, 'processing');
+    assert.deepEqual(seen.progress, { phase: 'fetching', chunksStored: 0, chunksTotal: null });
+    const started = Date.now();
+    setTimeout(() => release(), 200);
+    const answered = await waiting;
+    assert.equal(answered.status, 200);
+    assert.equal(answered.body.data.status, 'ready');
+    assert.equal(answered.body.data.progress, undefined, 'no progress once ingestion has ended');
+    assert.ok(Date.now() - started < 5000, 'answered when ingestion ended, not at the end of the wait');
+  });
+
+  test('?wait gives up after the time asked for; ?wait outside 0-30 is 422', async () => {
+    const document = await service.create(token, '/documents', { name: 'silent', type: 'TXT', url: `${origin}/silent.txt` });
+    const started = Date.now();
+    const reply = await service.request('GET', `/api/v1/documents/${document.id}?wait=0.3`, { token });
+    assert.equal(reply.status, 200);
+    assert.ok(['pending', 'processing'].includes(reply.body.data.status));
+    assert.ok(Date.now() - started >= 250, 'it waited');
+    for (const wait of ['31', '-1', 'soon', '']) {
+      const bad = await service.request('GET', `/api/v1/documents/${document.id}?wait=${wait}`, { token });
+      assert.equal(bad.status, 422, wait);
+      assert.deepEqual(errorOf(bad).details?.map((issue) => issue.path), ['wait']);
+    }
   });
 });

@@ -1,4 +1,4 @@
-// Ownership (decisions.md): every record belongs to its creator. Another user's id behaves exactly
+// Ownership: every record belongs to its creator. Another user's id behaves exactly
 // like a missing id: 404 on a path (same body as a random id), 422 in a body or in `?after=`.
 // User B walks every path with user A's ids, once with each header spelling; A's records survive.
 import { describe, test, before } from 'node:test';
@@ -25,18 +25,11 @@ interface World {
 /** One of everything, owned by the holder of `token`. */
 async function populate(token: string, userId: string, label: string): Promise<World> {
   const apiToken = await create(token, '/api-tokens', { description: `${label} token` });
-  const tool = await create(token, '/tools', { name: `${label} tool`, type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: `${label}-key` } });
-  const document = await create(token, '/documents', { name: `${label} doc`, type: 'URL', url: `https://example.com/${label}` });
-  const prompt = await create(token, '/prompts', { name: `${label} prompt`, template: 'Hi {who}', input_variables: ['who'] });
-  const tag = await create(token, '/tags', { name: `${label} tag`, color: '#336699' });
-  const agent = await create(token, '/agents', {
-    name: `${label} agent`,
-    type: 'VENDOR_A',
-    llm: { model: 'm', provider: 'p' },
-    promptId: prompt.id,
-    documentId: document.id,
-    tags: [tag.id],
-  });
+  const tool = await service.createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: `${label}-key` } });
+  const document = await service.createDocument(token, { type: 'URL', url: `https://example.com/${label}` });
+  const prompt = await service.createPrompt(token);
+  const tag = await service.createTag(token, { color: '#336699' });
+  const agent = await service.createAgent(token, { type: 'VENDOR_A', promptId: prompt.id, documentId: document.id, tags: [tag.id] });
   const agentDocument = await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
   const agentTool = await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
   return { token, userId, apiToken, tool, document, prompt, tag, agent, agentDocument, agentTool };
@@ -125,7 +118,7 @@ for (const header of ['Autorization', 'Authorization'] as const) {
           assert.equal(patched.status, 404, `PATCH ${theirs}: ${JSON.stringify(patched.body)}`);
           assert.equal(errorOf(patched).code, 'not_found');
         } else {
-          // decisions.md offers no PATCH on link records: the known path answers 405, whoever's id it names.
+          // Link records have no PATCH: the known path answers 405, whoever's id it names.
           assert.equal(patched.status, 405, `PATCH ${theirs}: ${JSON.stringify(patched.body)}`);
           assert.equal(errorOf(patched).code, 'method_not_allowed');
         }

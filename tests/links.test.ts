@@ -1,21 +1,16 @@
-// Link records: agent documents (interface endpoints 18-19, also reachable as POST /agents with
-// `{ agentId, documentId }`) and agent tools (endpoints 20-21), with decisions.md's lists, filters,
-// conflicts and reference checks.
+// Link records: agent documents (also created by POST /agents with `{ agentId, documentId }`, as
+// original clients do) and agent tools, with their lists, filters, conflicts and reference checks.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { assertConflict, assertNotFound, errorOf, startService, TIMESTAMP, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request, create } = service;
+const { request, create, createAgent, createDocument } = service;
 
-let counter = 0;
-const makeAgent = (token: string) =>
-  create(token, '/agents', { name: `agent ${++counter}`, type: 'REACT', llm: { model: 'm', provider: 'p' } });
-const makeDocument = (token: string) =>
-  create(token, '/documents', { name: `doc ${++counter}`, type: 'PDF', url: 'https://example.com/file.pdf' });
-const makeTool = (token: string) =>
-  create(token, '/tools', { name: `tool ${++counter}`, type: 'SEARCH', metadata: { api_key: 'tool-secret' } });
+const TOOL_SECRET = 'tool-secret';
+/** Every tool of this file has a secret in its metadata, which a link must never echo. */
+const createTool = (token: string) => service.createTool(token, { metadata: { api_key: TOOL_SECRET } });
 
 const ids = (reply: Reply) => {
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
@@ -32,7 +27,7 @@ function assertNamesField(reply: Reply, field: string): void {
   assert.ok(paths.includes(field), `expected a detail for ${field}, got ${JSON.stringify(paths)}`);
 }
 
-/** The agent-document shape of endpoints 18-19. */
+/** The shape of an agent-document link. */
 function assertAgentDocument(link: Json, userId: string, agent: Json, document: Json): void {
   assert.equal(typeof link.id, 'string');
   assert.ok(link.id.length > 0);
@@ -58,14 +53,14 @@ function assertAgentTool(link: Json, userId: string, agent: Json, tool: Json): v
   assert.equal(link.tool.id, tool.id);
   assert.equal(link.tool.name, tool.name);
   assert.equal(link.tool.type, 'SEARCH');
-  assert.ok(!JSON.stringify(link).includes('tool-secret'), 'tool metadata is never echoed');
+  assert.ok(!JSON.stringify(link).includes(TOOL_SECRET), 'tool metadata is never echoed');
 }
 
 describe('agent documents', () => {
   test('POST /agent-documents → 201 with id, user, agent, agentId, document, documentId', async () => {
     const { token, user } = await service.signUp();
-    const agent = await makeAgent(token);
-    const document = await makeDocument(token);
+    const agent = await createAgent(token);
+    const document = await createDocument(token);
     const reply = await request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: document.id } });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     assert.equal(reply.body.success, true);
@@ -73,10 +68,10 @@ describe('agent documents', () => {
     assert.match(reply.body.data.createdAt, TIMESTAMP);
   });
 
-  test('endpoint 19 form: POST /agents {agentId, documentId} creates a link, not an agent', async () => {
+  test('POST /agents with {agentId, documentId} creates a link, not an agent', async () => {
     const { token, user } = await service.signUp();
-    const agent = await makeAgent(token);
-    const document = await makeDocument(token);
+    const agent = await createAgent(token);
+    const document = await createDocument(token);
     const reply = await request('POST', '/api/v1/agents', { token, body: { agentId: agent.id, documentId: document.id } });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     assert.equal(reply.body.success, true);
@@ -90,9 +85,9 @@ describe('agent documents', () => {
 
   test('the same pair twice → 409 conflict, through either path', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const first = await makeDocument(token);
-    const second = await makeDocument(token);
+    const agent = await createAgent(token);
+    const first = await createDocument(token);
+    const second = await createDocument(token);
     const pairOne = { agentId: agent.id, documentId: first.id };
     const pairTwo = { agentId: agent.id, documentId: second.id };
 
@@ -109,8 +104,8 @@ describe('agent documents', () => {
 
   test('GET /agent-documents/{id} returns the link as created', async () => {
     const { token, user } = await service.signUp();
-    const agent = await makeAgent(token);
-    const document = await makeDocument(token);
+    const agent = await createAgent(token);
+    const document = await createDocument(token);
     const link = await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
     const reply = await request('GET', `/api/v1/agent-documents/${link.id}`, { token });
     assert.equal(reply.status, 200);
@@ -123,8 +118,8 @@ describe('agent documents', () => {
 
   test('GET /agent-documents lists all, oldest first; ?agentId= and ?documentId= filter', async () => {
     const { token } = await service.signUp();
-    const [agentA, agentB] = [await makeAgent(token), await makeAgent(token)];
-    const [docX, docY] = [await makeDocument(token), await makeDocument(token)];
+    const [agentA, agentB] = [await createAgent(token), await createAgent(token)];
+    const [docX, docY] = [await createDocument(token), await createDocument(token)];
     const ax = await create(token, '/agent-documents', { agentId: agentA.id, documentId: docX.id });
     const ay = await create(token, '/agent-documents', { agentId: agentA.id, documentId: docY.id });
     const bx = await create(token, '/agent-documents', { agentId: agentB.id, documentId: docX.id });
@@ -144,9 +139,9 @@ describe('agent documents', () => {
 
   test('DELETE /agent-documents/{id} → 200 data null; gone from get and list; the pair may be linked again', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const document = await makeDocument(token);
-    const other = await makeDocument(token);
+    const agent = await createAgent(token);
+    const document = await createDocument(token);
+    const other = await createDocument(token);
     const link = await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
     const kept = await create(token, '/agent-documents', { agentId: agent.id, documentId: other.id });
 
@@ -166,8 +161,8 @@ describe('agent documents', () => {
 
   test('missing ids → 422 naming them', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const document = await makeDocument(token);
+    const agent = await createAgent(token);
+    const document = await createDocument(token);
     assertNamesField(await request('POST', '/api/v1/agent-documents', { token, body: { documentId: document.id } }), 'agentId');
     assertNamesField(await request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id } }), 'documentId');
     const neither = await request('POST', '/api/v1/agent-documents', { token, body: {} });
@@ -184,10 +179,10 @@ describe('agent documents', () => {
   test("another user's (or a nonexistent) agent or document → 422 naming the field", async () => {
     const { token } = await service.signUp();
     const stranger = await service.signUp();
-    const agent = await makeAgent(token);
-    const document = await makeDocument(token);
-    const theirAgent = await makeAgent(stranger.token);
-    const theirDocument = await makeDocument(stranger.token);
+    const agent = await createAgent(token);
+    const document = await createDocument(token);
+    const theirAgent = await createAgent(stranger.token);
+    const theirDocument = await createDocument(stranger.token);
 
     for (const path of ['/api/v1/agent-documents', '/api/v1/agents']) {
       assertNamesField(await request('POST', path, { token, body: { agentId: theirAgent.id, documentId: document.id } }), 'agentId');
@@ -203,8 +198,8 @@ describe('agent documents', () => {
 describe('agent tools', () => {
   test('POST /agent-tools → 201 with user, agent, agentId, tool, toolId', async () => {
     const { token, user } = await service.signUp();
-    const agent = await makeAgent(token);
-    const tool = await makeTool(token);
+    const agent = await createAgent(token);
+    const tool = await createTool(token);
     const reply = await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: tool.id } });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     assert.equal(reply.body.success, true);
@@ -214,8 +209,8 @@ describe('agent tools', () => {
 
   test('the same pair twice → 409 conflict', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const tool = await makeTool(token);
+    const agent = await createAgent(token);
+    const tool = await createTool(token);
     await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
     assertConflict(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: tool.id } }));
     assert.equal(ids(await request('GET', '/api/v1/agent-tools', { token })).length, 1);
@@ -223,8 +218,8 @@ describe('agent tools', () => {
 
   test('GET /agent-tools/{id} returns the link as created', async () => {
     const { token, user } = await service.signUp();
-    const agent = await makeAgent(token);
-    const tool = await makeTool(token);
+    const agent = await createAgent(token);
+    const tool = await createTool(token);
     const link = await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
     const reply = await request('GET', `/api/v1/agent-tools/${link.id}`, { token });
     assert.equal(reply.status, 200);
@@ -236,8 +231,8 @@ describe('agent tools', () => {
 
   test('GET /agent-tools lists all, oldest first; ?agentId= and ?toolId= filter', async () => {
     const { token } = await service.signUp();
-    const [agentA, agentB] = [await makeAgent(token), await makeAgent(token)];
-    const [toolX, toolY] = [await makeTool(token), await makeTool(token)];
+    const [agentA, agentB] = [await createAgent(token), await createAgent(token)];
+    const [toolX, toolY] = [await createTool(token), await createTool(token)];
     const ax = await create(token, '/agent-tools', { agentId: agentA.id, toolId: toolX.id });
     const bx = await create(token, '/agent-tools', { agentId: agentB.id, toolId: toolX.id });
     const ay = await create(token, '/agent-tools', { agentId: agentA.id, toolId: toolY.id });
@@ -253,9 +248,9 @@ describe('agent tools', () => {
 
   test('DELETE /agent-tools/{id} → 200 data null; gone from get and list', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const tool = await makeTool(token);
-    const other = await makeTool(token);
+    const agent = await createAgent(token);
+    const tool = await createTool(token);
+    const other = await createTool(token);
     const link = await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
     const kept = await create(token, '/agent-tools', { agentId: agent.id, toolId: other.id });
 
@@ -271,8 +266,8 @@ describe('agent tools', () => {
 
   test('missing ids → 422 naming them', async () => {
     const { token } = await service.signUp();
-    const agent = await makeAgent(token);
-    const tool = await makeTool(token);
+    const agent = await createAgent(token);
+    const tool = await createTool(token);
     assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { toolId: tool.id } }), 'agentId');
     assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id } }), 'toolId');
     assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: 7 } }), 'toolId');
@@ -282,10 +277,10 @@ describe('agent tools', () => {
   test("another user's (or a nonexistent) agent or tool → 422 naming the field", async () => {
     const { token } = await service.signUp();
     const stranger = await service.signUp();
-    const agent = await makeAgent(token);
-    const tool = await makeTool(token);
-    const theirAgent = await makeAgent(stranger.token);
-    const theirTool = await makeTool(stranger.token);
+    const agent = await createAgent(token);
+    const tool = await createTool(token);
+    const theirAgent = await createAgent(stranger.token);
+    const theirTool = await createTool(stranger.token);
     assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: theirAgent.id, toolId: tool.id } }), 'agentId');
     assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: agent.id, toolId: theirTool.id } }), 'toolId');
     assertNamesField(await request('POST', '/api/v1/agent-tools', { token, body: { agentId: randomUUID(), toolId: tool.id } }), 'agentId');

@@ -19,17 +19,15 @@ describe('the service process', () => {
     assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(url, 'http://127.0.0.1:0', 'PORT=0 logs the port actually chosen');
 
-    const health = await fetch(`${url}/healthz`);
+    const health = await service.request('GET', '/healthz');
     assert.equal(health.status, 200);
-    assert.equal(((await health.json()) as { success: boolean }).success, true);
+    assert.equal(health.body.success, true);
 
-    const signUp = await fetch(`${url}/api/v1/auth/sign-up`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Process', email: 'process@example.com', password: 'correct horse battery' }),
+    const signUp = await service.request('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Process', email: 'process@example.com', password: 'correct horse battery' },
     });
     assert.equal(signUp.status, 201);
-    const { data } = (await signUp.json()) as { data: { user: { email: string; password: string } } };
+    const { data } = signUp.body;
     assert.equal(data.user.email, 'process@example.com');
     assert.match(data.user.password, /^\$scrypt\$ln=15,r=8,p=3\$/, 'the real process hashes at the production cost');
 
@@ -39,12 +37,9 @@ describe('the service process', () => {
   test('SIGTERM lets an in-flight request finish, checkpoints the WAL and exits 0; the key file is 0600', async () => {
     const databasePath = join(dir, 'graceful.db');
     const service = await startServiceProcess({ PORT: '0', DATABASE_PATH: databasePath });
-    const { url } = service;
     // A sign-up takes ~160 ms of hashing at the production cost: SIGTERM arrives in the middle of it.
-    const inFlight = fetch(`${url}/api/v1/auth/sign-up`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Late', email: 'late@example.com', password: 'correct horse battery' }),
+    const inFlight = service.request('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Late', email: 'late@example.com', password: 'correct horse battery' },
     });
     await new Promise((resolve) => setTimeout(resolve, 30));
     const stopped = service.stop();

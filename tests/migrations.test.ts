@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { closeDatabase, latestVersion, openDatabase, readMigrations, SCHEMA_VERSION, schemaVersionOf, type Db } from '../src/db.js';
 import { createStores } from '../src/stores.js';
 import { createSealer } from '../src/lib/secrets.js';
-import { digestToken, newTokenSecret } from '../src/auth/tokens.js';
+import { digestToken, newTokenSecret } from '../src/api-tokens/secrets.js';
 
 const V1_SCHEMA = readFileSync(fileURLToPath(new URL('fixtures/schema-v1.sql', import.meta.url)), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'ams-migrations-'));

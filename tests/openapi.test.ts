@@ -11,6 +11,7 @@ import { ERRORS } from '../src/http/errors.js';
 import { fullPath, type Route } from '../src/http/route.js';
 import { ErrorEnvelopeSchema, successEnvelope } from '../src/http/shapes.js';
 import { startService, type Reply, type RequestOptions, type TestService } from './helpers.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
@@ -31,6 +32,7 @@ function successSchema(route: Route): v.GenericSchema {
   if ('raw' in success) return success.raw;
   if ('page' in success) return successEnvelope(v.array(success.page));
   if ('data' in success) return successEnvelope(success.data);
+  if (success.json) return successEnvelope(success.json);
   throw new Error(`${route.operationId} answers a stream`);
 }
 
@@ -152,9 +154,9 @@ test('case-insensitive patterns are spelled out for JSON Schema', () => {
 });
 
 /** Calls an operation by id, with its method and path from the table. */
-async function call(service: TestService, operationId: string, options: RequestOptions & { id?: string; query?: string } = {}): Promise<Reply> {
+async function call(service: TestService, operationId: string, options: RequestOptions & { id?: string; sessionId?: string; query?: string } = {}): Promise<Reply> {
   const op = operation(operationId);
-  const path = fullPath(op).replace(':id', options.id ?? '') + (options.query ?? '');
+  const path = fullPath(op).replace(':id', options.id ?? '').replace(':sessionId', options.sessionId ?? 'some-session') + (options.query ?? '');
   return service.request(op.method.toUpperCase(), path, options);
 }
 
@@ -222,6 +224,26 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('listAgents', auth);
   await expectDocumented('getAgent', { ...auth, id: agent.id });
   await expectDocumented('updateAgent', { ...auth, id: agent.id, body: { tags: [{ id: tag.id }], hasMemory: false } });
+
+  // Running an agent, against a fake model server.
+  const fake = await startFakeOpenAI();
+  const runner = await expectDocumented('createAgent', {
+    ...auth,
+    body: { name: 'runner', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url }, hasMemory: true, isListed: true, description: 'Runs.' },
+  });
+  const result = await expectDocumented('invokeAgent', { ...auth, id: runner.id, body: { input: 'hello', sessionId: 's1' } });
+  assert.equal(result.output, 'ok');
+  await expectDocumented('predictAgent', { ...auth, id: runner.id, body: { input: { input: 'hello' }, session: 's1' } });
+  await expectDocumented('listAgentRuns', { ...auth, id: runner.id });
+  await expectDocumented('getRun', { ...auth, id: result.runId });
+  await expectDocumented('listTraces', auth);
+  await expectDocumented('listAgentSessions', { ...auth, id: runner.id });
+  await expectDocumented('listSessionMessages', { ...auth, id: runner.id, sessionId: 's1' });
+  await expectDocumented('deleteAgentSession', { ...auth, id: runner.id, sessionId: 's1' });
+  const library = await expectDocumented('listLibraryAgents', auth);
+  assert.ok(library.some((listed: Json) => listed.id === runner.id));
+  const me = await expectDocumented('getUserMe', auth);
+  await expectDocumented('getUser', { ...auth, id: me.id });
 
   // The link form of POST /agents answers an agent-document link.
   const viaAgents = await expectDocumented('createAgentDocumentViaAgents', { ...auth, body: { agentId: bare.id, documentId: doc.id } });

@@ -1,9 +1,9 @@
-// Pagination of every list (decisions.md): `?limit=` (default 100, 1-1000), `?after=<id>` (keyset,
+// Pagination of every list: `?limit=` (default 100, 1-1000), `?after=<id>` (keyset,
 // stable under inserts), creation order, and `Link: <...>; rel="next"` while more rows exist.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertInvalid, startService, type Reply } from './helpers.js';
+import { assertInvalid, nextPath, startService, type Json, type Reply } from './helpers.js';
 
 const service = await startService();
 const { request } = service;
@@ -11,38 +11,21 @@ const { request } = service;
 /** Every list of the service. */
 const LISTS = ['/tools', '/tags', '/documents', '/prompts', '/agents', '/api-tokens', '/agent-documents', '/agent-tools'];
 
-/** Lists whose records this file creates, with a body for the n-th new record. */
-const CREATORS: Record<string, (n: number) => Record<string, unknown>> = {
-  '/tools': (n) => ({ name: `tool ${n}`, type: 'SEARCH' }),
-  '/tags': (n) => ({ name: `tag ${n}` }),
-  '/prompts': (n) => ({ name: `prompt ${n}`, template: 'Hi {who}', input_variables: ['who'] }),
-  '/documents': (n) => ({ name: `doc ${n}`, type: 'URL', url: `https://example.com/${n}` }),
+/** Lists whose records this file creates, with the factory of their records. */
+const CREATORS: Record<string, (token: string) => Promise<Json>> = {
+  '/tools': service.createTool,
+  '/tags': service.createTag,
+  '/prompts': service.createPrompt,
+  '/documents': service.createDocument,
 };
 
-let created = 0;
-
 /** Creates one record in `list` for the holder of `token` and returns its id. */
-async function create(token: string, list: string): Promise<string> {
-  created += 1;
-  const reply = await request('POST', `/api/v1${list}`, { token, body: CREATORS[list](created) });
-  assert.equal(reply.status, 201, JSON.stringify(reply.body));
-  return reply.body.data.id;
-}
+const create = async (token: string, list: string): Promise<string> => (await CREATORS[list](token)).id;
 
 async function createMany(token: string, list: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) ids.push(await create(token, list));
   return ids;
-}
-
-/** The target of a `Link: <url>; rel="next"` header as a path on this service, or null. */
-function nextPath(reply: Reply): string | null {
-  const link = reply.headers.get('link');
-  if (link === null) return null;
-  const match = /^<([^>]+)>;\s*rel="next"$/.exec(link);
-  assert.ok(match, `a Link header of the form <url>; rel="next": ${link}`);
-  const url = new URL(match[1], service.url);
-  return url.pathname + url.search;
 }
 
 const ids = (reply: Reply): string[] => reply.body.data.map((item: { id: string }) => item.id);

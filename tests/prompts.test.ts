@@ -1,16 +1,13 @@
-// `/prompts`: interface endpoint 14, and the additive get, list, PATCH and DELETE (decisions.md).
+// `/prompts`: create as original clients do, and the added get, list, PATCH and DELETE.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createPrompt } = service;
 
 const BASE = { name: 'Summary', template: 'Summarise {text} in {words} words.', input_variables: ['text', 'words'] };
-
-/** Creates a prompt for the holder of `token` and returns the new record. */
-const createPrompt = (token: string, body: Record<string, unknown> = {}) => service.create(token, '/prompts', { ...BASE, ...body });
 
 /** Asserts a 422 `validation_failed` whose message or details mention `word`. */
 function assertInvalidNaming(reply: Reply, word: string): void {
@@ -183,7 +180,7 @@ describe('PATCH /prompts/{id}', () => {
     assert.equal(reply.status, 200);
     assert.equal(reply.body.success, true);
     assert.equal(reply.body.data.id, prompt.id);
-    assert.equal(reply.body.data.name, 'Summary');
+    assert.equal(reply.body.data.name, prompt.name);
     assert.equal(reply.body.data.template, 'Translate {text} into {language}.');
     assert.deepEqual(reply.body.data.input_variables, ['text', 'language']);
     assert.equal(reply.body.data.createdAt, prompt.createdAt);
@@ -213,11 +210,7 @@ describe('DELETE /prompts/{id}', () => {
     const { token } = await service.signUp();
     const prompt = await createPrompt(token);
     const keep = await createPrompt(token, { name: 'keep' });
-    const reply = await request('DELETE', `/api/v1/prompts/${prompt.id}`, { token });
-    assert.equal(reply.status, 200);
-    assert.deepEqual(reply.body, { success: true, data: null });
-    assertNotFound(await request('GET', `/api/v1/prompts/${prompt.id}`, { token }), 'deleted prompt');
-    assertNotFound(await request('DELETE', `/api/v1/prompts/${prompt.id}`, { token }), 'deleted twice');
+    await assertDeletes(service, `/api/v1/prompts/${prompt.id}`, token);
     const list = await request('GET', '/api/v1/prompts', { token });
     assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
   });
@@ -228,14 +221,7 @@ describe("another user's prompt", () => {
     const owner = await service.signUp();
     const stranger = await service.signUp();
     const prompt = await createPrompt(owner.token);
-
-    assertNotFound(await request('GET', `/api/v1/prompts/${prompt.id}`, { token: stranger.token }), 'GET');
-    assertNotFound(await request('PATCH', `/api/v1/prompts/${prompt.id}`, { token: stranger.token, body: { name: 'stolen' } }), 'PATCH');
-    assertNotFound(await request('DELETE', `/api/v1/prompts/${prompt.id}`, { token: stranger.token }), 'DELETE');
-
-    const read = await request('GET', `/api/v1/prompts/${prompt.id}`, { token: owner.token });
-    assert.equal(read.status, 200);
-    assert.deepEqual(read.body.data, prompt);
+    await assertHiddenFrom(service, `/api/v1/prompts/${prompt.id}`, { record: prompt, owner: owner.token, stranger: stranger.token });
     const strangerList = await request('GET', '/api/v1/prompts', { token: stranger.token });
     assert.deepEqual(strangerList.body.data, []);
   });

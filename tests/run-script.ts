@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serviceNodeArgs } from '../scripts/service-command.js';
+import { createClient, type Client } from './client.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -49,9 +50,8 @@ export interface SpawnedService {
   stop(): Promise<number | null>;
 }
 
-export interface ServiceProcess extends SpawnedService {
-  url: string;
-}
+/** A listening service process, with the tests' client aimed at it. */
+export interface ServiceProcess extends SpawnedService, Client {}
 
 // Never leave a process behind when a test fails half-way: whatever still runs when the test file
 // ends is killed. (A file-level hook, registered as a test file imports this module: node:test's
@@ -136,5 +136,5 @@ export function spawnServiceProcess(env: Record<string, string>): SpawnedService
 /** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
 export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
   const service = spawnServiceProcess(env);
-  return { ...service, url: await service.listening(timeoutMs) };
+  return { ...service, ...createClient(await service.listening(timeoutMs)) };
 }

@@ -1,14 +1,11 @@
-// `/tags`: interface endpoints 15-17, and the additive list and PATCH (decisions.md).
+// `/tags`: create, read and delete as original clients do, and the added list and PATCH.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertConflict, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP } from './helpers.js';
+import { assertConflict, assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
-
-/** Creates a tag for the holder of `token` and returns the new record. */
-const createTag = (token: string, body: Record<string, unknown>) => service.create(token, '/tags', body);
+const { request, createTag } = service;
 
 describe('POST /tags', () => {
   test('201 with id, name and color', async () => {
@@ -192,11 +189,7 @@ describe('DELETE /tags/{tagId}', () => {
   test('200 with data null; the tag is gone and its name is free again', async () => {
     const { token } = await service.signUp();
     const tag = await createTag(token, { name: 'temporary' });
-    const reply = await request('DELETE', `/api/v1/tags/${tag.id}`, { token });
-    assert.equal(reply.status, 200);
-    assert.deepEqual(reply.body, { success: true, data: null });
-    assertNotFound(await request('GET', `/api/v1/tags/${tag.id}`, { token }), 'deleted tag');
-    assertNotFound(await request('DELETE', `/api/v1/tags/${tag.id}`, { token }), 'deleted twice');
+    await assertDeletes(service, `/api/v1/tags/${tag.id}`, token);
     const again = await createTag(token, { name: 'temporary' });
     assert.notEqual(again.id, tag.id);
   });
@@ -207,14 +200,6 @@ describe("another user's tag", () => {
     const owner = await service.signUp();
     const stranger = await service.signUp();
     const tag = await createTag(owner.token, { name: 'private', color: '#abc' });
-
-    assertNotFound(await request('GET', `/api/v1/tags/${tag.id}`, { token: stranger.token }), 'GET');
-    assertNotFound(await request('PATCH', `/api/v1/tags/${tag.id}`, { token: stranger.token, body: { name: 'stolen' } }), 'PATCH');
-    assertNotFound(await request('DELETE', `/api/v1/tags/${tag.id}`, { token: stranger.token }), 'DELETE');
-
-    const read = await request('GET', `/api/v1/tags/${tag.id}`, { token: owner.token });
-    assert.equal(read.status, 200);
-    assert.equal(read.body.data.name, 'private');
-    assert.equal(read.body.data.color, '#abc');
+    await assertHiddenFrom(service, `/api/v1/tags/${tag.id}`, { record: tag, owner: owner.token, stranger: stranger.token });
   });
 });

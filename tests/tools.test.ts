@@ -1,11 +1,11 @@
-// `/tools`: interface endpoints 6-7, and the additive list, PATCH and DELETE (decisions.md).
+// `/tools`: create and read as original clients do, and the added list, PATCH and DELETE.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
+import { assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
-const { request } = service;
+const { request, createTool } = service;
 
 const TOOL_TYPES = ['SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI'];
 const SECRET = 'nla-secret-5c1f7e0b9a';
@@ -17,10 +17,6 @@ const SECRET = 'nla-secret-5c1f7e0b9a';
 function storedMetadata(id: string): string | null {
   return service.db.prepare('SELECT metadata FROM tools WHERE id = ?').pluck().get(id) as string | null;
 }
-
-/** Creates a tool for the holder of `token` and returns the new record. */
-const createTool = (token: string, body: Record<string, unknown> = {}) =>
-  service.create(token, '/tools', { name: 'Web search', type: 'SEARCH', ...body });
 
 /** Asserts neither the metadata key's value nor the metadata field appears in a response. */
 function assertNoSecret(reply: Reply): void {
@@ -65,7 +61,7 @@ describe('POST /tools', () => {
     assert.equal(storedMetadata(tool.id), stored, 'a PATCH without metadata keeps it');
   });
 
-  test('every tool type of the interface is accepted', async () => {
+  test('every tool type original clients send is accepted', async () => {
     const { token } = await service.signUp();
     for (const type of TOOL_TYPES) {
       const reply = await request('POST', '/api/v1/tools', { token, body: { name: `tool ${type}`, type } });
@@ -175,6 +171,16 @@ describe('GET /tools', () => {
 });
 
 describe('PATCH /tools/{toolId}', () => {
+  test('metadata is replaced whole: headers stored for one url never follow a new url', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { type: 'HOSTED_MODEL', metadata: { url: 'https://tool.example.com/run', headers: { 'X-Key': SECRET } } });
+    const moved = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: 'https://collector.example.net/run' } } });
+    assert.equal(moved.status, 200);
+    assertNoSecret(moved);
+    const stored = JSON.parse(service.unseal(storedMetadata(tool.id)!));
+    assert.deepEqual(stored, { url: 'https://collector.example.net/run' }, 'the stored headers are gone');
+  });
+
   test('a partial change keeps the other fields and moves updatedAt', async () => {
     const { token } = await service.signUp();
     const tool = await createTool(token, { name: 'before', type: 'SEARCH' });
@@ -234,12 +240,7 @@ describe('DELETE /tools/{toolId}', () => {
     const { token } = await service.signUp();
     const tool = await createTool(token);
     const keep = await createTool(token, { name: 'keep' });
-    const reply = await request('DELETE', `/api/v1/tools/${tool.id}`, { token });
-    assert.equal(reply.status, 200);
-    assert.deepEqual(reply.body, { success: true, data: null });
-
-    assertNotFound(await request('GET', `/api/v1/tools/${tool.id}`, { token }), 'deleted tool');
-    assertNotFound(await request('DELETE', `/api/v1/tools/${tool.id}`, { token }), 'deleted twice');
+    await assertDeletes(service, `/api/v1/tools/${tool.id}`, token);
     const list = await request('GET', '/api/v1/tools', { token });
     assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
   });
@@ -250,14 +251,7 @@ describe("another user's tool", () => {
     const owner = await service.signUp();
     const stranger = await service.signUp();
     const tool = await createTool(owner.token, { name: 'private' });
-
-    assertNotFound(await request('GET', `/api/v1/tools/${tool.id}`, { token: stranger.token }), 'GET');
-    assertNotFound(await request('PATCH', `/api/v1/tools/${tool.id}`, { token: stranger.token, body: { name: 'stolen' } }), 'PATCH');
-    assertNotFound(await request('DELETE', `/api/v1/tools/${tool.id}`, { token: stranger.token }), 'DELETE');
-
-    const read = await request('GET', `/api/v1/tools/${tool.id}`, { token: owner.token });
-    assert.equal(read.status, 200);
-    assert.deepEqual(read.body.data, tool);
+    await assertHiddenFrom(service, `/api/v1/tools/${tool.id}`, { record: tool, owner: owner.token, stranger: stranger.token });
     const strangerList = await request('GET', '/api/v1/tools', { token: stranger.token });
     assert.deepEqual(strangerList.body.data, []);
   });

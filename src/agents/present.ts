@@ -14,7 +14,7 @@ export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefS
     user: presentUser(owner),
     name: agent.name,
     type: agent.type,
-    llm: { model: agent.llmModel, provider: agent.llmProvider },
+    llm: { model: agent.llmModel, provider: agent.llmProvider, baseUrl: agent.llmBaseUrl, hasApiKey: agent.hasApiKey },
     hasMemory: agent.hasMemory,
     AgentMemory: agent.hasMemory ? { sessions: agent.memorySessions, messages: agent.memoryMessages } : null,
     promptId: agent.promptId,

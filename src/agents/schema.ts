@@ -1,6 +1,6 @@
 // The shapes of `/agents`: request bodies and the agent as answered.
 import * as v from 'valibot';
-import { DescriptionSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { DescriptionSchema, httpUrlSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
 import { EmptyObject, Id, Integer, Timestamp } from '../http/shapes.js';
 import { DocumentSchema } from '../documents/schema.js';
 import { TagSchema } from '../tags/schema.js';
@@ -10,16 +10,35 @@ export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
 
 const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
+const ApiKeySchema = v.nullable(v.pipe(v.string('must be a string or null'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(4096, 'must be at most 4096 characters')));
+const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
 
-/** `{ model, provider }`; further keys (an api key, say) are kept, stored and never returned. */
-const LlmSchema = v.pipe(
-  v.looseObject({ model: LlmPartSchema, provider: LlmPartSchema }, 'must be an object with model and provider'),
-  v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
-  v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
-  v.transform(({ model, provider, ...extra }) => ({ model, provider, extra })),
-);
+/** The llm object as sent; `api_key` and `base_url` are accepted as other spellings. */
+function llmSchema<Part extends v.GenericSchema<unknown, string | undefined>>(part: Part) {
+  return v.pipe(
+    v.looseObject(
+      { model: part, provider: part, baseUrl: v.optional(BaseUrlSchema), base_url: v.optional(BaseUrlSchema), apiKey: v.optional(ApiKeySchema), api_key: v.optional(ApiKeySchema) },
+      'must be an object with model and provider',
+    ),
+    v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
+    v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
+    v.transform(({ model, provider, baseUrl, base_url, apiKey, api_key, ...extra }) => ({
+      model,
+      provider,
+      /** undefined: not given (keep); null: none. */
+      baseUrl: baseUrl !== undefined ? baseUrl : base_url,
+      apiKey: apiKey !== undefined ? apiKey : api_key,
+      extra: extra as Record<string, unknown>,
+    })),
+  );
+}
 
-/** A tag is named by its id, or by an object with that id (the interface sends tag objects). */
+/** `{ model, provider }` with optional `baseUrl` and `apiKey`; further keys are stored and never returned. */
+const LlmSchema = llmSchema(LlmPartSchema);
+/** On PATCH the llm object merges into the stored one: every key is optional. */
+const LlmChangeSchema = llmSchema(v.optional(LlmPartSchema));
+
+/** A tag is named by its id, or by an object with that id (the original clients send tag objects). */
 const TagRefSchema = v.pipe(
   v.union([IdSchema, v.object({ id: IdSchema })], 'must be a tag id or a tag object with an id'),
   v.transform((ref) => (typeof ref === 'string' ? ref : ref.id)),
@@ -62,7 +81,7 @@ export const CreateAgentSchema = v.object({
   documentId: v.optional(fields.documentId, null),
   tags: v.optional(fields.tags, []),
 });
-export const UpdateAgentSchema = v.partial(v.object(fields));
+export const UpdateAgentSchema = v.partial(v.object({ ...fields, llm: LlmChangeSchema }));
 
 export type AgentInput = v.InferOutput<typeof CreateAgentSchema>;
 export type AgentChange = v.InferOutput<typeof UpdateAgentSchema>;
@@ -74,7 +93,12 @@ export const AgentBriefSchema = v.strictObject({
   user: UserSchema,
   name: v.string(),
   type: v.picklist(AGENT_TYPES),
-  llm: v.strictObject({ model: v.string(), provider: v.string() }),
+  llm: v.strictObject({
+    model: v.string(),
+    provider: v.string(),
+    baseUrl: v.pipe(v.nullable(v.string()), v.description("The model server (OpenAI-compatible); null: the operator's default for the provider.")),
+    hasApiKey: v.pipe(v.boolean(), v.description('Whether a key is stored for the model server (it is never returned).')),
+  }),
   hasMemory: v.boolean(),
   AgentMemory: v.pipe(
     v.nullable(v.strictObject({ sessions: Integer, messages: Integer })),

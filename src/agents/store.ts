@@ -6,6 +6,7 @@ import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
+import { sameOrigin } from '../lib/urls.js';
 import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
 import type { TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
@@ -17,6 +18,8 @@ export interface AgentRow {
   type: AgentType;
   llmModel: string;
   llmProvider: string;
+  llmBaseUrl: string | null;
+  hasApiKey: boolean;
   hasMemory: boolean;
   promptId: string | null;
   documentId: string | null;
@@ -33,7 +36,7 @@ export interface AgentRow {
 }
 
 const AGENT_COLUMNS = `id, user_id AS userId, name, type, llm_model AS llmModel, llm_provider AS llmProvider,
-  has_memory AS hasMemory, prompt_id AS promptId, document_id AS documentId,
+  llm_base_url AS llmBaseUrl, llm_api_key IS NOT NULL AS hasApiKey, has_memory AS hasMemory, prompt_id AS promptId, document_id AS documentId,
   description, avatar_url AS avatarUrl, is_listed AS isListed,
   (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = agents.id) AS memorySessions,
   (SELECT count(*) FROM agent_messages m WHERE m.agent_id = agents.id) AS memoryMessages,
@@ -48,14 +51,15 @@ const FULL_COLUMNS = `${AGENT_COLUMNS},
 /** SQL for the agent `alias` as one JSON object, without document and tags (for nesting in links). */
 export const agentBriefJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
-    'llmModel', ${alias}.llm_model, 'llmProvider', ${alias}.llm_provider, 'hasMemory', json(iif(${alias}.has_memory, 'true', 'false')),
+    'llmModel', ${alias}.llm_model, 'llmProvider', ${alias}.llm_provider, 'llmBaseUrl', ${alias}.llm_base_url,
+    'hasApiKey', json(iif(${alias}.llm_api_key IS NULL, 'false', 'true')), 'hasMemory', json(iif(${alias}.has_memory, 'true', 'false')),
     'promptId', ${alias}.prompt_id, 'documentId', ${alias}.document_id,
     'description', ${alias}.description, 'avatarUrl', ${alias}.avatar_url, 'isListed', json(iif(${alias}.is_listed, 'true', 'false')),
     'memorySessions', (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${alias}.id),
     'memoryMessages', (SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${alias}.id),
     'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
 
-/** What a run reads of an agent's llm. */
+/** What a run reads of an agent's llm (the key opened: never present it). */
 export interface RunLlmConfig {
   provider: string;
   model: string;
@@ -84,6 +88,7 @@ function agentFromRow(raw: Record<string, unknown>): AgentRow {
     ...(raw as unknown as AgentRow),
     hasMemory: raw.hasMemory === 1,
     isListed: raw.isListed === 1,
+    hasApiKey: raw.hasApiKey === 1,
     document: raw.document === null ? null : documentFromJson(JSON.parse(raw.document as string)),
     tags: JSON.parse(raw.tags as string),
   };
@@ -94,19 +99,44 @@ export type AgentStore = ReturnType<typeof createAgentStore>;
 export function createAgentStore(db: Db, sealer: Sealer) {
   const table = ownedTable(db, 'agents', FULL_COLUMNS, agentFromRow);
   const insert = db.prepare(
-    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id,
+    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, llm_base_url, llm_api_key, has_memory, prompt_id, document_id,
                          description, avatar_url, is_listed, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
-    `UPDATE agents SET name = ?, type = ?, llm_model = ?, llm_provider = ?, llm_extra = coalesce(?, llm_extra),
-            has_memory = ?, prompt_id = ?, document_id = ?, description = ?, avatar_url = ?, is_listed = ?, updated_at = ?
+    `UPDATE agents SET name = ?, type = ?, has_memory = ?, prompt_id = ?, document_id = ?, description = ?, avatar_url = ?, is_listed = ?,
+            updated_at = ?
       WHERE id = ? AND user_id = ?`,
   );
+  const updateLlm = db.prepare(
+    `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = ?, llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
+  );
+  const selectLlmSecrets = db.prepare(`SELECT llm_extra AS extra, llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
+  const sealOrNull = (value: string | null) => (value === null ? null : sealer.seal(value));
+
+  /** The sealed llm columns of a stored agent, opened. */
+  function storedLlmSecrets(userId: string, id: string): { extra: Record<string, unknown>; apiKey: string | null } {
+    const raw = selectLlmSecrets.get(id, userId) as { extra: string; apiKey: string | null };
+    return { extra: JSON.parse(sealer.open(raw.extra)), apiKey: raw.apiKey === null ? null : sealer.open(raw.apiKey) };
+  }
+
+  /**
+   * The llm columns after `change` merges into the stored agent: keys not sent stay; `apiKey: null`
+   * clears the key; a `baseUrl` on another origin drops a key the change does not send again (it
+   * was given for the old server only); an extra key sent as null is removed.
+   */
+  function mergeLlm(userId: string, stored: AgentRow, change: NonNullable<AgentChange['llm']>) {
+    const secrets = storedLlmSecrets(userId, stored.id);
+    const baseUrl = change.baseUrl === undefined ? stored.llmBaseUrl : change.baseUrl;
+    let apiKey = change.apiKey === undefined ? secrets.apiKey : change.apiKey;
+    if (change.apiKey === undefined && !sameOrigin(stored.llmBaseUrl, baseUrl)) apiKey = null;
+    const extra = { ...secrets.extra, ...change.extra };
+    for (const [key, value] of Object.entries(change.extra)) if (value === null) delete extra[key];
+    return { model: change.model ?? stored.llmModel, provider: change.provider ?? stored.llmProvider, baseUrl, apiKey, extra };
+  }
   const ownsPrompt = db.prepare(`SELECT 1 FROM prompts WHERE id = ? AND user_id = ?`).pluck();
   const ownsDocument = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND user_id = ?`).pluck();
   const countOwnedTags = db.prepare(`SELECT count(*) FROM tags WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`).pluck();
-  const selectLlm = db.prepare(`SELECT llm_provider AS provider, llm_model AS model, llm_extra AS extra FROM agents WHERE id = ? AND user_id = ?`);
   const selectLibraryPage = db.prepare(
     `SELECT id, name, description, avatar_url AS avatarUrl, type, llm_model AS llmModel, llm_provider AS llmProvider
        FROM agents WHERE is_listed = 1 AND seq > ? ORDER BY seq LIMIT ?`,
@@ -134,7 +164,8 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     const id = newId();
     const now = timestamp();
     insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
-      input.hasMemory ? 1 : 0, input.promptId, input.documentId, input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
+      input.llm.baseUrl ?? null, sealOrNull(input.llm.apiKey ?? null), input.hasMemory ? 1 : 0, input.promptId, input.documentId,
+      input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
     setTags(id, input.tags);
     return table.get(userId, id)!;
   });
@@ -143,12 +174,13 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     const stored = table.get(userId, id);
     if (!stored) return undefined;
     checkReferences(userId, change);
+    if (change.llm) {
+      const llm = mergeLlm(userId, stored, change.llm);
+      updateLlm.run(llm.model, llm.provider, sealer.seal(JSON.stringify(llm.extra)), llm.baseUrl, sealOrNull(llm.apiKey), id, userId);
+    }
     update.run(
       change.name ?? stored.name,
       change.type ?? stored.type,
-      change.llm?.model ?? stored.llmModel,
-      change.llm?.provider ?? stored.llmProvider,
-      change.llm ? sealer.seal(JSON.stringify(change.llm.extra)) : null,
       (change.hasMemory ?? stored.hasMemory) ? 1 : 0,
       change.promptId === undefined ? stored.promptId : change.promptId,
       change.documentId === undefined ? stored.documentId : change.documentId,
@@ -174,16 +206,11 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     /** Applies a partial change in one transaction; undefined when the user has no such agent. */
     update: updateInTransaction,
 
-    /**
-     * What running the agent needs of its llm, secrets included (never present these): provider,
-     * model, and the optional `baseUrl` and `apiKey` (`api_key` accepted) kept sealed with it.
-     */
-    getRunConfig(userId: string, id: string): RunLlmConfig | undefined {
-      const raw = selectLlm.get(id, userId) as { provider: string; model: string; extra: string } | undefined;
-      if (!raw) return undefined;
-      const extra = JSON.parse(sealer.open(raw.extra)) as Record<string, unknown>;
-      const text = (value: unknown) => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
-      return { provider: raw.provider, model: raw.model, baseUrl: text(extra.baseUrl ?? extra.base_url), apiKey: text(extra.apiKey ?? extra.api_key) };
+    /** What a run needs to reach the agent's model: its server and key (opened), or undefined. */
+    getModelSettings(userId: string, id: string): RunLlmConfig | undefined {
+      const agent = table.get(userId, id);
+      if (!agent) return undefined;
+      return { provider: agent.llmProvider, model: agent.llmModel, baseUrl: agent.llmBaseUrl, apiKey: storedLlmSecrets(userId, id).apiKey };
     },
 
     /** A page of the agents their owners listed publicly, every user's (the one cross-user read). */

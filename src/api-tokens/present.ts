@@ -1,4 +1,4 @@
-// The JSON shape of an API token: the interface returns the secret in full in every token response.
+// The JSON shape of an API token: the API returns the secret in full in every token response.
 import type { Caller } from '../http/context.js';
 import type { UserRow } from '../users/store.js';
 import { presentUser } from '../users/present.js';

@@ -2,7 +2,7 @@
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
-import { digestToken, newTokenSecret } from '../auth/tokens.js';
+import { digestToken, newTokenSecret } from './secrets.js';
 import type { Caller } from '../http/context.js';
 
 export interface ApiTokenRow {

@@ -13,15 +13,14 @@ import { DEFAULT_SPLITTER, splitText } from '../ingest/splitters.js';
 import { IngestError, isIngestError } from '../ingest/errors.js';
 import type { IngestionStore, IngestJob } from './ingestion-store.js';
 import type { Splitter } from './schema.js';
+import type { IngestionConfig } from '../config.js';
 
-export interface IngestionConfig {
-  /** Off: documents stay pending (a sandbox without network, or tests that do not ingest). */
-  enabled: boolean;
-  concurrency: number;
-  maxBytes: number;
-  timeoutMs: number;
-  /** Allow URLs on loopback/private/link-local addresses (off by default: SSRF). */
-  allowPrivateNetworks: boolean;
+/** How far a running job has got: shown on the document while it is `processing`. */
+export interface IngestProgress {
+  phase: 'fetching' | 'extracting' | 'storing';
+  /** Chunks stored so far, and how many there will be (known once the text is split). */
+  chunksStored: number;
+  chunksTotal: number | null;
 }
 
 /**
@@ -54,6 +53,9 @@ export class IngestionQueue {
   private stopped = false;
   /** Aborts the fetches of running jobs on stop(), so shutdown does not wait for slow servers. */
   private readonly aborter = new AbortController();
+  private readonly progress = new Map<string, IngestProgress>();
+  /** Callers waiting for a document's job to end (GET /documents/{id}?wait=). */
+  private readonly waiters = new Map<string, Set<() => void>>();
 
   constructor(
     private readonly store: IngestionStore,
@@ -75,6 +77,32 @@ export class IngestionQueue {
     this.pump();
   }
 
+  /** How far the running job of a document has got; undefined when none runs. */
+  progressOf(id: string): IngestProgress | undefined {
+    return this.progress.get(id);
+  }
+
+  /** Resolves when a job of the document ends (ready, failed or superseded), or after `timeoutMs`. */
+  waitForJobEnd(id: string, timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const waiters = this.waiters.get(id) ?? new Set<() => void>();
+      this.waiters.set(id, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0 && this.waiters.get(id) === waiters) this.waiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      waiters.add(done);
+    });
+  }
+
+  private jobEnded(id: string): void {
+    this.progress.delete(id);
+    for (const done of [...(this.waiters.get(id) ?? [])]) done();
+  }
+
   /** Stops taking work and waits for running jobs; what is left stays pending for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -93,6 +121,7 @@ export class IngestionQueue {
         // stays processing and is taken up again at the next start.
         .catch((error: unknown) => this.log.error({ msg: 'ingestion job failed', documentId: job.id, error: describeError(error) }))
         .finally(() => {
+          this.jobEnded(job.id);
           this.running.delete(run);
           this.pump();
         });
@@ -102,6 +131,8 @@ export class IngestionQueue {
 
   private async run(job: IngestJob): Promise<void> {
     const splitter = job.splitter ?? DEFAULT_SPLITTER;
+    const progress: IngestProgress = { phase: 'fetching', chunksStored: 0, chunksTotal: null };
+    this.progress.set(job.id, progress);
     try {
       const authorization = job.sealedAuthorization === null ? null : JSON.parse(this.sealer.open(job.sealedAuthorization));
       const fetched = await fetchDocument(job.url, {
@@ -111,6 +142,7 @@ export class IngestionQueue {
         allowPrivateNetworks: this.config.allowPrivateNetworks,
         signal: this.aborter.signal,
       });
+      progress.phase = 'extracting';
       const extracted = await extractText(job.type as DocumentType, fetched.bytes, fetched.contentType, { fromPage: job.fromPage, toPage: job.toPage });
       // Storing chunks is one synchronous transaction: a tiny chunk_size on a big text would hold the
       // event loop (and memory) for minutes. Refuse before splitting, by the most chunks it could make.
@@ -118,11 +150,13 @@ export class IngestionQueue {
       if (extracted.text.length / step > MAX_CHUNKS) throw tooManyChunks(extracted.text.length, splitter);
       const chunks = splitText(extracted.text, splitter);
       if (chunks.length > MAX_CHUNKS) throw tooManyChunks(extracted.text.length, splitter);
+      Object.assign(progress, { phase: 'storing', chunksTotal: chunks.length });
       for (let first = 0; first < chunks.length; first += CHUNK_BATCH) {
         if (first > 0) await yieldToRequests();
         if (this.stopped) return;
         // Superseded (re-requested or deleted): complete() below then only lists this run's chunks for sweeping.
         if (!this.store.storeChunks(job, chunks.slice(first, first + CHUNK_BATCH), first)) break;
+        progress.chunksStored = Math.min(chunks.length, first + CHUNK_BATCH);
       }
       if (this.stopped) return;
       this.store.complete(job, {

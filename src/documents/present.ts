@@ -3,9 +3,10 @@ import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
 import type { Document } from './schema.js';
 import type { DocumentRow } from './store.js';
+import type { IngestProgress } from './ingestion.js';
 
 /** A document with its owner as the nested `user`. */
-export function presentDocument(document: DocumentRow, owner: Caller): Document {
+export function presentDocument(document: DocumentRow, owner: Caller, progress?: IngestProgress): Document {
   return {
     id: document.id,
     userId: document.userId,
@@ -22,6 +23,8 @@ export function presentDocument(document: DocumentRow, owner: Caller): Document 
     status: document.status,
     error: document.error,
     index: document.index,
+    ...(document.status === 'processing' && progress ? { progress: { ...progress } } : {}),
+    hasAuthorization: document.hasAuthorization,
     Agent: null,
   };
 }

@@ -4,11 +4,21 @@ import { notFound, validationFailed } from '../http/errors.js';
 import { resourceRoutes } from '../http/resource-routes.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
-import type { DocumentStore } from './store.js';
+import type { DocumentRow, DocumentStore } from './store.js';
+import type { Caller } from '../http/context.js';
 import type { IngestionStore } from './ingestion-store.js';
 import type { IngestionQueue } from './ingestion.js';
 import { presentDocument } from './present.js';
-import { ChunkSchema, CreateDocumentSchema, DocumentSchema, SearchHitSchema, SearchQuerySchema, UpdateDocumentSchema } from './schema.js';
+import {
+  ChunkSchema,
+  CreateDocumentSchema,
+  DocumentFilters,
+  DocumentSchema,
+  GetDocumentQuerySchema,
+  SearchHitSchema,
+  SearchQuerySchema,
+  UpdateDocumentSchema,
+} from './schema.js';
 import { snippetHtml, toFtsQuery } from './search.js';
 
 interface DocumentDeps {
@@ -23,6 +33,32 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     if (document.status === 'pending') ingestion.enqueue(document.id);
   };
   const tag = 'Documents';
+  const present = (document: DocumentRow, caller: Caller) => presentDocument(document, caller, ingestion.progressOf(document.id));
+  const settled = (document: DocumentRow) => document.status === 'ready' || document.status === 'failed';
+
+  const getDocument = defineRoute({
+    method: 'get',
+    path: '/documents/:id',
+    operationId: 'getDocument',
+    summary: 'Get a document',
+    description:
+      'With `?wait=<seconds>` (0-30) the answer waits until ingestion ends (status ready or failed) or the time is up, ' +
+      'so a client need not poll.',
+    tag,
+    auth: true,
+    query: GetDocumentQuerySchema,
+    success: { status: 200, description: 'The document.', data: DocumentSchema },
+    handler: async ({ caller, params, query }) => {
+      let document = documents.get(caller.id, params.id);
+      const deadline = Date.now() + (query.wait ?? 0) * 1000;
+      while (document && !settled(document) && Date.now() < deadline) {
+        await ingestion.waitForJobEnd(document.id, deadline - Date.now());
+        document = documents.get(caller.id, params.id);
+      }
+      if (!document) throw notFound('Document');
+      return present(document, caller);
+    },
+  });
 
   // Before the /documents/:id routes, so `/documents/search` is not read as an id.
   const search = defineRoute({
@@ -57,7 +93,7 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
       const document = chunks.requestIngestion(caller.id, params.id) ? documents.get(caller.id, params.id) : undefined;
       if (!document) throw notFound('Document');
       ingestion.enqueue(document.id);
-      return presentDocument(document, caller);
+      return present(document, caller);
     },
   });
 
@@ -82,13 +118,16 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     search,
     ingest,
     listChunks,
+    getDocument,
     ...resourceRoutes({
       path: '/documents',
       tag,
       names: { one: 'document', One: 'Document', Many: 'Documents', what: 'Document' },
       schema: DocumentSchema,
-      present: presentDocument,
+      present,
       store: documents,
+      list: { filters: DocumentFilters, description: 'Filter by `status` and/or `type`.' },
+      get: false,
       create: {
         body: CreateDocumentSchema,
         after: queueIfPending,

@@ -1,6 +1,6 @@
 // The shapes of `/documents`: request bodies, queries and the document, chunk and search hit as answered.
 import * as v from 'valibot';
-import { IdSchema, JsonObjectSchema, limitSchema, NameSchema } from '../http/validate.js';
+import { httpUrlSchema, IdSchema, JsonObjectSchema, limitSchema, NameSchema } from '../http/validate.js';
 import { AlwaysNull, Id, Integer, Timestamp } from '../http/shapes.js';
 import { UserSchema } from '../users/schema.js';
 
@@ -9,22 +9,7 @@ export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 const MAX_PAGE = 1_000_000;
 
-function isHttpUrl(text: string): boolean {
-  try {
-    const url = new URL(text);
-    // Credentials belong in `authorization` (sealed, never returned), not in the URL (returned as is).
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
-  } catch {
-    return false;
-  }
-}
-
-const UrlSchema = v.pipe(
-  v.string('must be a string'),
-  v.trim(),
-  v.maxLength(2048, 'must be at most 2048 characters'),
-  v.check(isHttpUrl, 'must be an absolute http(s) URL without credentials (put those in authorization)'),
-);
+const UrlSchema = httpUrlSchema('put those in authorization');
 
 const PageSchema = v.pipe(
   v.number('must be a whole number'),
@@ -79,7 +64,7 @@ export const SplitterSchema = v.pipe(
     ['chunk_overlap'],
   ),
 );
-export type Splitter = v.InferOutput<typeof SplitterSchema>;
+export type { Splitter } from '../ingest/splitters.js';
 
 const fields = {
   name: NameSchema,
@@ -104,6 +89,26 @@ export const CreateDocumentSchema = v.object({
 export const UpdateDocumentSchema = v.partial(v.object(fields));
 export type DocumentInput = v.InferOutput<typeof CreateDocumentSchema>;
 export type DocumentChange = v.InferOutput<typeof UpdateDocumentSchema>;
+
+export const DOCUMENT_STATUSES = ['pending', 'processing', 'ready', 'failed'] as const;
+
+/** List filters of GET /documents (besides `limit` and `after`). */
+export const DocumentFilters = {
+  status: v.optional(v.picklist(DOCUMENT_STATUSES, `must be one of ${DOCUMENT_STATUSES.join(', ')}`)),
+  type: v.optional(v.picklist(DOCUMENT_TYPES, `must be one of ${DOCUMENT_TYPES.join(', ')}`)),
+};
+
+/** The query of GET /documents/{id}: `wait` seconds for ingestion to end (long poll). */
+export const GetDocumentQuerySchema = v.object({
+  wait: v.optional(
+    v.pipe(
+      v.string('must be given once'),
+      v.regex(/^\d{1,2}(\.\d+)?$/, 'must be a number of seconds from 0 to 30'),
+      v.transform(Number),
+      v.maxValue(30, 'must be a number of seconds from 0 to 30'),
+    ),
+  ),
+});
 
 /** The query of GET /documents/search. */
 export const SearchQuerySchema = v.object({
@@ -145,11 +150,25 @@ export const DocumentSchema = v.strictObject({
   createdAt: Timestamp,
   updatedAt: Timestamp,
   status: v.pipe(
-    v.picklist(['pending', 'processing', 'ready', 'failed']),
+    v.picklist(DOCUMENT_STATUSES),
     v.description('Ingestion: pending → processing → ready, or failed with `error` saying why.'),
   ),
   error: v.pipe(v.nullable(v.string()), v.description('Why the last ingestion failed; null otherwise.')),
   index: v.pipe(v.nullable(IndexSummarySchema), v.description('What the last successful ingestion produced; null before.')),
+  progress: v.pipe(
+    v.optional(
+      v.strictObject({
+        phase: v.picklist(['fetching', 'extracting', 'storing']),
+        chunksStored: Integer,
+        chunksTotal: v.pipe(v.nullable(Integer), v.description('Known once the text is split.')),
+      }),
+    ),
+    v.description('Present while `status` is processing, on the /documents endpoints: how far ingestion has got.'),
+  ),
+  hasAuthorization: v.pipe(
+    v.boolean(),
+    v.description('Whether credentials are stored for the URL (never returned). A change of `url` to another origin without `authorization` drops them.'),
+  ),
   Agent: AlwaysNull,
 });
 export type Document = v.InferOutput<typeof DocumentSchema>;

@@ -3,7 +3,9 @@ import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
+import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { validationFailed } from '../http/errors.js';
+import { sameOrigin } from '../lib/urls.js';
 import type { DocumentChange, DocumentInput, DocumentType, Splitter } from './schema.js';
 import type { IndexSummary, IngestStatus } from './ingestion-store.js';
 
@@ -22,17 +24,21 @@ export interface DocumentRow {
   status: IngestStatus;
   error: string | null;
   index: IndexSummary | null;
+  /** Whether credentials are stored (they are never read back out). */
+  hasAuthorization: boolean;
 }
 
 export const DOCUMENT_COLUMNS = `id, user_id AS userId, name, type, url, from_page AS fromPage, to_page AS toPage,
-  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt, status, error, index_summary AS "index"`;
+  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt, status, error, index_summary AS "index",
+  authorization IS NOT NULL AS hasAuthorization`;
 
 /** SQL for the document `alias` as one JSON object shaped like DocumentRow (for nesting in other rows). */
 export const documentJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'url', ${alias}.url, 'fromPage', ${alias}.from_page, 'toPage', ${alias}.to_page, 'splitter', json(${alias}.splitter),
     'metadata', json(${alias}.metadata), 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at,
-    'status', ${alias}.status, 'error', ${alias}.error, 'index', json(${alias}.index_summary))`;
+    'status', ${alias}.status, 'error', ${alias}.error, 'index', json(${alias}.index_summary),
+    'hasAuthorization', json(iif(${alias}.authorization IS NULL, 'false', 'true')))`;
 
 /** Reads a document built by documentJsonSql (its JSON columns arrive already parsed). */
 export const documentFromJson = (raw: Record<string, unknown>): DocumentRow => raw as unknown as DocumentRow;
@@ -44,6 +50,7 @@ export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
     splitter: raw.splitter === null ? null : JSON.parse(raw.splitter as string),
     metadata: JSON.parse(raw.metadata as string),
     index: raw.index === null ? null : JSON.parse(raw.index as string),
+    hasAuthorization: raw.hasAuthorization === 1,
   };
 }
 
@@ -85,13 +92,22 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
             updated_at = @now
       WHERE id = @id AND user_id = @userId RETURNING ${DOCUMENT_COLUMNS}`,
   );
+  const selectPage = db.prepare(
+    `SELECT ${DOCUMENT_COLUMNS} FROM documents
+      WHERE user_id = @userId AND seq > @afterSeq AND (@status IS NULL OR status = @status) AND (@type IS NULL OR type = @type)
+      ORDER BY seq LIMIT @limit`,
+  );
   const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
   return {
     get: table.get,
     seqOf: table.seqOf,
-    list: table.list,
+    /** One page of the user's documents, optionally only those with a status and/or a type. */
+    list(userId: string, page: PageRequest, filter: { status?: string; type?: string } = {}): Page<DocumentRow> {
+      const raws = selectPage.all({ userId, afterSeq: page.afterSeq, limit: page.limit + 1, status: filter.status ?? null, type: filter.type ?? null });
+      return toPage((raws as Record<string, unknown>[]).map(documentFromRow), page.limit);
+    },
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
     delete: table.delete,
 
@@ -114,6 +130,7 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         status: 'pending',
         error: null,
         index: null,
+        hasAuthorization: input.authorization !== null,
       };
       insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, sealed(input.authorization), json(row.splitter), json(row.metadata), now, now);
       return row;
@@ -122,7 +139,8 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     /**
      * Applies `change` to the stored document and checks the result, in one transaction. A change
      * of what ingestion reads puts the document back to `pending`. `authorization` absent keeps the
-     * stored credentials; null clears them.
+     * stored credentials while the URL stays on the same origin and drops them when it moves to
+     * another (they were given for that server only); null clears them.
      */
     update: db.transaction((userId: string, id: string, change: DocumentChange): DocumentRow | undefined => {
       const stored = table.get(userId, id);
@@ -139,6 +157,7 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
       };
       checkPageRange(next);
       const authorizationGiven = change.authorization !== undefined;
+      const dropAuthorization = !authorizationGiven && !sameOrigin(stored.url, next.url);
       const reingest = changesContent(stored, next, authorizationGiven);
       const raw = update.get({
         name: next.name,
@@ -148,7 +167,7 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         toPage: next.to_page,
         splitter: json(next.splitter),
         metadata: json(next.metadata),
-        replaceAuthorization: authorizationGiven ? 1 : 0,
+        replaceAuthorization: authorizationGiven || dropAuthorization ? 1 : 0,
         authorization: sealed(next.authorization),
         reingest: reingest ? 1 : 0,
         now: timestamp(),

@@ -1,4 +1,4 @@
-// The service's rate limits (decisions.md: aimed at brute force and floods, not at ordinary use):
+// The service's rate limits (aimed at brute force and floods, not at ordinary use):
 // sign-up/sign-in attempts per client address, failed sign-ins per email, requests per API token.
 import type { RateLimitConfig } from '../config.js';
 import { RateLimiter } from '../lib/rate-limiter.js';

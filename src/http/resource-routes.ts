@@ -39,7 +39,8 @@ export interface ResourceSpec<Row, S extends AnySchema, C extends AnySchema, U e
   before?: AppMiddleware[];
   list?: Verb & { filters?: F };
   create: Verb & { body: C; check?: (input: v.InferOutput<C>, caller: Caller) => void; after?: (row: Row) => void };
-  get?: Verb;
+  /** false: the resource declares its own GET of one record. */
+  get?: Verb | false;
   update?: Verb & { body: U; check?: (change: v.InferOutput<U>, caller: Caller) => void; after?: (row: Row) => void };
   /** What DELETE answers: the deleted record (api-tokens) or null (everything else). */
   delete: Verb & { answers: 'record' | 'null' };
@@ -90,7 +91,9 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
         return present(row, caller);
       },
     }),
-    defineRoute({
+  ];
+  if (spec.get !== false) {
+    routes.push(defineRoute({
       ...common,
       ...spec.get,
       method: 'get',
@@ -103,8 +106,8 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
         if (!row) throw missing();
         return present(row, caller);
       },
-    }),
-  ];
+    }));
+  }
   const { update } = spec;
   if (update && store.update) {
     const updateRow = store.update.bind(store);

@@ -4,7 +4,7 @@
 import Router from '@koa/router';
 import * as v from 'valibot';
 import type { AppContext, AppMiddleware, AppState, Caller } from './context.js';
-import type { ErrorStatus } from './errors.js';
+import { validationFailed, type ErrorStatus } from './errors.js';
 import { callerOf } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
 import { nextPageUrl } from './respond.js';
@@ -98,9 +98,16 @@ export const pathParameters = (path: string) => [...path.matchAll(/:(\w+)/g)].ma
 function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
   const parameters = pathParameters(route.path);
   const { success, when } = route;
+  // A query parameter the route does not take is a mistake worth naming (a misspelt filter would
+  // otherwise silently answer everything).
+  const known = new Set(Object.keys((route.query as { entries?: object } | undefined)?.entries ?? {}));
   const handle = async (ctx: AppContext) => {
     const params: Record<string, string> = {};
     for (const name of parameters) params[name] = parse(route.params?.[name] ?? IdSchema, ctx.params[name], name) as string;
+    if (route.query) {
+      const unknown = Object.keys(ctx.query).filter((name) => !known.has(name));
+      if (unknown.length > 0) throw validationFailed(unknown.map((name) => ({ path: `query.${name}`, message: 'is not a query parameter of this endpoint' })));
+    }
     const query = route.query ? parse(route.query, ctx.query) : undefined;
     const body = route.body ? parseBody(ctx, route.body) : undefined;
     const caller = route.auth ? callerOf(ctx) : undefined;

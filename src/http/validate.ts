@@ -46,6 +46,26 @@ export const NameSchema = v.pipe(
   v.maxLength(200, 'must be at most 200 characters'),
 );
 
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    // Credentials belong in a sealed field (never returned), not in the URL (returned as is).
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}
+
+/** An absolute http(s) URL without credentials; `credentials` says where those go instead. */
+export function httpUrlSchema(credentials: string) {
+  return v.pipe(
+    v.string('must be a string'),
+    v.trim(),
+    v.maxLength(2048, 'must be at most 2048 characters'),
+    v.check(isHttpUrl, `must be an absolute http(s) URL without credentials (${credentials})`),
+  );
+}
+
 /** Free text such as a token description (trimmed, at most 1000 characters). */
 export const DescriptionSchema = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1000, 'must be at most 1000 characters'));
 

@@ -8,7 +8,13 @@
 // One deliberate difference: splitting on "" (the recursive splitter's last resort) splits into
 // code points rather than UTF-16 code units, so a chunk never ends inside a surrogate pair (an emoji
 // cut in half). Text without characters outside the BMP splits exactly as LangChain's does.
-import type { Splitter } from '../documents/schema.js';
+
+/** A text splitter's settings (the documents' `splitter` field, after defaults). */
+export interface Splitter {
+  type: 'character' | 'recursive';
+  chunk_size: number;
+  chunk_overlap: number;
+}
 
 export type SplitterOptions = Pick<Splitter, 'type' | 'chunk_size' | 'chunk_overlap'>;
 

@@ -1,4 +1,4 @@
-// Identifiers and timestamps as the interface shows them.
+// Identifiers and timestamps as the API shows them.
 import { randomUUID } from 'node:crypto';
 
 /** A new opaque, unguessable record id (UUID v4: 122 random bits). */
@@ -11,7 +11,7 @@ export function timestamp(): string {
   return formatTimestamp(performance.timeOrigin + performance.now());
 }
 
-/** A time in milliseconds since the epoch (fractions kept to the microsecond) in the interface's format. */
+/** A time in milliseconds since the epoch (fractions kept to the microsecond) in the API's format. */
 export function formatTimestamp(ms: number): string {
   const wholeMs = Math.floor(ms);
   const micros = Math.min(999, Math.floor((ms - wholeMs) * 1000));

@@ -1,4 +1,4 @@
-// The JSON shape of a prompt (`input_variables` spelled as the interface does).
+// The JSON shape of a prompt (`input_variables` spelled as the original API does).
 import type { Prompt } from './schema.js';
 import type { PromptRow } from './store.js';
 

@@ -227,7 +227,7 @@ export function createRunEngine(deps: RunEngineDeps) {
 
   /** The checks shared by top-level and nested runs; ApiErrors (404, 422) describe the request. */
   async function check(userId: string, agent: AgentRow, variables: Record<string, string>, input: string) {
-    const llm = stores.agents.getRunConfig(userId, agent.id);
+    const llm = stores.agents.getModelSettings(userId, agent.id);
     if (!llm) throw notFound('Agent');
     const endpoint = resolveEndpoint(llm, config.runs);
     let system: string | null = null;

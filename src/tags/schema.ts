@@ -15,7 +15,7 @@ const ColorSchema = v.pipe(
 export const CreateTagSchema = v.object({
   name: NameSchema,
   color: v.optional(ColorSchema, DEFAULT_TAG_COLOR),
-  /** Accepted as the interface shows it; must be the caller's own id. */
+  /** Accepted as the original API shows it; must be the caller's own id. */
   userId: v.optional(IdSchema),
 });
 

@@ -1,0 +1,29 @@
+// Bearer-token authentication: the middleware every route with `auth: true` runs first.
+import type { AppMiddleware } from '../http/context.js';
+import { bearerSecret } from '../http/auth.js';
+import { unauthorized } from '../http/errors.js';
+import type { RateLimits } from '../http/rate-limit.js';
+import { formatTimestamp } from '../lib/ids.js';
+import type { ApiTokenStore } from './store.js';
+
+/** `lastUsedAt` is written at most this often per token, so authenticated reads stay reads. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Middleware: lets the request through only with a known, unexpired token; sets the caller. */
+export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMiddleware {
+  return async function requireCallerMiddleware(ctx, next) {
+    const secret = bearerSecret(ctx);
+    if (secret === undefined) throw unauthorized();
+    const found = secret.length <= 256 ? tokens.findCaller(secret) : undefined;
+    if (found === undefined) throw unauthorized('The API token is unknown or revoked.');
+    const nowMs = Date.now();
+    if (found.expiresAt !== null && Date.parse(found.expiresAt) <= nowMs) throw unauthorized('The API token has expired.');
+    limits.checkToken(found.tokenId);
+    if (found.lastUsedAt === null || nowMs - Date.parse(found.lastUsedAt) >= LAST_USED_RESOLUTION_MS) {
+      tokens.touch(found.tokenId, formatTimestamp(nowMs));
+    }
+    const { expiresAt, lastUsedAt, ...caller } = found;
+    ctx.state.caller = caller;
+    return next();
+  };
+}
