@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS users (
   name          TEXT    NOT NULL,
   password_hash TEXT    NOT NULL,                        -- $scrypt$ln=..,r=..,p=..$salt$hash
   created_at    TEXT    NOT NULL,
-  updated_at    TEXT    NOT NULL
+  updated_at    TEXT    NOT NULL,
+  disabled_at   TEXT                                     -- set by user:disable: no sign-in, tokens refused
 );
 
 CREATE TABLE IF NOT EXISTS api_tokens (

@@ -46,7 +46,8 @@ runScript(USAGE, () => {
     db.pragma('query_only = ON');
     db.pragma('busy_timeout = 5000');
     const tableNames = db
-      .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+      // Tables and virtual tables (the full-text index), not the shadow tables SQLite keeps for the index.
+      .prepare(`SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%' ORDER BY name`)
       .pluck()
       .all() as string[];
     const rows = Object.fromEntries(

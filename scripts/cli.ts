@@ -2,11 +2,17 @@
 // and stores, and reading a password without echoing it. Exit codes: 0 done, 1 failed, 2 bad usage
 // or configuration.
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../src/config.js';
+import { existsSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { loadConfig, loadEnvFile, type Config } from '../src/config.js';
 import { openDatabase, type Db } from '../src/db.js';
 import { createStores, type Stores } from '../src/stores.js';
 import { ApiError, type FieldIssue } from '../src/http/errors.js';
+import { parse } from '../src/http/validate.js';
+import { SignUpSchema } from '../src/auth/schema.js';
+import { createUserAdminStore, type UserAdminStore } from '../src/users/admin-store.js';
 import { createSealer, loadOrCreateKeyFile } from '../src/lib/secrets.js';
+import { databaseStartupError, keyFileStartupError, StartupError } from '../src/startup.js';
 
 /** A mistake in how the script was called: reported with the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -42,7 +48,10 @@ export function runScript(usage: string, main: () => Promise<void> | void): void
   Promise.resolve()
     .then(main)
     .catch((error: unknown) => {
-      if (error instanceof UsageError) {
+      if (error instanceof StartupError) {
+        process.stderr.write(`error: ${error.line().replace(/^cannot start: /, '')}\n`);
+        process.exitCode = 1;
+      } else if (error instanceof UsageError) {
         process.stderr.write(`${error.message}\n\n${usage}`);
         process.exitCode = 2;
       } else if (error instanceof ApiError && Array.isArray(error.details)) {
@@ -57,9 +66,10 @@ export function runScript(usage: string, main: () => Promise<void> | void): void
     });
 }
 
-/** The service's configuration from the environment, exactly as src/main.ts reads it. */
+/** The service's configuration from the environment (and .env, when present), exactly as src/main.ts reads it. */
 export function loadServiceConfig(): Config {
   try {
+    loadEnvFile();
     return loadConfig();
   } catch (error) {
     throw new UsageError((error as Error).message);
@@ -72,9 +82,58 @@ export function loadServiceConfig(): Config {
  */
 export function openServiceStores(config: Config): { db: Db; stores: Stores } {
   process.umask(0o077);
-  const db = openDatabase(config.databasePath);
-  const key = config.secretKey ?? loadOrCreateKeyFile(`${config.databasePath}.key`);
-  return { db, stores: createStores(db, createSealer(key)) };
+  const path = config.databasePath;
+  let db: Db;
+  try {
+    db = openDatabase(path, { onWarning: (message) => process.stderr.write(`warning: ${message}\n`) });
+  } catch (error) {
+    throw databaseStartupError(path, error);
+  }
+  try {
+    const key = config.secretKey ?? loadOrCreateKeyFile(`${path}.key`);
+    return { db, stores: createStores(db, createSealer(key)) };
+  } catch (error) {
+    db.close();
+    throw keyFileStartupError(path, `${path}.key`, error);
+  }
+}
+
+/**
+ * Opens the existing database at DATABASE_PATH (migrations applied; never creating one) for a script
+ * that administers accounts, with the operator's store.
+ */
+export function openExistingDatabase(config: Config): { db: Db; admin: UserAdminStore } {
+  const path = config.databasePath;
+  if (!existsSync(path)) throw new Error(`no database at ${path} (DATABASE_PATH); the service creates it on first start`);
+  process.umask(0o077);
+  let db: Db;
+  try {
+    db = openDatabase(path);
+  } catch (error) {
+    throw databaseStartupError(path, error);
+  }
+  return { db, admin: createUserAdminStore(db) };
+}
+
+/** Email as sign-up stores it (trimmed, lower-cased), refusing a malformed one. */
+export function parseEmail(text: string): string {
+  return parse(SignUpSchema.entries.email, text, 'email');
+}
+
+/**
+ * Asks `question` on standard error and reads one line from standard input (a terminal or a pipe):
+ * true only for "y" or "yes". End of input counts as no.
+ */
+export async function confirm(question: string): Promise<boolean> {
+  process.stderr.write(`${question} [y/N] `);
+  const lines = createInterface({ input: process.stdin, terminal: false });
+  try {
+    for await (const line of lines) return /^\s*y(es)?\s*$/i.test(line);
+    return false;
+  } finally {
+    lines.close();
+    if (!process.stdin.isTTY) process.stderr.write('\n');
+  }
 }
 
 /**

@@ -1,6 +1,8 @@
-// Reads the service's settings from the environment once, at boot. A bad value stops the process
-// with a message naming every bad setting, so a typo never runs with a silent default.
+// Reads the service's settings from the environment once, at boot (after `.env`, when present, has
+// been loaded under the real environment). A bad value stops the process with a message naming every
+// bad setting and its value (never a secret's), so a typo never runs with a silent default.
 import * as v from 'valibot';
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseSecretKey } from './lib/secrets.js';
 
@@ -24,6 +26,13 @@ export interface Config {
   signInTokenTtlMs: number;
   /** Write one JSON line per request to stdout. */
   logRequests: boolean;
+  /** Anyone may create an account with POST /auth/sign-up (off: only the operator's user:create). */
+  signUp: boolean;
+  /**
+   * Lifts the SSRF guard for every URL a user can aim (document URLs, and any later outbound
+   * request a user configures): loopback, private and link-local addresses become reachable.
+   */
+  allowPrivateNetworks: boolean;
   /** Cut off a request whose headers and body have not arrived within this time. */
   requestTimeoutMs: number;
   /** On SIGTERM, wait this long for in-flight requests before closing their connections. */
@@ -36,17 +45,15 @@ export interface Config {
   /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
   secretKey?: Buffer;
   ingestion: IngestionConfig;
-  /** Let URLs a user aims (documents, a model's baseUrl, tools) reach loopback/private/internal addresses. */
-  allowPrivateNetworks: boolean;
   runs: RunsConfig;
 }
 
-/** How agents run: the operator's model endpoints and the limits of a run. */
+/** How agents run: the operator's model servers and the limits of a run. */
 export interface RunsConfig {
-  /** The operator's OpenAI-compatible endpoint for provider `openai` (trusted: not SSRF-checked). */
+  /** The operator's OpenAI-compatible server for provider `openai` (trusted: not SSRF-checked). */
   openaiBaseUrl: string;
   openaiApiKey?: string;
-  /** The operator's Ollama endpoint (its OpenAI-compatible `/v1`) for provider `ollama` (trusted). */
+  /** The operator's Ollama server (its OpenAI-compatible `/v1`) for provider `ollama` (trusted). */
   ollamaBaseUrl: string;
   /** Deadline of a whole run, nested runs and tool calls included. */
   timeoutMs: number;
@@ -95,7 +102,16 @@ const httpUrlSetting = v.pipe(
   v.transform((text) => text.replace(/\/+$/, '')),
 );
 
-const onOff = v.picklist(['on', 'off'], 'must be "on" or "off"');
+const TRUE_WORDS = ['on', 'true', '1', 'yes'];
+const FALSE_WORDS = ['off', 'false', '0', 'no'];
+
+/** A boolean setting: on/off, true/false, 1/0 or yes/no, in any case. */
+const onOff = v.pipe(
+  v.string(),
+  v.transform((text) => text.trim().toLowerCase()),
+  v.picklist([...TRUE_WORDS, ...FALSE_WORDS], 'must be on or off (also accepted: true/false, 1/0, yes/no)'),
+  v.transform((word) => TRUE_WORDS.includes(word)),
+);
 
 const EnvSchema = v.object({
   HOST: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty')), '127.0.0.1'),
@@ -108,6 +124,7 @@ const EnvSchema = v.object({
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),
   LOG_REQUESTS: v.optional(onOff, 'on'),
+  SIGN_UP: v.optional(onOff, 'on'),
   REQUEST_TIMEOUT_MS: v.optional(integerSetting(1000, 3_600_000), '30000'),
   SHUTDOWN_TIMEOUT_MS: v.optional(integerSetting(0, 600_000), '10000'),
   TRUST_PROXY: v.optional(onOff, 'off'),
@@ -127,7 +144,6 @@ const EnvSchema = v.object({
   INGEST_CONCURRENCY: v.optional(integerSetting(1, 32), '2'),
   INGEST_MAX_BYTES: v.optional(integerSetting(1024, 1024 * 1024 * 1024), String(20 * 1024 * 1024)),
   INGEST_TIMEOUT_MS: v.optional(integerSetting(1000, 600_000), '30000'),
-  INGEST_ALLOW_PRIVATE_NETWORKS: v.optional(onOff, 'off'),
   ALLOW_PRIVATE_NETWORKS: v.optional(onOff, 'off'),
   OPENAI_BASE_URL: v.optional(httpUrlSetting, 'https://api.openai.com/v1'),
   OPENAI_API_KEY: v.optional(v.pipe(v.string(), v.trim(), v.minLength(1, 'must not be empty'))),
@@ -153,19 +169,60 @@ function isOrigin(text: string): boolean {
   }
 }
 
-/** The names of every setting read from the environment. */
+/** The names of every setting read from the environment (aliases aside). */
 export const SETTINGS = Object.keys(EnvSchema.entries);
+
+/** Older names still read: alias → the setting it stands for (the setting wins when both are set). */
+export const SETTING_ALIASES: Record<string, keyof typeof EnvSchema.entries> = {
+  INGEST_ALLOW_PRIVATE_NETWORKS: 'ALLOW_PRIVATE_NETWORKS',
+};
+
+/** Settings whose value is never repeated in a message. */
+const SECRET_SETTINGS = new Set(['SECRET_KEY']);
+
+/** `NAME=value` for messages, or just `NAME` for a secret setting. */
+export function describeSetting(name: string, value: string | undefined): string {
+  return SECRET_SETTINGS.has(name) || value === undefined ? name : `${name}=${value}`;
+}
+
+/**
+ * Loads `.env` from the working directory into `process.env` when the file exists (variables
+ * already set in the environment win). Returns the absolute path of the file read, or null.
+ */
+export function loadEnvFile(dir = process.cwd()): string | null {
+  const path = resolve(dir, '.env');
+  if (!existsSync(path)) return null;
+  try {
+    process.loadEnvFile(path);
+  } catch (error) {
+    throw new Error(`cannot read ${path}: ${(error as Error).message}`);
+  }
+  return path;
+}
 
 /** Parses the environment; throws an Error listing every bad setting. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const known = Object.fromEntries(
-    SETTINGS.filter((key) => env[key] !== undefined && env[key] !== '').map((key) => [key, env[key]]),
-  );
+  const given = (key: string) => env[key] !== undefined && env[key] !== '';
+  const known: Record<string, string | undefined> = Object.fromEntries(SETTINGS.filter(given).map((key) => [key, env[key]]));
+  // Where a setting came from, for messages: its own name or the alias that gave it.
+  const source: Record<string, string> = {};
+  for (const [alias, setting] of Object.entries(SETTING_ALIASES)) {
+    if (given(alias) && !given(setting)) {
+      known[setting] = env[alias];
+      source[setting] = alias;
+    }
+  }
   const result = v.safeParse(EnvSchema, known);
   if (!result.success) {
-    // Name the setting, never echo its value (SECRET_KEY is one).
-    const problems = result.issues.map((issue) => `  ${v.getDotPath(issue)}: ${issue.message}`);
-    throw new Error(`invalid configuration:\n${problems.join('\n')}`);
+    // Name the setting and its value (never a secret's).
+    const problems = result.issues.map((issue) => {
+      const key = v.getDotPath(issue) ?? '';
+      const name = source[key] ?? key;
+      return `${describeSetting(name, known[key])}: ${issue.message}`;
+    });
+    // One bad setting: one line. Several: one line each, under a heading.
+    if (problems.length === 1) throw new Error(`invalid configuration: ${problems[0]}`);
+    throw new Error(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
   }
   const settings = result.output;
   return {
@@ -176,26 +233,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hashConcurrency: settings.HASH_CONCURRENCY,
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,
     signInTokenTtlMs: settings.SIGN_IN_TOKEN_TTL_DAYS * 24 * 60 * 60 * 1000,
-    logRequests: settings.LOG_REQUESTS === 'on',
+    logRequests: settings.LOG_REQUESTS,
+    signUp: settings.SIGN_UP,
+    allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS,
     requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
-    trustProxy: settings.TRUST_PROXY === 'on',
+    trustProxy: settings.TRUST_PROXY,
     corsOrigins: settings.CORS_ORIGINS,
     rateLimit: {
-      enabled: settings.RATE_LIMIT === 'on',
+      enabled: settings.RATE_LIMIT,
       authPerMinute: settings.RATE_LIMIT_AUTH_PER_MINUTE,
       failedSignInsPer15Minutes: settings.RATE_LIMIT_FAILED_SIGN_INS,
       perTokenPerMinute: settings.RATE_LIMIT_TOKEN_PER_MINUTE,
     },
     secretKey: settings.SECRET_KEY,
     ingestion: {
-      enabled: settings.INGEST === 'on',
+      enabled: settings.INGEST,
       concurrency: settings.INGEST_CONCURRENCY,
       maxBytes: settings.INGEST_MAX_BYTES,
       timeoutMs: settings.INGEST_TIMEOUT_MS,
-      allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS === 'on' || settings.INGEST_ALLOW_PRIVATE_NETWORKS === 'on',
+      allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS,
     },
-    allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS === 'on' || settings.INGEST_ALLOW_PRIVATE_NETWORKS === 'on',
     runs: {
       openaiBaseUrl: settings.OPENAI_BASE_URL,
       openaiApiKey: settings.OPENAI_API_KEY,

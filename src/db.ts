@@ -2,7 +2,7 @@
 // a new database gets schema.sql whole; an older one gets the missing migrations/NNN-*.sql steps.
 // All SQL beyond this lives in the per-resource store modules.
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -24,6 +24,46 @@ export interface Migration {
 export interface OpenOptions {
   /** Where the migration files are; tests point this at a directory of their own. */
   migrationsDir?: string;
+  /** Told about things worth an operator's attention that do not stop the open (a directory created). */
+  onWarning?: (message: string) => void;
+}
+
+/** The file a connection opened, as the file system identifies it. */
+interface FileIdentity {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+const openedFiles = new WeakMap<Db, FileIdentity>();
+
+/** An error from the file system, with the code and path the start-up message needs. */
+function fsError(code: string, message: string, path: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(message), { code, path });
+}
+
+/**
+ * Creates `dir` and its missing parents (mode 0700); true when it had to create `dir`. Not
+ * `mkdirSync(..., { recursive: true })`: on a file system that refuses a new entry with ENOENT
+ * (e.g. /proc/nope) Node's recursive mkdir retries forever at 100% CPU.
+ */
+export function ensureDirectory(dir: string): boolean {
+  try {
+    if (statSync(dir).isDirectory()) return false;
+    throw fsError('ENOTDIR', `${dir} exists and is not a directory`, dir);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  const parent = dirname(dir);
+  if (parent !== dir) ensureDirectory(parent);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    return true;
+  } catch (error) {
+    // Made by someone else in the meantime: fine if it is a directory.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST' && statSync(dir).isDirectory()) return false;
+    throw error;
+  }
 }
 
 // Version 1 is the schema as it was when versions began (tests/fixtures/schema-v1.sql);
@@ -60,11 +100,25 @@ export const SCHEMA_VERSION = latestVersion();
 /** Opens (creating if needed) the database at `path` with WAL, foreign keys and an up-to-date schema. */
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
   if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    if (!existsSync(path) && existsSync(`${path}-wal`)) {
+      // The writes of the last run are in that WAL; a new empty database would silently lose them
+      // (and SQLite would discard the WAL).
+      throw fsError(
+        'WAL_WITHOUT_DATABASE',
+        `${path}-wal exists but the database file does not: the database was moved or deleted while its ` +
+          'write-ahead log stayed. Put the database file back (or restore a backup), or move the -wal and -shm files away to start empty',
+        path,
+      );
+    }
+    if (ensureDirectory(dirname(path))) options.onWarning?.(`created the directory ${dirname(path)} for the database`);
     // Owner-only from the first byte; SQLite gives the -wal and -shm files the same mode.
     closeSync(openSync(path, 'a', 0o600));
   }
   const db = new Database(path);
+  if (path !== ':memory:') {
+    const { dev, ino } = statSync(path);
+    openedFiles.set(db, { path, dev, ino });
+  }
   try {
     db.pragma('journal_mode = WAL');
     // FULL: a 2xx means the row survives power loss, not only a crash of the process.
@@ -77,6 +131,24 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     throw error;
   }
   return db;
+}
+
+/**
+ * Why the file `db` opened is no longer the file at its path (deleted, moved, replaced), or
+ * undefined while it still is. Writes to a file that is no longer there are lost at the next start.
+ */
+export function databaseFileProblem(db: Db): string | undefined {
+  const opened = openedFiles.get(db);
+  if (opened === undefined) return undefined;
+  try {
+    const { dev, ino } = statSync(opened.path);
+    if (dev === opened.dev && ino === opened.ino) return undefined;
+    return `the file at ${opened.path} is no longer the database this process opened (it was replaced or moved)`;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return `the database file ${opened.path} is gone (deleted or moved, or its directory was)`;
+    return `the database file ${opened.path} cannot be checked: ${(error as Error).message}`;
+  }
 }
 
 /** The database's schema version (`PRAGMA user_version`; 0 for a new file). */

@@ -1,35 +1,90 @@
-// The process: read config → open database → build app → listen. SIGTERM/SIGINT stop accepting,
-// let in-flight requests finish (up to a deadline), close the database and exit 0.
+// The process: read .env and the config → open database → build app → listen. SIGTERM/SIGINT stop
+// accepting, let in-flight requests finish (up to a deadline), close the database and exit 0.
+// Anything that keeps it from starting ends with one line on stderr naming the setting, its value
+// (never a secret's) and the cause, and a non-zero exit: 2 for a bad setting, 1 for the rest.
+import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { loadConfig, type Config } from './config.js';
-import { closeDatabase, openDatabase } from './db.js';
+import { loadConfig, loadEnvFile, type Config } from './config.js';
+import { closeDatabase, openDatabase, type Db } from './db.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './server.js';
 import { jsonLogger as log } from './lib/log.js';
 import { loadOrCreateKeyFile } from './lib/secrets.js';
+import { createUserAdminStore } from './users/admin-store.js';
+import { databaseStartupError, keyFileStartupError, listenStartupError } from './startup.js';
 
-function loadConfigOrExit(): Config {
+/** Ends the process before it serves: one line on stderr, no stack trace. */
+function refuseToStart(line: string, code: number): never {
+  process.stderr.write(`${line}\n`);
+  process.exit(code);
+}
+
+/** A line worth an operator's attention that does not stop the start. */
+function warn(message: string): void {
+  process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level: 'warn', msg: message })}\n`);
+}
+
+function loadSettings(): { config: Config; envFile: string | null } {
+  let envFile: string | null;
   try {
-    return loadConfig();
+    envFile = loadEnvFile();
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
-    process.exit(2);
+    refuseToStart(`cannot start: ${(error as Error).message}`, 2);
+  }
+  try {
+    return { config: loadConfig(), envFile };
+  } catch (error) {
+    refuseToStart(`cannot start: ${(error as Error).message}`, 2);
+  }
+}
+
+function openStorage(config: Config): { db: Db; secretKey: Buffer } {
+  const path = config.databasePath;
+  const keyPath = `${path}.key`;
+  const isNew = !existsSync(path);
+  let db: Db;
+  try {
+    db = openDatabase(path, { onWarning: warn });
+  } catch (error) {
+    refuseToStart(databaseStartupError(path, error).line(), 1);
+  }
+  if (isNew && config.secretKey === undefined && existsSync(keyPath)) {
+    warn(`the key file ${keyPath} exists but its database did not: started a new, empty database (was the database moved or deleted?)`);
+  }
+  try {
+    return { db, secretKey: config.secretKey ?? loadOrCreateKeyFile(keyPath) };
+  } catch (error) {
+    closeDatabase(db);
+    refuseToStart(keyFileStartupError(path, keyPath, error).line(), 1);
   }
 }
 
 function main(): void {
-  const config = loadConfigOrExit();
+  const { config, envFile } = loadSettings();
   // Everything this process creates (database, WAL, key file) is readable by its owner only.
   process.umask(0o077);
-  const db = openDatabase(config.databasePath);
-  const secretKey = config.secretKey ?? loadOrCreateKeyFile(`${config.databasePath}.key`);
+  const { db, secretKey } = openStorage(config);
+  const users = createUserAdminStore(db).countUsers();
   const app = createApp({ db, config, secretKey, log });
   const server = createHttpServer(app, config);
 
+  // Until it listens, a server error (port taken, unknown host) means it cannot start.
+  const failToListen = async (error: Error) => {
+    await app.stopBackgroundWork();
+    closeDatabase(db);
+    refuseToStart(listenStartupError(config.host, config.port, error).line(), 1);
+  };
+  server.once('error', failToListen);
   server.listen(config.port, config.host, () => {
+    server.off('error', failToListen);
     const { address, port } = server.address() as AddressInfo;
     const host = address.includes(':') ? `[${address}]` : address;
-    log.info({ msg: 'listening', url: `http://${host}:${port}`, database: config.databasePath });
+    const url = `http://${host}:${port}`;
+    const firstUser =
+      users > 0 ? {}
+      : config.signUp ? { firstUser: `no users yet: sign up in the console at ${url}/, or run: npm run user:create -- --email <email> --name <name>` }
+      : { firstUser: 'no users yet and SIGN_UP is off: run npm run user:create -- --email <email> --name <name>' };
+    log.info({ msg: 'listening', url, console: `${url}/`, docs: `${url}/docs`, database: config.databasePath, envFile, ...firstUser });
   });
 
   let stopping = false;

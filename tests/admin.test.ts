@@ -10,7 +10,7 @@ import { loadConfig, SETTINGS } from '../src/config.js';
 import { createUserStore } from '../src/users/store.js';
 import { createApiTokenStore } from '../src/api-tokens/store.js';
 import { verifyPassword } from '../src/auth/password.js';
-import { runCommand, runScript, root, type ScriptResult } from './run-script.js';
+import { runCommand, runScript, root, startServiceProcess, type ScriptResult, type ServiceProcess } from './run-script.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-admin-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -157,6 +157,9 @@ describe('db:stats', () => {
     assert.match(text.stdout, new RegExp(`schema version +${SCHEMA_VERSION} \\(current\\)`));
     assert.match(text.stdout, /^ {2}users +2$/m);
     assert.match(text.stdout, /^ {2}api_tokens +1$/m);
+    // The full-text index is one table here, not its shadow tables (_data, _idx, _config, _docsize).
+    assert.match(text.stdout, /^ {2}document_chunks_fts +\d+$/m);
+    assert.doesNotMatch(text.stdout, /_fts_(data|idx|config|docsize|content)\b/);
     assert.match(text.stdout, /WAL file/);
     assert.match(text.stdout, /database file +\d/);
 
@@ -179,8 +182,135 @@ describe('db:stats', () => {
   });
 });
 
+/** A JSON request to a running service; returns the status and the parsed body. */
+async function call(url: string, method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+  const headers: Record<string, string> = {};
+  if (options.token) headers.Authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe('account administration against a running service', () => {
+  let service: ServiceProcess;
+  const carol = { email: 'carol@example.com', password: 'carol passphrase long' };
+
+  test('start the service with SIGN_UP=off: sign-up is 403, user:create still makes accounts', async () => {
+    service = await startServiceProcess({ DATABASE_PATH: databasePath, SIGN_UP: 'off' });
+    const refused = await call(service.url, 'POST', '/auth/sign-up', { body: { name: 'Mallory', email: 'mallory@example.com', password: 'mallory passphrase' } });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error.code, 'forbidden');
+    assert.match(refused.body.error.message, /Sign-up is closed/);
+    const created = await runScript('scripts/admin-user-create.ts', ['--email', carol.email, '--name', 'Carol', '--password', carol.password], env);
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal((await call(service.url, 'POST', '/auth/sign-in', { body: carol })).status, 200);
+  });
+
+  test('user:list shows every user, its state and token count, never a password or token', async () => {
+    const text = await runScript('scripts/admin-user-list.ts', [], env);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^ID +EMAIL +NAME +CREATED +STATE +TOKENS$/m);
+    assert.match(text.stdout, /^[0-9a-f-]{36} +carol@example\.com +Carol +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d +active +1$/m);
+    assert.doesNotMatch(text.stdout, /\$scrypt\$|ams_/);
+    const json = await runScript('scripts/admin-user-list.ts', ['--json'], env);
+    const users = JSON.parse(json.stdout) as { email: string; disabledAt: string | null; tokens: number }[];
+    assert.deepEqual(users.map((user) => user.email), ['ada@example.com', 'bob@example.com', 'carol@example.com']);
+    assert.equal(users[2].disabledAt, null);
+  });
+
+  test('user:disable: the user\'s tokens stop working and sign-in answers 401; user:enable undoes it', async () => {
+    const token = (await call(service.url, 'POST', '/auth/sign-in', { body: carol })).body.data.token as string;
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 200);
+    const ada = (await runScript('scripts/admin-token-create.ts', ['--email', 'ada@example.com'], env)).stdout.trim();
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token: ada })).status, 200);
+
+    const disabled = await runScript('scripts/admin-user-disable.ts', ['--email', 'Carol@Example.com'], env);
+    assert.equal(disabled.code, 0, disabled.stderr);
+    assert.equal(disabled.stdout, 'carol@example.com disabled\n');
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 401, 'the running service refuses the token at once');
+    const signIn = await call(service.url, 'POST', '/auth/sign-in', { body: carol });
+    assert.equal(signIn.status, 401);
+    assert.match(signIn.body.error.message, /disabled/);
+    const wrong = await call(service.url, 'POST', '/auth/sign-in', { body: { ...carol, password: 'not the password' } });
+    assert.equal(wrong.status, 401);
+    assert.doesNotMatch(wrong.body.error.message, /disabled/, 'a wrong password does not learn the account is disabled');
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token: ada })).status, 200, 'other users are untouched');
+    assert.match((await runScript('scripts/admin-user-list.ts', [], env)).stdout, /carol@example\.com .* disabled +\d+$/m);
+    assert.equal((await runScript('scripts/admin-user-disable.ts', ['--email', carol.email], env)).stdout, 'carol@example.com was already disabled\n');
+
+    const enabled = await runScript('scripts/admin-user-enable.ts', ['--email', carol.email], env);
+    assert.equal(enabled.code, 0, enabled.stderr);
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 200, 'the token works again');
+    assert.equal((await call(service.url, 'POST', '/auth/sign-in', { body: carol })).status, 200);
+    const nobody = await runScript('scripts/admin-user-disable.ts', ['--email', 'nobody@example.com'], env);
+    assert.equal(nobody.code, 1);
+    assert.match(nobody.stderr, /no user with the email nobody@example\.com/);
+  });
+
+  test('token:revoke: lists a user\'s tokens, revokes one by id, or all of them', async () => {
+    const kept = (await runScript('scripts/admin-token-create.ts', ['--email', carol.email, '--description', 'kept for now'], env)).stdout.trim();
+    const doomed = (await runScript('scripts/admin-token-create.ts', ['--email', carol.email, '--description', 'leaked'], env)).stdout.trim();
+    const listed = await runScript('scripts/admin-token-revoke.ts', ['--email', carol.email], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    const line = listed.stdout.split('\n').find((row) => row.endsWith('leaked'));
+    assert.ok(line, listed.stdout);
+    assert.doesNotMatch(listed.stdout, /ams_/, 'never the token itself');
+    const id = line.split(/\s+/)[0];
+
+    const revoked = await runScript('scripts/admin-token-revoke.ts', ['--id', id], env);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.equal(revoked.stdout, `revoked token ${id} ("leaked") of carol@example.com\n`);
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token: doomed })).status, 401);
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token: kept })).status, 200);
+    const again = await runScript('scripts/admin-token-revoke.ts', ['--id', id], env);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /no API token with the id/);
+
+    const all = await runScript('scripts/admin-token-revoke.ts', ['--email', carol.email, '--all'], env);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(all.stdout, /^revoked [1-9]\d* API token\(s\) of carol@example\.com\n$/);
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token: kept })).status, 401);
+    assert.equal((await runScript('scripts/admin-token-revoke.ts', ['--email', carol.email], env)).stdout, 'carol@example.com holds no API tokens\n');
+    const usage = await runScript('scripts/admin-token-revoke.ts', ['--all'], env);
+    assert.equal(usage.code, 2);
+    assert.match(usage.stderr, /--all needs --email/);
+  });
+
+  test('user:delete asks first: anything but yes keeps the user; yes (or --yes) deletes it with its data', async () => {
+    const token = (await call(service.url, 'POST', '/auth/sign-in', { body: carol })).body.data.token as string;
+    assert.equal((await call(service.url, 'POST', '/tags', { token, body: { name: 'mine', color: '#000000' } })).status, 201);
+
+    for (const answer of ['no\n', '', 'maybe\n']) {
+      const kept = await runScript('scripts/admin-user-delete.ts', ['--email', carol.email], env, answer);
+      assert.equal(kept.code, 1, kept.stderr);
+      assert.match(kept.stderr, /owns: .*1 tags/);
+      assert.match(kept.stderr, /not deleted/);
+      assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 200);
+    }
+    const deleted = await runScript('scripts/admin-user-delete.ts', ['--email', carol.email], env, 'yes\n');
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.match(deleted.stdout, /^deleted user [0-9a-f-]{36} <carol@example\.com> and everything it owned\n$/);
+    assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 401);
+    assert.equal(inDatabase(({ users }) => users.getByEmail(carol.email)), undefined);
+
+    const dave = await runScript('scripts/admin-user-create.ts', ['--email', 'dave@example.com', '--name', 'Dave', '--password', PASSWORD], env);
+    assert.equal(dave.code, 0, dave.stderr);
+    const yes = await runScript('scripts/admin-user-delete.ts', ['--email', 'dave@example.com', '--yes'], env);
+    assert.equal(yes.code, 0, yes.stderr);
+    assert.equal(inDatabase(({ users }) => users.getByEmail('dave@example.com')), undefined);
+    const nobody = await runScript('scripts/admin-user-delete.ts', ['--email', 'dave@example.com', '--yes'], env);
+    assert.equal(nobody.code, 1);
+    assert.match(nobody.stderr, /no user with the email dave@example\.com/);
+    assert.equal(await service.stop(), 0);
+  });
+});
+
 describe('every operator script is an npm script with --help', () => {
-  const scripts = ['backup', 'restore', 'user:create', 'user:reset-password', 'token:create', 'db:stats'];
+  const scripts = [
+    'backup', 'restore', 'user:create', 'user:reset-password', 'user:list', 'user:delete', 'user:disable', 'user:enable',
+    'token:create', 'token:revoke', 'db:stats',
+  ];
 
   test('package.json names each one, and `npm run -s <name> -- --help` prints its usage', async () => {
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };

@@ -1,8 +1,13 @@
 // src/config.ts: the environment is read once; a bad setting stops the boot, naming every bad one.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolve, sep } from 'node:path';
-import { loadConfig } from '../src/config.js';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, loadEnvFile } from '../src/config.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
 
 /** The message loadConfig throws for `env` (fails the test when it does not throw). */
 function errorFor(env: NodeJS.ProcessEnv): string {
@@ -66,6 +71,70 @@ describe('loadConfig', () => {
     const message = errorFor({ PORT: 'abc', SCRYPT_LOG_N: '10', BODY_LIMIT_BYTES: 'lots', LOG_REQUESTS: 'maybe' });
     for (const name of ['PORT', 'SCRYPT_LOG_N', 'BODY_LIMIT_BYTES', 'LOG_REQUESTS']) {
       assert.match(message, new RegExp(`\\b${name}\\b`), `${name} missing from: ${message}`);
+    }
+  });
+
+  test('every boolean setting takes on/off, true/false, 1/0, yes/no in any case', () => {
+    const booleans = {
+      LOG_REQUESTS: (c: ReturnType<typeof loadConfig>) => c.logRequests,
+      SIGN_UP: (c: ReturnType<typeof loadConfig>) => c.signUp,
+      TRUST_PROXY: (c: ReturnType<typeof loadConfig>) => c.trustProxy,
+      RATE_LIMIT: (c: ReturnType<typeof loadConfig>) => c.rateLimit.enabled,
+      INGEST: (c: ReturnType<typeof loadConfig>) => c.ingestion.enabled,
+      ALLOW_PRIVATE_NETWORKS: (c: ReturnType<typeof loadConfig>) => c.allowPrivateNetworks,
+    };
+    for (const [name, read] of Object.entries(booleans)) {
+      for (const word of ['on', 'ON', 'true', 'True', '1', 'yes', 'YES', ' on ']) assert.equal(read(loadConfig({ [name]: word })), true, `${name}=${word}`);
+      for (const word of ['off', 'Off', 'false', 'FALSE', '0', 'no', 'No']) assert.equal(read(loadConfig({ [name]: word })), false, `${name}=${word}`);
+      assert.match(errorFor({ [name]: 'maybe' }), new RegExp(`${name}=maybe: must be on or off`));
+    }
+    // Every boolean setting of config.ts is in the list above.
+    const source = readFileSync(join(root, 'src', 'config.ts'), 'utf8');
+    const declared = [...source.matchAll(/^ {2}([A-Z_]+): v\.optional\(onOff,/gm)].map((match) => match[1]);
+    assert.deepEqual(declared.sort(), Object.keys(booleans).sort());
+  });
+
+  test('ALLOW_PRIVATE_NETWORKS lifts the guard for ingestion too; INGEST_ALLOW_PRIVATE_NETWORKS is its alias', () => {
+    assert.equal(loadConfig({}).allowPrivateNetworks, false);
+    assert.equal(loadConfig({}).ingestion.allowPrivateNetworks, false);
+    const on = loadConfig({ ALLOW_PRIVATE_NETWORKS: 'on' });
+    assert.equal(on.allowPrivateNetworks, true);
+    assert.equal(on.ingestion.allowPrivateNetworks, true);
+    const alias = loadConfig({ INGEST_ALLOW_PRIVATE_NETWORKS: '1' });
+    assert.equal(alias.allowPrivateNetworks, true);
+    assert.equal(alias.ingestion.allowPrivateNetworks, true);
+    assert.equal(loadConfig({ ALLOW_PRIVATE_NETWORKS: 'off', INGEST_ALLOW_PRIVATE_NETWORKS: 'on' }).allowPrivateNetworks, false, 'the new name wins');
+    assert.match(errorFor({ INGEST_ALLOW_PRIVATE_NETWORKS: 'sure' }), /INGEST_ALLOW_PRIVATE_NETWORKS=sure/, 'a bad alias is named as the operator wrote it');
+  });
+
+  test('SIGN_UP defaults to on', () => {
+    assert.equal(loadConfig({}).signUp, true);
+    assert.equal(loadConfig({ SIGN_UP: 'off' }).signUp, false);
+  });
+
+  test('a message names the bad value, never a secret one', () => {
+    assert.match(errorFor({ PORT: 'abc' }), /PORT=abc: must be a whole number/);
+    const secret = 'not-a-key-but-secret-anyway';
+    const message = errorFor({ SECRET_KEY: secret });
+    assert.match(message, /SECRET_KEY: must be 32 bytes/);
+    assert.equal(message.includes(secret), false);
+  });
+});
+
+describe('loadEnvFile', () => {
+  test('reads .env from the given directory under the real environment, and says which file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ams-config-'));
+    try {
+      assert.equal(loadEnvFile(dir), null, 'no .env: nothing read');
+      writeFileSync(join(dir, '.env'), 'AMS_TEST_FROM_FILE=file\nAMS_TEST_BOTH=file\n');
+      process.env.AMS_TEST_BOTH = 'real';
+      assert.equal(loadEnvFile(dir), join(dir, '.env'));
+      assert.equal(process.env.AMS_TEST_FROM_FILE, 'file');
+      assert.equal(process.env.AMS_TEST_BOTH, 'real', 'the real environment wins');
+    } finally {
+      delete process.env.AMS_TEST_FROM_FILE;
+      delete process.env.AMS_TEST_BOTH;
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -63,8 +63,12 @@ const ingesting = testConfig({ INGEST: 'on', INGEST_TIMEOUT_MS: '5000' }).ingest
 const service = await startService({ ingestion: ingesting });
 const { token } = await service.signUp();
 
-/** Polls the document until ingestion has finished (ready or failed), as a client would. */
-async function settled(svc: TestService, auth: string, id: string, timeoutMs = 8000): Promise<any> {
+/**
+ * Polls the document until ingestion has finished (ready or failed), as a client would. The
+ * ceiling is generous: the first PDF of a test process loads pdf.js through the tsx loader, which
+ * alone takes about 6 s on these machines (0.5 s in plain node, as in production).
+ */
+async function settled(svc: TestService, auth: string, id: string, timeoutMs = 30_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const document = (await svc.request('GET', `/api/v1/documents/${id}`, { token: auth })).body.data;

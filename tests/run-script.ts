@@ -1,12 +1,32 @@
 // Running the operator scripts (scripts/*.ts) and the real service (src/main.ts) as processes, the
-// way an operator does, each against a database path the test chooses.
+// way an operator does, each against a database path the test chooses. They run in a temporary
+// working directory (not the repository), so a developer's own .env never reaches them.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { serviceNodeArgs } from '../scripts/service-command.js';
 import { createClient, type Client } from './client.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
+
+/** The working directory of the processes this test file starts: empty unless a test writes to it (a .env). */
+export const workDir = mkdtempSync(join(tmpdir(), 'ams-cwd-'));
+after(() => rmSync(workDir, { recursive: true, force: true }));
+
+/**
+ * Node arguments that work from any directory: `--import tsx` by the loader's absolute URL and a
+ * relative script by its path in the repository.
+ */
+export function absoluteNodeArgs(args: string[]): string[] {
+  return args.map((arg, index) => {
+    if (arg === 'tsx' && args[index - 1] === '--import') return import.meta.resolve('tsx');
+    if (/^(src|scripts)\/.+\.ts$/.test(arg) && !isAbsolute(arg)) return join(root, arg);
+    return arg;
+  });
+}
 
 export interface ScriptResult {
   code: number | null;
@@ -18,12 +38,13 @@ export interface ScriptResult {
 const cleanEnv = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env });
 
 /** Runs `node --import tsx <script> ...args` (or any command) to the end, feeding `input` on stdin. */
-export function runScript(script: string, args: string[], env: Record<string, string>, input?: string): Promise<ScriptResult> {
-  return runCommand(process.execPath, ['--import', 'tsx', script, ...args], env, input);
+export function runScript(script: string, args: string[], env: Record<string, string>, input?: string, cwd = workDir): Promise<ScriptResult> {
+  return runCommand(process.execPath, [...absoluteNodeArgs(['--import', 'tsx', script]), ...args], env, input, cwd);
 }
 
-export function runCommand(command: string, args: string[], env: Record<string, string>, input?: string): Promise<ScriptResult> {
-  const child = spawn(command, args, { cwd: root, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+/** Runs any command to the end; in the repository unless `cwd` says otherwise (npm needs package.json). */
+export function runCommand(command: string, args: string[], env: Record<string, string>, input?: string, cwd = root): Promise<ScriptResult> {
+  const child = spawn(command, args, { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -67,9 +88,9 @@ after(() => {
  * (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says otherwise), without
  * waiting for it: for a test that expects it to refuse to start. Most tests want `startServiceProcess`.
  */
-export function spawnServiceProcess(env: Record<string, string>): SpawnedService {
-  const child = spawn(process.execPath, serviceNodeArgs(), {
-    cwd: root,
+export function spawnServiceProcess(env: Record<string, string>, cwd = workDir): SpawnedService {
+  const child = spawn(process.execPath, absoluteNodeArgs(serviceNodeArgs()), {
+    cwd,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -134,7 +155,7 @@ export function spawnServiceProcess(env: Record<string, string>): SpawnedService
 }
 
 /** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000): Promise<ServiceProcess> {
-  const service = spawnServiceProcess(env);
+export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000, cwd = workDir): Promise<ServiceProcess> {
+  const service = spawnServiceProcess(env, cwd);
   return { ...service, ...createClient(await service.listening(timeoutMs)) };
 }

@@ -86,7 +86,7 @@ const capture: Logger = { info: (fields) => lines.push(JSON.stringify(fields)), 
 
 // Started at the top so they outlive every test (a hook registered inside a test ends with it).
 const fake: FakeOpenAI = await startFakeOpenAI();
-const service: TestService = await startService({}, capture);
+const service: TestService = await startService({ logRequests: true }, capture);
 const alice = await service.signUp('Alice');
 const bob = await service.signUp('Bob');
 const setup = async () => {};
@@ -103,6 +103,7 @@ const invoke = (token: string, agentId: string, body: unknown) => service.reques
 
 after(() => {
   const all = lines.join('\n');
+  assert.ok(lines.length > 100, 'the service logged its requests');
   assert.ok(!all.includes(KEY), 'the agent key never reaches a log line');
 });
 
@@ -366,6 +367,16 @@ describe('failures', () => {
     assert.equal(JSON.parse(events.at(-1)!.data).code, 'upstream_error');
   });
 
+  test('a connection that breaks mid-answer is an upstream_error, in words', async () => {
+    const agent = await createAgent(alice.token);
+    fake.reply({ dropAfter: ['half an '] });
+    const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, { input: 'hi', stream: true });
+    assert.deepEqual(events.map((e) => e.event), ['run', 'token', 'error']);
+    const error = JSON.parse(events[2].data);
+    assert.equal(error.code, 'upstream_error');
+    assert.match(error.message, /broke before the answer was complete/);
+  });
+
   test('no answer within RUN_TIMEOUT_MS is a 504 (plain) or an error event (streamed)', async () => {
     const slow = await startService({ runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 300, concurrencyPerUser: 4, maxSteps: 8 } });
     const user = await slow.signUp();
@@ -585,6 +596,30 @@ describe('streams end, whatever happens', () => {
     assert.equal(run.status, 'cancelled');
   });
 
+  test('a client of a plain invoke that goes away cancels the run too', async () => {
+    const agent = await createAgent(alice.token);
+    fake.reply({ hang: true });
+    const controller = new AbortController();
+    const pending = fetch(`${service.url}/api/v1/agents/${agent.id}/invoke`, {
+      method: 'POST',
+      headers: { Autorization: `Bearer ${alice.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'slow' }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    const count = fake.requests.length;
+    await waitFor('the model request', () => (fake.requests.length > count || fake.requests.at(-1)?.body?.messages?.at(-1)?.content === 'slow' ? true : undefined));
+    const upstream = fake.requests.at(-1)!;
+    controller.abort();
+    await pending;
+    await fake.waitForAbort(upstream);
+    const runs = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: alice.token });
+    const run = await waitFor('the run to end', async () => {
+      const got = await service.request('GET', `/api/v1/runs/${runs.body.data[0].id}`, { token: alice.token });
+      return got.body.data.status === 'running' ? undefined : got.body.data;
+    });
+    assert.equal(run.status, 'cancelled');
+  });
+
   test('keep-alive comments on an idle stream; shutdown ends it with an error event and marks the run failed', async () => {
     const local = await startService({}, silentLogger, { keepAliveMs: 30 });
     const user = await local.signUp();
@@ -671,7 +706,12 @@ describe('isolation and the original API', () => {
     const traces = await service.request('GET', '/api/v1/traces?limit=2', { token: alice.token });
     assert.equal(traces.body.data.length, 2);
     assert.ok(traces.body.data[0].startedAt >= traces.body.data[1].startedAt);
-    assert.ok(traces.headers.get('link'));
+    const link = /<([^>]+)>; rel="next"/.exec(traces.headers.get('link') ?? '')![1];
+    const next = await service.request('GET', new URL(link).pathname + new URL(link).search, { token: alice.token });
+    assert.equal(next.status, 200);
+    assert.ok(next.body.data.length > 0);
+    assert.ok(next.body.data[0].startedAt <= traces.body.data[1].startedAt, 'the next page holds older runs');
+    assert.ok(!next.body.data.some((r: Json) => traces.body.data.some((t: Json) => t.id === r.id)));
   });
 
   test('the library shows listed agents of every user, public fields only', async () => {
@@ -714,5 +754,38 @@ describe('isolation and the original API', () => {
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE user_id = ?', user.user.id), 1);
     await service.request('DELETE', '/api/v1/auth/me', { token: user.token, body: { password: user.password } });
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE user_id = ?', user.user.id), 0);
+  });
+});
+
+describe('fields the original API has', () => {
+  test('a tool description is stored, returned, changed and cleared', async () => {
+    const tool = await service.create(alice.token, '/tools', { name: 'web', type: 'SEARCH', description: 'Searches the web.', metadata: { url: 'http://x' } });
+    assert.equal(tool.description, 'Searches the web.');
+    const bare = await service.create(alice.token, '/tools', { name: 'bare', type: 'SEARCH' });
+    assert.equal(bare.description, null);
+    const renamed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { name: 'web2' } });
+    assert.equal(renamed.body.data.description, 'Searches the web.', 'a PATCH without description keeps it');
+    const changed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { description: 'Finds pages.' } });
+    assert.equal(changed.body.data.description, 'Finds pages.');
+    const cleared = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { description: null } });
+    assert.equal(cleared.body.data.description, null);
+    const listed = await service.request('GET', '/api/v1/tools', { token: alice.token });
+    assert.equal(listed.body.data.find((t: Json) => t.id === tool.id).description, null);
+  });
+
+  test('agent description, avatarUrl and isListed are stored, returned and changed; a bad avatarUrl is a 422', async () => {
+    const agent = await createAgent(alice.token);
+    assert.deepEqual([agent.description, agent.avatarUrl, agent.isListed], [null, null, false]);
+    const changed = await service.request('PATCH', `/api/v1/agents/${agent.id}`, {
+      token: alice.token,
+      body: { description: 'Answers questions.', avatarUrl: 'https://example.com/me.png', isListed: true },
+    });
+    assert.equal(changed.status, 200);
+    assert.deepEqual([changed.body.data.description, changed.body.data.avatarUrl, changed.body.data.isListed], ['Answers questions.', 'https://example.com/me.png', true]);
+    const kept = await service.request('PATCH', `/api/v1/agents/${agent.id}`, { token: alice.token, body: { name: 'Renamed' } });
+    assert.equal(kept.body.data.description, 'Answers questions.');
+    const bad = await service.request('PATCH', `/api/v1/agents/${agent.id}`, { token: alice.token, body: { avatarUrl: 'javascript:alert(1)' } });
+    assert.equal(bad.status, 422);
+    assert.deepEqual(errorOf(bad).details?.map((d) => d.path), ['avatarUrl']);
   });
 });

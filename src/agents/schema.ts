@@ -1,6 +1,6 @@
 // The shapes of `/agents`: request bodies and the agent as answered.
 import * as v from 'valibot';
-import { DescriptionSchema, httpUrlSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema } from '../http/validate.js';
+import { DescriptionSchema, httpUrlSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema, noArrays } from '../http/validate.js';
 import { EmptyObject, Id, Integer, Timestamp } from '../http/shapes.js';
 import { DocumentSchema } from '../documents/schema.js';
 import { TagSchema } from '../tags/schema.js';
@@ -16,10 +16,10 @@ const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
 /** The llm object as sent; `api_key` and `base_url` are accepted as other spellings. */
 function llmSchema<Part extends v.GenericSchema<unknown, string | undefined>>(part: Part) {
   return v.pipe(
-    v.looseObject(
+    noArrays(v.looseObject(
       { model: part, provider: part, baseUrl: v.optional(BaseUrlSchema), base_url: v.optional(BaseUrlSchema), apiKey: v.optional(ApiKeySchema), api_key: v.optional(ApiKeySchema) },
       'must be an object with model and provider',
-    ),
+    )),
     v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
     v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
     v.transform(({ model, provider, baseUrl, base_url, apiKey, api_key, ...extra }) => ({
@@ -40,7 +40,7 @@ const LlmChangeSchema = llmSchema(v.optional(LlmPartSchema));
 
 /** A tag is named by its id, or by an object with that id (the original clients send tag objects). */
 const TagRefSchema = v.pipe(
-  v.union([IdSchema, v.object({ id: IdSchema })], 'must be a tag id or a tag object with an id'),
+  v.union([IdSchema, noArrays(v.object({ id: IdSchema }))], 'must be a tag id or a tag object with an id'),
   v.transform((ref) => (typeof ref === 'string' ? ref : ref.id)),
 );
 

@@ -37,7 +37,7 @@ export function createApiTokenStore(db: Db) {
     `SELECT u.id, u.email, u.name, u.created_at AS createdAt, u.updated_at AS updatedAt,
             t.id AS tokenId, t.expires_at AS expiresAt, t.last_used_at AS lastUsedAt
        FROM api_tokens t JOIN users u ON u.id = t.user_id
-      WHERE t.token_digest = ?`,
+      WHERE t.token_digest = ? AND u.disabled_at IS NULL`,
   );
   const updateDescription = db.prepare(
     `UPDATE api_tokens SET description = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,

@@ -48,8 +48,9 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
       before: [rateLimits.authAttempts],
       body: SignUpSchema,
       success: { status: 201, description: 'The new user, with the password hash and null related records.', data: SignUpResultSchema },
-      errors: [409, 429],
+      errors: [403, 409, 429],
       handler: async ({ body }) => {
+        if (!config.signUp) throw forbidden('Sign-up is closed on this service: its operator creates accounts.');
         const passwordHash = await hashPassword(body.password, config.scrypt);
         // Checked after the (awaited) hash, right before the insert: nothing can run in between.
         if (users.getByEmail(body.email)) throw conflict('An account with this email already exists.');
@@ -78,6 +79,7 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
           throw unauthorized('The email or password is wrong.');
         }
         rateLimits.signInSucceeded(body.email);
+        if (user.disabledAt !== null) throw unauthorized('This account is disabled: ask the operator of this service.');
         const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
         const token = apiTokens.create(user.id, { description: 'Created by sign-in', expiresAt });
         return { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) };

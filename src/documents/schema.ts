@@ -1,6 +1,6 @@
 // The shapes of `/documents`: request bodies, queries and the document, chunk and search hit as answered.
 import * as v from 'valibot';
-import { httpUrlSchema, IdSchema, JsonObjectSchema, limitSchema, NameSchema } from '../http/validate.js';
+import { httpUrlSchema, IdSchema, JsonObjectSchema, limitSchema, NameSchema, noArrays } from '../http/validate.js';
 import { AlwaysNull, Id, Integer, Timestamp } from '../http/shapes.js';
 import { UserSchema } from '../users/schema.js';
 
@@ -40,7 +40,7 @@ const SizeSchema = (min: number) =>
  * 1000; chunk_overlap to 200, or a fifth of a smaller chunk_size, and must stay below chunk_size.
  */
 export const SplitterSchema = v.pipe(
-  v.object(
+  noArrays(v.object(
     {
       type: v.optional(
         v.pipe(
@@ -53,7 +53,7 @@ export const SplitterSchema = v.pipe(
       chunk_overlap: v.optional(SizeSchema(0)),
     },
     'must be an object or null',
-  ),
+  )),
   v.transform((splitter) => ({
     type: splitter.type,
     chunk_size: splitter.chunk_size,

@@ -89,4 +89,6 @@ export const unknownReference = (path: string, what: string) =>
 export const rateLimited = (retryAfterSeconds: number, what: string) =>
   new ApiError(429, 'rate_limited', `Too many ${what}; retry after ${retryAfterSeconds} s.`, undefined, retryAfterSeconds);
 
+export const unavailable = (message: string) => new ApiError(503, 'unavailable', message);
+
 export const internal = () => new ApiError(500, 'internal', 'Internal server error.');

@@ -89,6 +89,21 @@ export function jsonDepth(value: unknown, limit = MAX_JSON_DEPTH): number {
   return deepest;
 }
 
+/**
+ * `schema` (an object schema) refusing arrays with its own message. valibot's object() and
+ * looseObject() accept an array (it is an object to JavaScript); the schema is otherwise unchanged,
+ * so the OpenAPI document still sees its fields.
+ */
+export function noArrays<const S extends v.GenericSchema>(schema: S): S {
+  return {
+    ...schema,
+    '~run'(dataset, config) {
+      // Handed `undefined` instead, the object schema reports its usual "must be an object" issue.
+      return schema['~run'](Array.isArray(dataset.value) ? { ...dataset, value: undefined } : dataset, config);
+    },
+  };
+}
+
 /** A JSON object of settings (metadata, credentials): at most 32 levels deep and 64 KiB serialised. */
 export const JsonObjectSchema = v.pipe(
   // valibot's record() would turn an array into an object; settings are key-value objects.

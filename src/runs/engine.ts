@@ -250,11 +250,12 @@ export function createRunEngine(deps: RunEngineDeps) {
     return { userId, agent, endpoint, system, input: request.input, sessionId, stream: request.stream, release };
   }
 
-  function redact(text: string, endpoint: ModelEndpoint): string {
+  /** `text` without the endpoint's key (or anything shaped like a key), cut to `max` characters. */
+  function redact(text: string, endpoint: ModelEndpoint, max = MAX_ERROR_TEXT): string {
     let clean = text;
     if (endpoint.apiKey.length >= 4) clean = clean.split(endpoint.apiKey).join('[redacted]');
     clean = clean.replace(/\b(sk|key|token)-[A-Za-z0-9_*.-]{6,}/gi, '$1-[redacted]');
-    return clean.length > MAX_ERROR_TEXT ? `${clean.slice(0, MAX_ERROR_TEXT)}…` : clean;
+    return clean.length > max ? `${clean.slice(0, max)}…` : clean;
   }
 
   /** Whatever ended a run, as a RunFailure whose message names the cause and never a key. */
@@ -266,27 +267,36 @@ export function createRunEngine(deps: RunEngineDeps) {
       return new RunFailure('cancelled', 'The client disconnected; the run was cancelled.');
     }
     if (error instanceof RunFailure) return error;
+    log.error({ msg: 'run failed unexpectedly', error: redact(describeError(error), endpoint, 4000) });
+    return new RunFailure('internal', 'The run failed unexpectedly.');
+  }
+
+  /** What a model call threw, in words: the server's status and message, or why it could not be reached. */
+  function modelFailure(error: unknown, endpoint: ModelEndpoint): RunFailure {
     const host = new URL(endpoint.baseURL).host;
     if (error instanceof OpenAI.APIConnectionTimeoutError) {
       return new RunFailure('upstream_timeout', `The model endpoint ${host} did not answer within ${config.runs.timeoutMs} ms (RUN_TIMEOUT_MS).`);
     }
     if (error instanceof OpenAI.APIUserAbortError) return new RunFailure('cancelled', 'The run was cancelled.');
-    if (error instanceof OpenAI.APIError && error.status !== undefined) {
+    if (error instanceof OpenAI.APIError) {
       const inner = (error.error as { message?: unknown } | undefined)?.message;
       const said = typeof inner === 'string' && inner.trim() !== '' ? inner.trim() : error.message.replace(/^\d{3}\s*/, '');
-      const meaning = error.status === 401 || error.status === 403 ? ' (check the agent\'s llm.apiKey or the operator\'s key)' : '';
+      if (error.status === undefined) return new RunFailure('upstream_error', redact(`The model endpoint ${host} reported an error while answering: ${said || 'no message'}`, endpoint));
+      const meaning = error.status === 401 || error.status === 403 ? " (check the agent's llm.apiKey or the operator's key)" : '';
       return new RunFailure('upstream_error', redact(`The model endpoint ${host} answered ${error.status}${meaning}: ${said || 'no message'}`, endpoint));
     }
+    const cause = error instanceof OpenAI.APIConnectionError ? error.cause : error;
+    if (isIngestError(cause)) return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${cause.message}`, endpoint));
     if (error instanceof OpenAI.APIConnectionError) {
-      const cause = error.cause;
-      const why = isIngestError(cause)
-        ? cause.message
-        : (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : 'connection failed');
-      return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${why}`, endpoint));
+      const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+      return new RunFailure('upstream_error', `Could not reach the model endpoint ${host}${code ? ` (${code})` : ''}.`);
     }
-    if (error instanceof OpenAI.OpenAIError) return new RunFailure('upstream_error', redact(`The model endpoint ${host} sent an answer that could not be read: ${error.message}`, endpoint));
-    log.error({ msg: 'run failed unexpectedly', error: describeError(error) });
-    return new RunFailure('internal', 'The run failed unexpectedly.');
+    if (error instanceof OpenAI.OpenAIError) {
+      return new RunFailure('upstream_error', redact(`The model endpoint ${host} sent an answer that could not be read: ${error.message}`, endpoint));
+    }
+    // The connection broke while the answer streamed in (reset, closed early, not JSON).
+    const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (cause as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
+    return new RunFailure('upstream_error', `The connection to the model endpoint ${host} broke before the answer was complete${code ? ` (${code})` : ''}.`);
   }
 
   /**
@@ -312,9 +322,20 @@ export function createRunEngine(deps: RunEngineDeps) {
     if (nesting?.signal.aborted) onParentAbort();
     const signal = controller.signal;
 
-    const { id: runId } = stores.runs.startRun({
-      userId, agentId: agent.id, parentRunId: nesting?.parentRunId ?? null, sessionId: prepared.sessionId, input: prepared.input, model: endpoint.model,
-    });
+    let runId: string;
+    try {
+      runId = stores.runs.startRun({
+        userId, agentId: agent.id, parentRunId: nesting?.parentRunId ?? null, sessionId: prepared.sessionId, input: prepared.input, model: endpoint.model,
+      }).id;
+    } catch (error) {
+      // Nothing was recorded (the database is busy, say): the run never started.
+      clearTimeout(timer);
+      sink.cancel?.removeEventListener('abort', onCancel);
+      nesting?.signal.removeEventListener('abort', onParentAbort);
+      if (nesting === null) prepared.release();
+      log.error({ msg: 'could not record a new run', error: describeError(error) });
+      return { ok: false, runId: '', failure: new RunFailure('unavailable', 'The run could not be started; try again.') };
+    }
     let settle!: () => void;
     active.set(runId, { agentId: agent.id, parentRunId: nesting?.parentRunId ?? null, controller, done: new Promise<void>((resolve) => (settle = resolve)) });
 
@@ -370,43 +391,48 @@ export function createRunEngine(deps: RunEngineDeps) {
           if (modelCalls >= config.runs.maxSteps) {
             throw new RunFailure('max_steps', `The agent made ${config.runs.maxSteps} model calls without reaching an answer (RUN_MAX_STEPS).`);
           }
-          modelCalls += 1;
-          const params = {
-            model: endpoint.model,
-            messages: request.messages,
-            ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
-            ...(request.stop ? { stop: request.stop } : {}),
-          };
-          const options = { signal, timeout: Math.max(1, deadline - Date.now()) };
-          if (!streaming) {
-            const completion = await client.chat.completions.create(params, options);
-            addUsage(completion.usage);
-            const message = completion.choices[0]?.message;
-            const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
-              call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }] : [],
-            );
-            return { content: message?.content ?? '', toolCalls };
-          }
-          const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, options);
-          let content = '';
-          const calls: { id: string; name: string; arguments: string }[] = [];
-          for await (const chunk of stream) {
-            addUsage(chunk.usage);
-            const delta = chunk.choices[0]?.delta;
-            if (!delta) continue;
-            if (delta.content) {
-              content += delta.content;
-              if (request.streamTokens) emit('token', delta.content);
-              request.onText?.(delta.content);
+          try {
+            modelCalls += 1;
+            const params = {
+              model: endpoint.model,
+              messages: request.messages,
+              ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+              ...(request.stop ? { stop: request.stop } : {}),
+            };
+            const options = { signal, timeout: Math.max(1, deadline - Date.now()) };
+            if (!streaming) {
+              const completion = await client.chat.completions.create(params, options);
+              addUsage(completion.usage);
+              const message = completion.choices[0]?.message;
+              const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
+                call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }] : [],
+              );
+              return { content: message?.content ?? '', toolCalls };
             }
-            for (const piece of delta.tool_calls ?? []) {
-              const slot = (calls[piece.index ?? calls.length] ??= { id: '', name: '', arguments: '' });
-              if (piece.id) slot.id = piece.id;
-              if (piece.function?.name && slot.name !== piece.function.name) slot.name += piece.function.name;
-              if (piece.function?.arguments) slot.arguments += piece.function.arguments;
+            const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, options);
+            let content = '';
+            const calls: { id: string; name: string; arguments: string }[] = [];
+            for await (const chunk of stream) {
+              addUsage(chunk.usage);
+              const delta = chunk.choices[0]?.delta;
+              if (!delta) continue;
+              if (delta.content) {
+                content += delta.content;
+                if (request.streamTokens) emit('token', delta.content);
+                request.onText?.(delta.content);
+              }
+              for (const piece of delta.tool_calls ?? []) {
+                const slot = (calls[piece.index ?? calls.length] ??= { id: '', name: '', arguments: '' });
+                if (piece.id) slot.id = piece.id;
+                if (piece.function?.name && slot.name !== piece.function.name) slot.name += piece.function.name;
+                if (piece.function?.arguments) slot.arguments += piece.function.arguments;
+              }
             }
+            return { content, toolCalls: calls.filter(Boolean).map((call, index) => ({ ...call, id: call.id || `call_${index}` })) };
+          } catch (error) {
+            if (signal.aborted) throw error;
+            throw modelFailure(error, endpoint);
           }
-          return { content, toolCalls: calls.filter(Boolean).map((call, index) => ({ ...call, id: call.id || `call_${index}` })) };
         },
         async callTool(call) {
           const tool = toolSet.tools.find((candidate) => candidate.name === call.name);

@@ -10,7 +10,7 @@ import { presentLibraryAgent } from '../agents/present.js';
 import { LibraryAgentSchema } from '../agents/schema.js';
 import { presentUser } from '../users/present.js';
 import { UserSchema } from '../users/schema.js';
-import { DEFAULT_SESSION, type RunEngine, type RunOutcome, type RunSink } from './engine.js';
+import { DEFAULT_SESSION, RunFailure, type RunEngine, type RunOutcome, type RunSink } from './engine.js';
 import { KEEP_ALIVE_MS, SseStream } from './sse.js';
 import type { RunRow, RunStore } from './store.js';
 import {
@@ -136,11 +136,14 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
           return ok(ctx, outcome.result);
         }
         const sse = new SseStream(ctx, keepAliveMs);
-        void engine.execute(prepared, eventSink(sse)).then((outcome: RunOutcome) => {
-          if (outcome.ok) sse.event('done', outcome.result);
-          else sse.event('error', { code: outcome.failure.code, message: outcome.failure.message });
-          sse.end();
-        });
+        void engine
+          .execute(prepared, eventSink(sse))
+          .catch((): RunOutcome => ({ ok: false, runId: '', failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
+          .then((outcome) => {
+            if (outcome.ok) sse.event('done', outcome.result);
+            else sse.event('error', { code: outcome.failure.code, message: outcome.failure.message });
+            sse.end();
+          });
       },
     }),
     defineRoute({
@@ -176,11 +179,14 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
           return ok(ctx, outcome.result.output);
         }
         const sse = new SseStream(ctx, keepAliveMs, headers);
-        void engine.execute(prepared, { cancel: sse.clientGone, token: (text) => sse.data(text) }).then((outcome) => {
-          if (!outcome.ok) sse.textEvent('error', outcome.failure.message);
-          sse.data('[END]');
-          sse.end();
-        });
+        void engine
+          .execute(prepared, { cancel: sse.clientGone, token: (text) => sse.data(text) })
+          .catch((): RunOutcome => ({ ok: false, runId: '', failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
+          .then((outcome) => {
+            if (!outcome.ok) sse.textEvent('error', outcome.failure.message);
+            sse.data('[END]');
+            sse.end();
+          });
       },
     }),
     defineRoute({

@@ -9,9 +9,11 @@ export interface UserRow {
   passwordHash: string;
   createdAt: string;
   updatedAt: string;
+  /** Set while an operator has disabled the account (user:disable): no sign-in, its tokens refused. */
+  disabledAt: string | null;
 }
 
-const COLUMNS = 'id, email, name, password_hash AS passwordHash, created_at AS createdAt, updated_at AS updatedAt';
+const COLUMNS = 'id, email, name, password_hash AS passwordHash, created_at AS createdAt, updated_at AS updatedAt, disabled_at AS disabledAt';
 
 export type UserStore = ReturnType<typeof createUserStore>;
 
@@ -50,7 +52,7 @@ export function createUserStore(db: Db) {
     /** Creates a user; a clash on email raises SQLITE_CONSTRAINT_UNIQUE (answered as 409). */
     create(input: { email: string; name: string; passwordHash: string }): UserRow {
       const now = timestamp();
-      const user = { id: newId(), email: input.email, name: input.name, passwordHash: input.passwordHash, createdAt: now, updatedAt: now };
+      const user = { id: newId(), email: input.email, name: input.name, passwordHash: input.passwordHash, createdAt: now, updatedAt: now, disabledAt: null };
       insert.run(user.id, user.email, user.name, user.passwordHash, now, now);
       return user;
     },

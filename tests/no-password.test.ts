@@ -1,0 +1,126 @@
+// Sign-up answers the new user with its password hash (`user.password`), because the interface the
+// clients are written against shows it there. No other answer may carry a `password` field or a
+// hash: this walks every mounted route (a new route without an entry below fails the test) and
+// looks through each answer, nested records included.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startService, type Json } from './helpers.js';
+
+const service = await startService();
+const PASSWORD = 'a long passphrase';
+
+/** Every path in `value` whose key is `password`, and every string that looks like a scrypt hash. */
+function passwordsIn(value: unknown, path = ''): string[] {
+  if (typeof value === 'string') return value.includes('$scrypt$') ? [`${path} (a hash)`] : [];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.entries(value).flatMap(([key, child]) => [
+    ...(key.toLowerCase().includes('password') ? [`${path}.${key}`] : []),
+    ...passwordsIn(child, `${path}.${key}`),
+  ]);
+}
+
+interface Call {
+  /** The path with its parameters filled in (and a query string). */
+  path: string;
+  body?: Json;
+  token?: string;
+}
+
+describe('no answer but sign-up\'s carries a password or its hash', () => {
+  test('every route, walked with real records', async () => {
+    const signUp = await service.request('POST', '/api/v1/auth/sign-up', { body: { name: 'Walker', email: 'walker@example.com', password: PASSWORD } });
+    assert.equal(signUp.status, 201);
+    assert.deepEqual(passwordsIn(signUp.body), ['.data.user.password', '.data.user.password (a hash)'], 'sign-up keeps the interface\'s field');
+
+    const signIn = await service.request('POST', '/api/v1/auth/sign-in', { body: { email: 'walker@example.com', password: PASSWORD } });
+    const token = signIn.body.data.token as string;
+    const create = (path: string, body: Json) => service.create(token, path, body);
+    const apiToken = await create('/api-tokens', { description: 'walk' });
+    const tool = await create('/tools', { name: 'tool', type: 'SEARCH', metadata: { key: 'secret' } });
+    const document = await create('/documents', { name: 'doc', type: 'TXT', url: 'https://example.com/a.txt', authorization: { password: 'a document password' } });
+    const prompt = await create('/prompts', { name: 'p', template: 'Hi {who}', input_variables: ['who'] });
+    const tag = await create('/tags', { name: 'tag', color: '#112233' });
+    const agent = await create('/agents', { name: 'agent', type: 'REACT', llm: { model: 'm', provider: 'p', password: 'an llm password' }, promptId: prompt.id, tags: [tag.id] });
+    const agentTool = await create('/agent-tools', { agentId: agent.id, toolId: tool.id });
+    const agentDocument = await create('/agent-documents', { agentId: agent.id, documentId: document.id });
+
+    // What each route is called with. Deletes come last, the account's own at the very end.
+    const calls: Record<string, (() => Call)> = {
+      'post /auth/sign-up': () => ({ path: '/auth/sign-up', body: { name: 'Second', email: 'second@example.com', password: PASSWORD } }),
+      'post /auth/sign-in': () => ({ path: '/auth/sign-in', body: { email: 'walker@example.com', password: PASSWORD } }),
+      'get /auth/me': () => ({ path: '/auth/me', token }),
+      'patch /auth/me': () => ({ path: '/auth/me', token, body: { name: 'Walker Two' } }),
+      'get /api-tokens': () => ({ path: '/api-tokens', token }),
+      'post /api-tokens': () => ({ path: '/api-tokens', token, body: { description: 'another' } }),
+      'get /api-tokens/:id': () => ({ path: `/api-tokens/${apiToken.id}`, token }),
+      'patch /api-tokens/:id': () => ({ path: `/api-tokens/${apiToken.id}`, token, body: { description: 'renamed' } }),
+      'get /tools': () => ({ path: '/tools', token }),
+      'post /tools': () => ({ path: '/tools', token, body: { name: 'tool 2', type: 'SEARCH' } }),
+      'get /tools/:id': () => ({ path: `/tools/${tool.id}`, token }),
+      'patch /tools/:id': () => ({ path: `/tools/${tool.id}`, token, body: { name: 'tool renamed' } }),
+      'get /documents/search': () => ({ path: '/documents/search?q=anything', token }),
+      'post /documents/:id/ingest': () => ({ path: `/documents/${document.id}/ingest`, token }),
+      'get /documents/:id/chunks': () => ({ path: `/documents/${document.id}/chunks`, token }),
+      'get /documents/:id': () => ({ path: `/documents/${document.id}`, token }),
+      'get /documents': () => ({ path: '/documents', token }),
+      'post /documents': () => ({ path: '/documents', token, body: { name: 'doc 2', type: 'TXT', url: 'https://example.com/b.txt' } }),
+      'patch /documents/:id': () => ({ path: `/documents/${document.id}`, token, body: { name: 'doc renamed' } }),
+      'post /agents (link)': () => ({ path: '/agents', token, body: { agentId: agent.id, documentId: (createdLater.document2 as Json).id } }),
+      'get /agents': () => ({ path: '/agents', token }),
+      'post /agents': () => ({ path: '/agents', token, body: { name: 'agent 2', type: 'REACT', llm: { model: 'm', provider: 'p' } } }),
+      'get /agents/:id': () => ({ path: `/agents/${agent.id}`, token }),
+      'patch /agents/:id': () => ({ path: `/agents/${agent.id}`, token, body: { name: 'agent renamed' } }),
+      'get /prompts': () => ({ path: '/prompts', token }),
+      'post /prompts': () => ({ path: '/prompts', token, body: { name: 'p2', template: 'x', input_variables: [] } }),
+      'get /prompts/:id': () => ({ path: `/prompts/${prompt.id}`, token }),
+      'patch /prompts/:id': () => ({ path: `/prompts/${prompt.id}`, token, body: { name: 'p renamed' } }),
+      'get /tags': () => ({ path: '/tags', token }),
+      'post /tags': () => ({ path: '/tags', token, body: { name: 'tag 2', color: '#445566' } }),
+      'get /tags/:id': () => ({ path: `/tags/${tag.id}`, token }),
+      'patch /tags/:id': () => ({ path: `/tags/${tag.id}`, token, body: { name: 'tag renamed' } }),
+      'get /agent-documents': () => ({ path: '/agent-documents', token }),
+      'post /agent-documents': () => ({ path: '/agent-documents', token, body: { agentId: (createdLater.agent2 as Json).id, documentId: document.id } }),
+      'get /agent-documents/:id': () => ({ path: `/agent-documents/${agentDocument.id}`, token }),
+      'get /agent-tools': () => ({ path: '/agent-tools', token }),
+      'post /agent-tools': () => ({ path: '/agent-tools', token, body: { agentId: (createdLater.agent2 as Json).id, toolId: tool.id } }),
+      'get /agent-tools/:id': () => ({ path: `/agent-tools/${agentTool.id}`, token }),
+      'get /healthz': () => ({ path: '/healthz' }),
+      'get /openapi.json': () => ({ path: '/openapi.json' }),
+      'delete /agent-documents/:id': () => ({ path: `/agent-documents/${agentDocument.id}`, token }),
+      'delete /agent-tools/:id': () => ({ path: `/agent-tools/${agentTool.id}`, token }),
+      'delete /agents/:id': () => ({ path: `/agents/${agent.id}`, token }),
+      'delete /documents/:id': () => ({ path: `/documents/${document.id}`, token }),
+      'delete /tools/:id': () => ({ path: `/tools/${tool.id}`, token }),
+      'delete /prompts/:id': () => ({ path: `/prompts/${prompt.id}`, token }),
+      'delete /tags/:id': () => ({ path: `/tags/${tag.id}`, token }),
+      'delete /api-tokens/:id': () => ({ path: `/api-tokens/${apiToken.id}`, token }),
+      'delete /auth/me': () => ({ path: '/auth/me', token, body: { password: PASSWORD } }),
+    };
+    const createdLater: Record<string, Json> = {
+      document2: await create('/documents', { name: 'doc 3', type: 'TXT', url: 'https://example.com/c.txt' }),
+      agent2: await create('/agents', { name: 'agent 3', type: 'REACT', llm: { model: 'm', provider: 'p' } }),
+    };
+
+    const keyOf = (route: (typeof service.app.routes)[number]) => `${route.method} ${route.path}${route.when ? ' (link)' : ''}`;
+    const mounted = service.app.routes.map(keyOf);
+    assert.deepEqual(mounted.filter((key) => !(key in calls)), [], 'every route has a call here');
+    assert.deepEqual(Object.keys(calls).filter((key) => !mounted.includes(key)), [], 'every call here is a route');
+
+    const found: string[] = [];
+    for (const [key, make] of Object.entries(calls)) {
+      const route = service.app.routes.find((candidate) => keyOf(candidate) === key)!;
+      const call = make();
+      const prefix = route.root || call.path === '/openapi.json' ? (route.root ? '' : '/api/v1') : '/api/v1';
+      const reply = await service.request(route.method.toUpperCase(), `${prefix}${call.path}`, { token: call.token, body: call.body });
+      assert.ok(reply.status < 300, `${key}: ${reply.status} ${JSON.stringify(reply.body)}`);
+      if (key === 'post /auth/sign-up') {
+        assert.ok(reply.body.data.user.password.startsWith('$scrypt$'));
+        continue;
+      }
+      // The OpenAPI document describes sign-up's answer, so it names the field; it holds no value.
+      if (key === 'get /openapi.json') continue;
+      found.push(...passwordsIn(reply.body).map((where) => `${key}: ${where}`));
+    }
+    assert.deepEqual(found, []);
+  });
+});
