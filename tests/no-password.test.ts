@@ -5,6 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startService, type Json } from './helpers.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 const service = await startService();
 const PASSWORD = 'a long passphrase';
@@ -43,6 +44,10 @@ describe('no answer but sign-up\'s carries a password or its hash', () => {
     const agent = await create('/agents', { name: 'agent', type: 'REACT', llm: { model: 'm', provider: 'p', password: 'an llm password' }, promptId: prompt.id, tags: [tag.id] });
     const agentTool = await create('/agent-tools', { agentId: agent.id, toolId: tool.id });
     const agentDocument = await create('/agent-documents', { agentId: agent.id, documentId: document.id });
+    const fake = await startFakeOpenAI();
+    const runner = await create('/agents', { name: 'runner', type: 'VENDOR_A', llm: { model: 'm', provider: 'openai-compatible', baseUrl: fake.url }, hasMemory: true, isListed: true });
+    const run = (await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { token, body: { input: 'remember this', sessionId: 's1' } })).body.data;
+    const me = (await service.request('GET', '/api/v1/auth/me', { token })).body.data;
 
     // What each route is called with. Deletes come last, the account's own at the very end.
     const calls: Record<string, (() => Call)> = {
@@ -84,8 +89,19 @@ describe('no answer but sign-up\'s carries a password or its hash', () => {
       'get /agent-tools': () => ({ path: '/agent-tools', token }),
       'post /agent-tools': () => ({ path: '/agent-tools', token, body: { agentId: (createdLater.agent2 as Json).id, toolId: tool.id } }),
       'get /agent-tools/:id': () => ({ path: `/agent-tools/${agentTool.id}`, token }),
+      'get /agents/library': () => ({ path: '/agents/library', token }),
+      'post /agents/:id/invoke': () => ({ path: `/agents/${runner.id}/invoke`, token, body: { input: 'hi', sessionId: 's1' } }),
+      'post /agents/:id/predict': () => ({ path: `/agents/${runner.id}/predict`, token, body: { input: { input: 'hi' } } }),
+      'get /agents/:id/runs': () => ({ path: `/agents/${runner.id}/runs`, token }),
+      'get /runs/:id': () => ({ path: `/runs/${run.runId}`, token }),
+      'get /traces': () => ({ path: '/traces', token }),
+      'get /agents/:id/sessions': () => ({ path: `/agents/${runner.id}/sessions`, token }),
+      'get /agents/:id/sessions/:sessionId/messages': () => ({ path: `/agents/${runner.id}/sessions/s1/messages`, token }),
+      'get /users/me': () => ({ path: '/users/me', token }),
+      'get /users/:id': () => ({ path: `/users/${me.id}`, token }),
       'get /healthz': () => ({ path: '/healthz' }),
       'get /openapi.json': () => ({ path: '/openapi.json' }),
+      'delete /agents/:id/sessions/:sessionId': () => ({ path: `/agents/${runner.id}/sessions/s1`, token }),
       'delete /agent-documents/:id': () => ({ path: `/agent-documents/${agentDocument.id}`, token }),
       'delete /agent-tools/:id': () => ({ path: `/agent-tools/${agentTool.id}`, token }),
       'delete /agents/:id': () => ({ path: `/agents/${agent.id}`, token }),

@@ -1,8 +1,9 @@
-// Fetching a document's URL safely: http(s) only; every hop's host resolved and vetted (no loopback,
-// private, link-local or other internal address unless allowed) and then connected to at exactly
-// the address that was vetted, so a second DNS answer cannot slip in (no DNS-rebinding window);
-// redirects followed by hand (at most 5), credentials only ever sent to the URL's own origin;
-// a size cap enforced while streaming and a deadline for the whole fetch.
+// Every request to a URL a user aims (documents, a model's baseUrl, tools) goes through here: http(s)
+// only; every hop's host resolved and vetted (no loopback, private, link-local or other internal
+// address unless allowed) and then connected to at exactly the address that was vetted, so a second
+// DNS answer cannot slip in (no DNS-rebinding window); redirects followed by hand (at most 5),
+// credentials only ever sent to the URL's own origin. `createGuardedFetch` is that as a `fetch` (any
+// method, the body streamed); `fetchDocument` uses it with a size cap and a deadline for a document.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
@@ -242,31 +243,6 @@ function tooLarge(maxBytes: number, declared?: number): IngestError {
   return new IngestError('too_large', `the document is larger than ${formatBytes(maxBytes)}${said}`);
 }
 
-async function readBody(response: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
-  const declared = Number(response.headers['content-length']);
-  if (response.headers['content-length'] !== undefined && Number.isFinite(declared) && declared > maxBytes) {
-    response.destroy();
-    throw tooLarge(maxBytes, declared);
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  let body: Readable | undefined;
-  try {
-    body = decoded(response);
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      total += chunk.length;
-      if (total > maxBytes) throw tooLarge(maxBytes);
-      chunks.push(chunk);
-    }
-  } finally {
-    if (total > maxBytes || !response.complete) {
-      response.destroy();
-      body?.destroy();
-    }
-  }
-  return Buffer.concat(chunks, total);
-}
-
 /** An IngestError for whatever a hop threw, naming the host but nothing of the path, query or headers. */
 function networkError(error: unknown, url: URL): IngestError {
   if (isIngestError(error)) return error;
@@ -303,72 +279,66 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
-/** GETs `url` under the SSRF, redirect, size and time rules above; rejects with IngestError (or `signal`'s reason). */
+/** GETs `url` under the SSRF, redirect, size and time rules above (through the guarded fetch below); rejects with IngestError (or `signal`'s reason). */
 export async function fetchDocument(url: string, options: FetchOptions = {}): Promise<FetchedDocument> {
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  let current = parseHttpUrl(url);
+  const start = parseHttpUrl(url);
   const credentials = authorizationHeaders(options.authorization);
-  if (!credentials.authorization && (current.username || current.password)) {
+  if (!credentials.authorization && (start.username || start.password)) {
     credentials.authorization = authorizationHeaders({
-      username: decodeURIComponent(current.username),
-      password: decodeURIComponent(current.password),
+      username: decodeURIComponent(start.username),
+      password: decodeURIComponent(start.password),
     }).authorization;
   }
-  const origin = current.origin;
+  const guardedFetch = createGuardedFetch({ ...options, keepContentLength: true });
 
   const deadline = new AbortController();
   const timedOut = new IngestError('timeout', `the URL did not answer within ${formatDuration(timeoutMs)}`);
   const timer = setTimeout(() => deadline.abort(timedOut), timeoutMs);
   const signal = options.signal ? AbortSignal.any([deadline.signal, options.signal]) : deadline.signal;
+  let current = start;
   try {
-    for (let redirects = 0; ; redirects += 1) {
-      const addresses = await raceAbort(vetHost(current, options), signal);
-      const headers: Record<string, string> = {
-        'user-agent': USER_AGENT,
-        accept: '*/*',
-        ...(current.origin === origin ? credentials : {}),
-        'accept-encoding': 'gzip, deflate, br',
-      };
-      let response: http.IncomingMessage;
-      try {
-        response = await send(current, 'GET', headers, null, addresses, signal);
-      } catch (error) {
-        throw signal.aborted ? signal.reason : networkError(error, current);
-      }
-      const status = response.statusCode ?? 0;
-      if (REDIRECTS.has(status)) {
-        response.destroy();
-        const location = response.headers.location;
-        if (!location) throw new IngestError('http_status', `the URL answered ${status} ${http.STATUS_CODES[status] ?? ''} without a Location`.trimEnd());
-        if (redirects >= maxRedirects) throw new IngestError('too_many_redirects', `the URL redirected more than ${maxRedirects} times`);
-        current = parseHttpUrl(location, current, 'a redirect');
-        continue;
-      }
-      if (status < 200 || status > 299) {
-        response.destroy();
-        const reason = http.STATUS_CODES[status] ?? response.statusMessage ?? '';
-        const hint =
-          status === 401 || status === 403
-            ? credentials.authorization || Object.keys(credentials).length > 0
-              ? ' (check the document\'s authorization)'
-              : ' (the document may need an authorization)'
-            : '';
-        throw new IngestError('http_status', `the URL answered ${status} ${reason}`.trimEnd() + hint);
-      }
-      let bytes: Buffer;
-      try {
-        bytes = await readBody(response, maxBytes);
-      } catch (error) {
-        throw signal.aborted ? signal.reason : networkError(error, current);
-      }
-      const contentType = response.headers['content-type'];
-      const finalUrl = new URL(current.href);
-      finalUrl.username = '';
-      finalUrl.password = '';
-      return { bytes, contentType: contentType ?? null, finalUrl: finalUrl.href };
+    const response = await guardedFetch(start.href, { headers: { accept: '*/*', ...credentials }, signal });
+    current = new URL(response.url);
+    const status = response.status;
+    if (REDIRECTS.has(status)) {
+      await response.body?.cancel();
+      throw new IngestError('http_status', `the URL answered ${status} ${http.STATUS_CODES[status] ?? ''} without a Location`.trimEnd());
     }
+    if (status < 200 || status > 299) {
+      await response.body?.cancel();
+      const reason = http.STATUS_CODES[status] ?? response.statusText ?? '';
+      const hint =
+        status === 401 || status === 403
+          ? Object.keys(credentials).length > 0
+            ? " (check the document's authorization)"
+            : ' (the document may need an authorization)'
+          : '';
+      throw new IngestError('http_status', `the URL answered ${status} ${reason}`.trimEnd() + hint);
+    }
+    const declared = Number(response.headers.get('content-length'));
+    if (response.headers.has('content-length') && Number.isFinite(declared) && declared > maxBytes) {
+      await response.body?.cancel();
+      throw tooLarge(maxBytes, declared);
+    }
+    const chunks: Buffer[] = [];
+    let total = 0;
+    if (response.body) {
+      const reader = response.body.getReader();
+      for (let part = await reader.read(); !part.done; part = await reader.read()) {
+        total += part.value.byteLength;
+        if (total > maxBytes) {
+          await reader.cancel();
+          throw tooLarge(maxBytes);
+        }
+        chunks.push(Buffer.from(part.value.buffer, part.value.byteOffset, part.value.byteLength));
+      }
+    }
+    const finalUrl = new URL(current.href);
+    finalUrl.username = '';
+    finalUrl.password = '';
+    return { bytes: Buffer.concat(chunks, total), contentType: response.headers.get('content-type'), finalUrl: finalUrl.href };
   } catch (error) {
     if (signal.aborted) throw signal.reason;
     throw networkError(error, current);
@@ -383,6 +353,8 @@ export async function fetchDocument(url: string, options: FetchOptions = {}): Pr
 export interface GuardedFetchOptions extends Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed' | 'resolve' | 'maxRedirects'> {
   /** Largest response body (after content decoding); reading past it fails. Default: no cap. */
   maxResponseBytes?: number;
+  /** Keep the Content-Length header of a response that is not content-encoded (document fetching checks it first). */
+  keepContentLength?: boolean;
 }
 
 /** The signature of the global `fetch`, which the `openai` client and the tools accept. */
@@ -464,8 +436,10 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
         continue;
       }
       const responseHeaders = new Headers();
+      const encoded = String(response.headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity';
       for (const [name, value] of Object.entries(response.headers)) {
-        if (value === undefined || name === 'content-encoding' || name === 'content-length') continue;
+        if (value === undefined || name === 'content-encoding') continue;
+        if (name === 'content-length' && (encoded || !options.keepContentLength)) continue;
         for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
       }
       let stream: Readable | null = null;
