@@ -1,9 +1,14 @@
 # syntax=docker/dockerfile:1
 # Build stage: the full Node image has python3, make and g++ for better-sqlite3's native module.
+# It installs every dependency (tsc is a dev dependency), compiles src/ to dist/, then drops the
+# dev dependencies again.
 FROM node:26-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+RUN npm ci && npm cache clean --force
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev
 
 # Run stage: slim image, production dependencies only, non-root, data on a volume.
 FROM node:26-bookworm-slim
@@ -11,15 +16,26 @@ RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf 
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATABASE_PATH=/app/data/service.db
+    DATABASE_PATH=/app/data/service.db \
+    LITESTREAM=off \
+    LITESTREAM_CONFIG=/app/litestream.yml
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
-COPY package.json tsconfig.json schema.sql ./
-# migrations/ must ship with src/: openDatabase applies the missing steps at every start.
+# The service runs the compiled JavaScript: no TypeScript loader in the serving process.
+COPY --from=build /app/dist ./dist
+# dist/ finds schema.sql, migrations/ (applied at every start) and package.json one level up.
+COPY package.json schema.sql litestream.yml ./
 COPY migrations ./migrations
+# Operator scripts (docker exec <container> npm run backup -- /app/data/backup.db, see README) run
+# their TypeScript through tsx, so they ship with the sources they import.
+COPY tsconfig.json ./
 COPY src ./src
-# Operator scripts: docker exec <container> npm run backup -- /app/data/backup.db (see README).
 COPY scripts ./scripts
+# Litestream (LITESTREAM=on) is the binary inside the npm package @flydotio/litestream-linux-x64,
+# an optional dependency: the registry has no other Linux build of it, so an arm64 image has none.
+RUN bin="/app/node_modules/@flydotio/litestream-linux-$(node -p process.arch)/litestream"; \
+    if [ -x "$bin" ]; then ln -s "$bin" /usr/local/bin/litestream && litestream version; \
+    else echo "no Litestream binary for linux-$(node -p process.arch): LITESTREAM=on is not available in this image"; fi
 # The volume holds the database, its -wal/-shm files and the secret key file (service.db.key).
 RUN mkdir -p /app/data && chown node:node /app/data && chmod 700 /app/data
 USER node
@@ -27,7 +43,8 @@ VOLUME ["/app/data"]
 EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-# tini forwards SIGTERM to node (npm start would swallow it), so shutdown is graceful.
-ENTRYPOINT ["/usr/bin/tini", "--"]
-# The same entry point as `npm start`.
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "--import", "tsx", "src/main.ts"]
+# tini forwards SIGTERM (npm would swallow it), so shutdown is graceful. The entry point runs the
+# CMD as given, or, with LITESTREAM=on, under `litestream replicate` (README "Replication").
+ENTRYPOINT ["/usr/bin/tini", "--", "/app/scripts/docker-entrypoint.sh"]
+# The same command as `npm run start:prod` (a test keeps the two equal).
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "dist/main.js"]

@@ -85,7 +85,7 @@ export function openServiceStores(config: Config): { db: Db; stores: Stores } {
   const path = config.databasePath;
   let db: Db;
   try {
-    db = openDatabase(path, { onWarning: (message) => process.stderr.write(`warning: ${message}\n`) });
+    db = openDatabase(path, { onWarning: (message) => process.stderr.write(`warning: ${message}\n`), litestream: config.litestream });
   } catch (error) {
     throw databaseStartupError(path, error);
   }
@@ -108,7 +108,7 @@ export function openExistingDatabase(config: Config): { db: Db; admin: UserAdmin
   process.umask(0o077);
   let db: Db;
   try {
-    db = openDatabase(path);
+    db = openDatabase(path, { litestream: config.litestream });
   } catch (error) {
     throw databaseStartupError(path, error);
   }

@@ -7,12 +7,13 @@ import { createStores } from './stores.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
+import { wellFormedQuery } from './http/unicode.js';
 import { requireCaller } from './api-tokens/authenticate.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
 import { defineRoute, mountRoutes, type Route } from './http/route.js';
 import { createSealer } from './lib/secrets.js';
-import { setHashConcurrency } from './auth/password.js';
+import { PasswordHasher } from './auth/password.js';
 import { unavailable } from './http/errors.js';
 import { jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
@@ -41,6 +42,8 @@ export interface AppOptions {
   log?: Logger;
   /** How often an idle event stream gets a keep-alive comment (default 15 s; tests shorten it). */
   keepAliveMs?: number;
+  /** Tests only: awaited right before each password hash runs, to hold it mid-way (see PasswordHasher). */
+  beforeHash?: (password: string) => Promise<void>;
 }
 
 /**
@@ -49,13 +52,13 @@ export interface AppOptions {
  */
 export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine; stopBackgroundWork(): Promise<void> };
 
-export function createApp({ db, config, secretKey, log = jsonLogger, keepAliveMs }: AppOptions): App {
+export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, keepAliveMs }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
-  setHashConcurrency(config.hashConcurrency);
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
+  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, beforeHash });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const engine = createRunEngine({ stores, config, log });
@@ -95,7 +98,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, keepAliveMs
 
   // The order matters where paths overlap: the link form of POST /agents before agent creation.
   const routes: Route[] = [
-    ...authRoutes({ ...stores, config, rateLimits }),
+    ...authRoutes({ ...stores, config, rateLimits, passwords }),
     ...apiTokenRoutes(stores),
     ...toolRoutes(stores),
     ...documentRoutes({ ...stores, ingestion }),
@@ -115,6 +118,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, keepAliveMs
   app.use(envelope(log, { logRequests: config.logRequests }));
   app.use(cors(config.corsOrigins));
   app.use(docsPage());
+  app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
   const router = mountRoutes(routes, requireCaller(stores.apiTokens, rateLimits));
   app.use(router.routes());

@@ -21,6 +21,8 @@ export interface Config {
   scrypt: ScryptCost;
   /** Password hashes computed at the same time (each holds a core and 32 MiB while it runs). */
   hashConcurrency: number;
+  /** Password hashes that may wait for a turn; beyond them sign-in and sign-up answer 503 at once. */
+  hashQueueMax: number;
   bodyLimitBytes: number;
   /** How long a token made by sign-in stays valid. */
   signInTokenTtlMs: number;
@@ -41,6 +43,8 @@ export interface Config {
   trustProxy: boolean;
   /** Origins allowed to call the API from a browser; empty: CORS off. */
   corsOrigins: string[];
+  /** Litestream replicates the database and owns checkpointing (no WAL truncation at shutdown). */
+  litestream: boolean;
   rateLimit: RateLimitConfig;
   /** SECRET_KEY, when set; otherwise the key file beside the database is used. */
   secretKey?: Buffer;
@@ -121,6 +125,7 @@ const EnvSchema = v.object({
   SCRYPT_R: v.optional(integerSetting(MIN_SCRYPT.r, 32), String(MIN_SCRYPT.r)),
   SCRYPT_P: v.optional(integerSetting(MIN_SCRYPT.p, 16), String(MIN_SCRYPT.p)),
   HASH_CONCURRENCY: v.optional(integerSetting(1, 64), '1'),
+  HASH_QUEUE_MAX: v.optional(integerSetting(0, 10_000), '20'),
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),
   LOG_REQUESTS: v.optional(onOff, 'on'),
@@ -151,6 +156,7 @@ const EnvSchema = v.object({
   RUN_TIMEOUT_MS: v.optional(integerSetting(1000, 3_600_000), '120000'),
   RUN_CONCURRENCY_PER_USER: v.optional(integerSetting(1, 1000), '4'),
   RUN_MAX_STEPS: v.optional(integerSetting(1, 100), '8'),
+  LITESTREAM: v.optional(onOff, 'off'),
   SECRET_KEY: v.optional(
     v.pipe(
       v.string(),
@@ -231,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databasePath: resolve(settings.DATABASE_PATH),
     scrypt: { logN: settings.SCRYPT_LOG_N, r: settings.SCRYPT_R, p: settings.SCRYPT_P },
     hashConcurrency: settings.HASH_CONCURRENCY,
+    hashQueueMax: settings.HASH_QUEUE_MAX,
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,
     signInTokenTtlMs: settings.SIGN_IN_TOKEN_TTL_DAYS * 24 * 60 * 60 * 1000,
     logRequests: settings.LOG_REQUESTS,
@@ -240,6 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     trustProxy: settings.TRUST_PROXY,
     corsOrigins: settings.CORS_ORIGINS,
+    litestream: settings.LITESTREAM,
     rateLimit: {
       enabled: settings.RATE_LIMIT,
       authPerMinute: settings.RATE_LIMIT_AUTH_PER_MINUTE,

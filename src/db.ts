@@ -24,6 +24,11 @@ export interface Migration {
 export interface OpenOptions {
   /** Where the migration files are; tests point this at a directory of their own. */
   migrationsDir?: string;
+  /**
+   * Litestream replicates this file (LITESTREAM=on): it owns checkpointing, so `closeDatabase`
+   * leaves the WAL to it instead of truncating it.
+   */
+  litestream?: boolean;
   /** Told about things worth an operator's attention that do not stop the open (a directory created). */
   onWarning?: (message: string) => void;
 }
@@ -65,6 +70,9 @@ export function ensureDirectory(dir: string): boolean {
     throw error;
   }
 }
+
+// The connections opened with `litestream: true`, so that closing them needs no extra argument.
+const replicated = new WeakSet<Db>();
 
 // Version 1 is the schema as it was when versions began (tests/fixtures/schema-v1.sql);
 // every later version is one file. Other files (README.md) are not migrations.
@@ -130,6 +138,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.close();
     throw error;
   }
+  if (options.litestream) replicated.add(db);
   return db;
 }
 
@@ -200,11 +209,17 @@ function migrate(db: Db, migrations: Migration[]): void {
   }
 }
 
-/** Closes the database after folding the WAL back into the main file. */
+/**
+ * Closes the database. Without Litestream it first folds the WAL back into the main file and
+ * empties it, so the database is one self-contained file while the service is stopped.
+ * With Litestream (opened with `litestream: true`) it does not: Litestream copies the WAL to its
+ * replicas and decides itself when the WAL may start over; a truncation behind its back would
+ * make it take a fresh snapshot, and would wait the busy timeout on the read lock it holds.
+ */
 export function closeDatabase(db: Db): void {
   if (!db.open) return;
   try {
-    db.pragma('wal_checkpoint(TRUNCATE)');
+    if (!replicated.has(db)) db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
     db.close();
   }

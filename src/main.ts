@@ -44,7 +44,7 @@ function openStorage(config: Config): { db: Db; secretKey: Buffer } {
   const isNew = !existsSync(path);
   let db: Db;
   try {
-    db = openDatabase(path, { onWarning: warn });
+    db = openDatabase(path, { onWarning: warn, litestream: config.litestream });
   } catch (error) {
     refuseToStart(databaseStartupError(path, error).line(), 1);
   }

@@ -67,6 +67,13 @@ describe('loadConfig', () => {
     assert.match(errorFor({ SCRYPT_P: '1' }), /SCRYPT_P/);
   });
 
+  test('HASH_QUEUE_MAX: 20 by default, 0 allowed (no waiting at all), not a negative or fraction', () => {
+    assert.equal(loadConfig({}).hashQueueMax, 20);
+    assert.equal(loadConfig({ HASH_QUEUE_MAX: '0' }).hashQueueMax, 0);
+    assert.match(errorFor({ HASH_QUEUE_MAX: '-1' }), /HASH_QUEUE_MAX/);
+    assert.match(errorFor({ HASH_QUEUE_MAX: '2.5' }), /HASH_QUEUE_MAX/);
+  });
+
   test('every bad setting is named in one message', () => {
     const message = errorFor({ PORT: 'abc', SCRYPT_LOG_N: '10', BODY_LIMIT_BYTES: 'lots', LOG_REQUESTS: 'maybe' });
     for (const name of ['PORT', 'SCRYPT_LOG_N', 'BODY_LIMIT_BYTES', 'LOG_REQUESTS']) {
@@ -82,6 +89,7 @@ describe('loadConfig', () => {
       RATE_LIMIT: (c: ReturnType<typeof loadConfig>) => c.rateLimit.enabled,
       INGEST: (c: ReturnType<typeof loadConfig>) => c.ingestion.enabled,
       ALLOW_PRIVATE_NETWORKS: (c: ReturnType<typeof loadConfig>) => c.allowPrivateNetworks,
+      LITESTREAM: (c: ReturnType<typeof loadConfig>) => c.litestream,
     };
     for (const [name, read] of Object.entries(booleans)) {
       for (const word of ['on', 'ON', 'true', 'True', '1', 'yes', 'YES', ' on ']) assert.equal(read(loadConfig({ [name]: word })), true, `${name}=${word}`);

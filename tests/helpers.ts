@@ -65,13 +65,13 @@ export interface TestService extends Client {
 export async function startService(
   overrides: Partial<Config> = {},
   log: Logger = silentLogger,
-  appOptions: { keepAliveMs?: number } = {},
+  options: { beforeHash?: (password: string) => Promise<void>; keepAliveMs?: number } = {},
 ): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
   const config: Config = { ...testConfig({ DATABASE_PATH: join(dir, 'test.db') }), ...overrides };
   const db = openDatabase(config.databasePath);
   const secretKey = randomBytes(32);
-  const app = createApp({ db, config, log, secretKey, ...appOptions });
+  const app = createApp({ db, config, log, secretKey, beforeHash: options.beforeHash, keepAliveMs: options.keepAliveMs });
   const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = createClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root, runScript, spawnServiceProcess, startServiceProcess, type SpawnedService } from './run-script.js';
-import { serviceNodeArgs } from '../scripts/service-command.js';
+import { productionNodeArgs, serviceNodeArgs } from '../scripts/service-command.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-main-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -300,12 +300,18 @@ describe('npm start and SIGTERM', () => {
 });
 
 describe('the start command', () => {
-  test('the container starts the service exactly as npm start does (same V8 memory flags)', () => {
+  test('the container starts the compiled service exactly as npm run start:prod does', () => {
     const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
     // Docker uses the last CMD; indented ones (HEALTHCHECK's) are not instructions of their own.
     const cmd = [...dockerfile.matchAll(/^CMD (\[.*\])\s*$/gm)].at(-1);
     assert.ok(cmd, 'the Dockerfile has an exec-form CMD');
-    assert.deepEqual(JSON.parse(cmd[1]), ['node', ...serviceNodeArgs()]);
+    assert.deepEqual(JSON.parse(cmd[1]), ['node', ...productionNodeArgs()]);
+  });
+
+  test('npm start and npm run start:prod give node the same V8 memory flags', () => {
+    const flags = (args: string[]) => args.filter((arg, i) => arg.startsWith('--') && arg !== '--import' && args[i - 1] !== '--import');
     assert.ok(serviceNodeArgs().includes('--max-semi-space-size=4'), 'the memory flags are part of the start command');
+    assert.deepEqual(flags(productionNodeArgs()), flags(serviceNodeArgs()));
+    assert.ok(!productionNodeArgs().includes('tsx'), 'the production start loads no TypeScript loader');
   });
 });

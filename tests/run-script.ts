@@ -2,12 +2,12 @@
 // way an operator does, each against a database path the test chooses. They run in a temporary
 // working directory (not the repository), so a developer's own .env never reaches them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { serviceNodeArgs } from '../scripts/service-command.js';
+import { productionNodeArgs, serviceNodeArgs } from '../scripts/service-command.js';
 import { createClient, type Client } from './client.js';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
@@ -79,22 +79,66 @@ export interface ServiceProcess extends SpawnedService, Client {}
 // `after` called inside a test would stop the service when that test ends, and a service may span
 // tests. A process 'exit' handler is not enough: the live child's pipes keep the file from exiting.)
 const running = new Set<ChildProcess>();
+const groupLeaders = new WeakSet<ChildProcess>();
 after(() => {
-  for (const child of running) child.kill('SIGKILL');
+  for (const child of running) {
+    // A detached child leads its own process group: end the whole group (a wrapper's service too).
+    if (!groupLeaders.has(child) || child.pid === undefined) child.kill('SIGKILL');
+    else {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // the group is gone already
+      }
+    }
+  }
 });
 
+/** What runs the service: by default `npm start`'s command (TypeScript through tsx). */
+export interface ServiceCommand {
+  file: string;
+  args: string[];
+  /** In a process group of its own, so a test can SIGKILL the whole group (a wrapper and the service). */
+  detached?: boolean;
+}
+
+/** `npm start`: node with its flags, TypeScript through tsx (works from any directory). */
+export const developmentCommand = (): ServiceCommand => ({ file: process.execPath, args: absoluteNodeArgs(serviceNodeArgs()) });
+
+/** `npm run start:prod`: the compiled `dist/main.js`, relative to the working directory (see `makeInstallDir`). */
+export const productionCommand = (): ServiceCommand => ({ file: process.execPath, args: productionNodeArgs() });
+
 /**
- * Spawns the real service (as `npm start` does) with `env` on top of a clean environment
- * (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says otherwise), without
- * waiting for it: for a test that expects it to refuse to start. Most tests want `startServiceProcess`.
+ * A temporary directory laid out like the container's /app: dist/ (built by `npm run build`, which
+ * `npm test` runs first), schema.sql, migrations/, package.json, litestream.yml, the entry point
+ * script and node_modules/ (a link), but no src/: compiled code that still looked under src/ fails.
  */
-export function spawnServiceProcess(env: Record<string, string>, cwd = workDir): SpawnedService {
-  const child = spawn(process.execPath, absoluteNodeArgs(serviceNodeArgs()), {
+export function makeInstallDir(): string {
+  if (!existsSync(join(root, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` (npm test does it first)');
+  const dir = mkdtempSync(join(tmpdir(), 'ams-install-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const entry of ['dist', 'schema.sql', 'migrations', 'package.json', 'litestream.yml', 'scripts/docker-entrypoint.sh']) {
+    cpSync(join(root, entry), join(dir, entry), { recursive: true });
+  }
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return dir;
+}
+
+/**
+ * Spawns the real service (as `npm start` does, or as `command` says) with `env` on top of a clean
+ * environment (PORT 0, HOST 127.0.0.1, rate limiting and request logs off unless `env` says
+ * otherwise), without waiting for it: for a test that expects it to refuse to start. Most tests want
+ * `startServiceProcess`.
+ */
+export function spawnServiceProcess(env: Record<string, string>, cwd = workDir, command: ServiceCommand = developmentCommand()): SpawnedService {
+  const child = spawn(command.file, command.args, {
     cwd,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: command.detached ?? false,
   });
   running.add(child);
+  if (command.detached) groupLeaders.add(child);
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
       running.delete(child);
@@ -155,7 +199,12 @@ export function spawnServiceProcess(env: Record<string, string>, cwd = workDir):
 }
 
 /** Starts the real service (see `spawnServiceProcess`) on a free port; resolves once it listens. */
-export async function startServiceProcess(env: Record<string, string>, timeoutMs = 20_000, cwd = workDir): Promise<ServiceProcess> {
-  const service = spawnServiceProcess(env, cwd);
+export async function startServiceProcess(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  cwd = workDir,
+  command: ServiceCommand = developmentCommand(),
+): Promise<ServiceProcess> {
+  const service = spawnServiceProcess(env, cwd, command);
   return { ...service, ...createClient(await service.listening(timeoutMs)) };
 }

@@ -39,3 +39,20 @@ test('setLimit raises the limit for waiting tasks', async () => {
   semaphore.setLimit(4);
   assert.equal((await peakConcurrency(semaphore, 8)).peak, 4);
 });
+
+test('tasks given with behind wait until no other task waits', async () => {
+  const semaphore = new Semaphore(1);
+  const order: string[] = [];
+  const task = (name: string) => async () => {
+    order.push(name);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  };
+  await Promise.all([
+    semaphore.run(task('first')),
+    semaphore.run(task('late 1'), true),
+    semaphore.run(task('late 2'), true),
+    semaphore.run(task('second')),
+  ]);
+  assert.deepEqual(order, ['first', 'second', 'late 1', 'late 2']);
+  assert.equal(semaphore.waitingCount(true), 0);
+});

@@ -33,6 +33,12 @@ export function createApiTokenStore(db: Db) {
     `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  // Sign-in awaits the password hash: by then the password may have changed or the account gone.
+  // The token is only written while the user still has the hash that was verified.
+  const insertForVerifiedUser = db.prepare(
+    `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
+     SELECT ?, id, ?, ?, ?, ?, ?, ? FROM users WHERE id = ? AND password_hash = ? AND disabled_at IS NULL`,
+  );
   const selectCaller = db.prepare(
     `SELECT u.id, u.email, u.name, u.created_at AS createdAt, u.updated_at AS updatedAt,
             t.id AS tokenId, t.expires_at AS expiresAt, t.last_used_at AS lastUsedAt
@@ -66,6 +72,27 @@ export function createApiTokenStore(db: Db) {
       };
       insert.run(row.id, userId, row.description, token, digestToken(token), now, now, row.expiresAt);
       return row;
+    },
+
+    /**
+     * Issues a sign-in token, but only while `user` still has the password hash that was verified;
+     * undefined when the password changed, or the account was deleted or disabled, since.
+     */
+    createForSignIn(user: { id: string; passwordHash: string }, input: { description: string; expiresAt: string }): ApiTokenRow | undefined {
+      const now = timestamp();
+      const token = newTokenSecret();
+      const row: ApiTokenRow = {
+        id: newId(),
+        userId: user.id,
+        description: input.description,
+        token,
+        createdAt: now,
+        updatedAt: now,
+        expiresAt: input.expiresAt,
+        lastUsedAt: null,
+      };
+      const { changes } = insertForVerifiedUser.run(row.id, row.description, token, digestToken(token), now, now, row.expiresAt, user.id, user.passwordHash);
+      return changes === 1 ? row : undefined;
     },
 
     /** The caller a token secret belongs to, with the token's expiry; undefined for an unknown token. */

@@ -1,40 +1,28 @@
-// Sign-up, sign-in and the caller's own account (`/auth/*`).
+// Sign-up, sign-in and the caller's own account (`/auth/*`); what they do is in accounts.ts.
 import * as v from 'valibot';
 import type { Config } from '../config.js';
-import { conflict, forbidden, unauthorized } from '../http/errors.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { presentSignedUpUser, presentUser } from '../users/present.js';
 import { UserSchema } from '../users/schema.js';
-import type { UserRow, UserStore } from '../users/store.js';
-import type { Caller } from '../http/context.js';
+import type { UserStore } from '../users/store.js';
 import { presentApiToken } from '../api-tokens/present.js';
 import type { ApiTokenStore } from '../api-tokens/store.js';
-import { formatTimestamp } from '../lib/ids.js';
-import { hashPassword, verifyPassword } from './password.js';
-import { defaultUserName, DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
+import { createAccounts } from './accounts.js';
+import type { PasswordHasher } from './password.js';
+import { DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
 
 interface AuthDeps {
   users: UserStore;
   apiTokens: ApiTokenStore;
   config: Config;
   rateLimits: RateLimits;
+  passwords: PasswordHasher;
 }
 
-export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): Route[] {
-  // Verified against when the email is unknown, so both failures of sign-in take the same time.
-  let decoyHash: Promise<string> | undefined;
-  const decoy = () => (decoyHash ??= hashPassword('decoy password, never matches', config.scrypt));
+export function authRoutes({ users, apiTokens, config, rateLimits, passwords }: AuthDeps): Route[] {
+  const accounts = createAccounts({ users, apiTokens, passwords, rateLimits, config });
   const tag = 'Auth';
-
-  /** Checks the caller's password; attempts count against the account's failed-sign-in allowance. */
-  async function checkOwnPassword(caller: Caller, password: string, wrong: string): Promise<UserRow> {
-    rateLimits.passwordAttempt(caller.email);
-    const stored = users.get(caller.id);
-    if (!stored) throw unauthorized('The account no longer exists.');
-    if (!(await verifyPassword(password, stored.passwordHash))) throw forbidden(wrong);
-    return stored;
-  }
 
   return [
     defineRoute({
@@ -48,15 +36,8 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
       before: [rateLimits.authAttempts],
       body: SignUpSchema,
       success: { status: 201, description: 'The new user, with the password hash and null related records.', data: SignUpResultSchema },
-      errors: [403, 409, 429],
-      handler: async ({ body }) => {
-        if (!config.signUp) throw forbidden('Sign-up is closed on this service: its operator creates accounts.');
-        const passwordHash = await hashPassword(body.password, config.scrypt);
-        // Checked after the (awaited) hash, right before the insert: nothing can run in between.
-        if (users.getByEmail(body.email)) throw conflict('An account with this email already exists.');
-        const user = users.create({ email: body.email, name: body.name ?? defaultUserName(body.email), passwordHash });
-        return { user: presentSignedUpUser(user) };
-      },
+      errors: [403, 409, 429, 503],
+      handler: async ({ body }) => ({ user: presentSignedUpUser(await accounts.signUp(body)) }),
     }),
     defineRoute({
       method: 'post',
@@ -69,19 +50,9 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
       before: [rateLimits.authAttempts],
       body: SignInSchema,
       success: { status: 200, description: 'The user, the bearer secret and its API token record.', data: SignInResultSchema },
-      errors: [401, 429],
-      handler: async ({ body }) => {
-        rateLimits.checkSignInAllowed(body.email);
-        const user = users.getByEmail(body.email);
-        const matches = await verifyPassword(body.password, user?.passwordHash ?? (await decoy()));
-        if (!user || !matches) {
-          rateLimits.signInFailed(body.email);
-          throw unauthorized('The email or password is wrong.');
-        }
-        rateLimits.signInSucceeded(body.email);
-        if (user.disabledAt !== null) throw unauthorized('This account is disabled: ask the operator of this service.');
-        const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
-        const token = apiTokens.create(user.id, { description: 'Created by sign-in', expiresAt });
+      errors: [401, 429, 503],
+      handler: async ({ ctx, body }) => {
+        const { user, token } = await accounts.signIn(body, ctx.ip);
         return { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) };
       },
     }),
@@ -105,18 +76,8 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
       auth: true,
       body: UpdateMeSchema,
       success: { status: 200, description: 'The updated user.', data: UserSchema },
-      errors: [403],
-      handler: async ({ caller, body }) => {
-        const changesPassword = body.password !== undefined;
-        const stored = changesPassword
-          ? await checkOwnPassword(caller, body.currentPassword!, 'The current password is wrong.')
-          : users.get(caller.id);
-        if (!stored) throw unauthorized('The account no longer exists.');
-        const passwordHash = changesPassword ? await hashPassword(body.password!, config.scrypt) : stored.passwordHash;
-        const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: body.name ?? stored.name, passwordHash }, changesPassword);
-        if (!user) throw unauthorized('The API token was revoked while the request ran.');
-        return presentUser(user);
-      },
+      errors: [403, 429, 503],
+      handler: async ({ ctx, caller, body }) => presentUser(await accounts.updateMe(caller, ctx.ip, body)),
     }),
     defineRoute({
       method: 'delete',
@@ -128,10 +89,9 @@ export function authRoutes({ users, apiTokens, config, rateLimits }: AuthDeps): 
       auth: true,
       body: DeleteMeSchema,
       success: { status: 200, description: 'Deleted: data is null.', data: v.null() },
-      errors: [403],
-      handler: async ({ caller, body }) => {
-        await checkOwnPassword(caller, body.password, 'The password is wrong.');
-        if (!users.deleteOwnAccount(caller.id, caller.tokenId)) throw unauthorized('The API token was revoked while the request ran.');
+      errors: [403, 429, 503],
+      handler: async ({ ctx, caller, body }) => {
+        await accounts.deleteMe(caller, ctx.ip, body);
         return null;
       },
     }),

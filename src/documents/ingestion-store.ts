@@ -61,6 +61,7 @@ export type IngestionStore = ReturnType<typeof createIngestionStore>;
 export function createIngestionStore(db: Db) {
   const requeueStuck = db.prepare(`UPDATE documents SET status = 'pending' WHERE status = 'processing'`);
   const selectPending = db.prepare(`SELECT id FROM documents WHERE status = 'pending' ORDER BY seq`).pluck();
+  const selectOwner = db.prepare(`SELECT user_id FROM documents WHERE id = ?`).pluck();
   const claim = db.prepare(
     `UPDATE documents SET status = 'processing', error = NULL
       WHERE id = ? AND status = 'pending'
@@ -146,6 +147,9 @@ export function createIngestionStore(db: Db) {
       for (const documentId of pending) deleteHiddenChunks.run(documentId, -1);
       return pending;
     },
+
+    /** The user a document belongs to (the queue shares its work fairly by user); undefined when gone. */
+    ownerOf: (id: string) => selectOwner.get(id) as string | undefined,
 
     /** Takes a pending document for processing; undefined when it is gone or no longer pending. */
     claim(id: string): IngestJob | undefined {

@@ -47,8 +47,62 @@ function tooManyChunks(characters: number, splitter: Splitter): IngestError {
 }
 
 
+/**
+ * Waiting documents by user, taken fairly: the next job is the first waiting document of the user
+ * served longest ago (round-robin), and one user never runs more than max(1, concurrency - 1) jobs,
+ * so there is always a slot for someone else: documents whose URLs never answer hold up only
+ * their own user's other documents.
+ */
+class FairQueue {
+  private readonly waiting = new Map<string, string[]>();
+  private readonly runningByUser = new Map<string, number>();
+  private readonly lastServed = new Map<string, number>();
+  private served = 0;
+
+  constructor(private readonly perUserLimit: number) {}
+
+  add(userId: string, id: string): void {
+    const ids = this.waiting.get(userId);
+    if (ids === undefined) this.waiting.set(userId, [id]);
+    else if (!ids.includes(id)) ids.push(id);
+  }
+
+  /** The next document to run and its user (now counted as running), or undefined. */
+  take(): { userId: string; id: string } | undefined {
+    let chosen: string | undefined;
+    for (const userId of this.waiting.keys()) {
+      if ((this.runningByUser.get(userId) ?? 0) >= this.perUserLimit) continue;
+      if (chosen === undefined || (this.lastServed.get(userId) ?? 0) < (this.lastServed.get(chosen) ?? 0)) chosen = userId;
+    }
+    if (chosen === undefined) return undefined;
+    const ids = this.waiting.get(chosen)!;
+    const id = ids.shift()!;
+    if (ids.length === 0) this.waiting.delete(chosen);
+    this.runningByUser.set(chosen, (this.runningByUser.get(chosen) ?? 0) + 1);
+    this.lastServed.set(chosen, (this.served += 1));
+    return { userId: chosen, id };
+  }
+
+  /** A job taken with take() has finished (or was never started). */
+  done(userId: string): void {
+    const running = (this.runningByUser.get(userId) ?? 1) - 1;
+    if (running > 0) return void this.runningByUser.set(userId, running);
+    this.runningByUser.delete(userId);
+    // Nothing left of this user: forget them, so the maps hold only users with work.
+    if (!this.waiting.has(userId)) this.lastServed.delete(userId);
+  }
+
+  get isEmpty(): boolean {
+    return this.waiting.size === 0;
+  }
+
+  clear(): void {
+    this.waiting.clear();
+  }
+}
+
 export class IngestionQueue {
-  private readonly waiting: string[] = [];
+  private readonly waiting: FairQueue;
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
   /** Aborts the fetches of running jobs on stop(), so shutdown does not wait for slow servers. */
@@ -62,7 +116,9 @@ export class IngestionQueue {
     private readonly sealer: Sealer,
     private readonly config: IngestionConfig,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.waiting = new FairQueue(Math.max(1, config.concurrency - 1));
+  }
 
   /** Re-queues what a previous process left unfinished and starts working. */
   start(): void {
@@ -73,7 +129,9 @@ export class IngestionQueue {
   /** Queues a document that was just created or asked to be ingested again. */
   enqueue(id: string): void {
     if (!this.config.enabled || this.stopped) return;
-    if (!this.waiting.includes(id)) this.waiting.push(id);
+    const userId = this.store.ownerOf(id);
+    if (userId === undefined) return;
+    this.waiting.add(userId, id);
     this.pump();
   }
 
@@ -106,16 +164,20 @@ export class IngestionQueue {
   /** Stops taking work and waits for running jobs; what is left stays pending for the next start. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.waiting.length = 0;
+    this.waiting.clear();
     this.aborter.abort(new Error('the service is stopping'));
     await Promise.allSettled([...this.running]);
   }
 
   private pump(): void {
-    while (!this.stopped && this.running.size < this.config.concurrency && this.waiting.length > 0) {
-      const id = this.waiting.shift()!;
-      const job = this.store.claim(id);
-      if (!job) continue;
+    while (!this.stopped && this.running.size < this.config.concurrency && !this.waiting.isEmpty) {
+      const next = this.waiting.take();
+      if (next === undefined) return; // every waiting user is at their share
+      const job = this.store.claim(next.id);
+      if (!job) {
+        this.waiting.done(next.userId);
+        continue;
+      }
       const run = this.run(job)
         // A database error (busy beyond its timeout, say) must not end the process: the document
         // stays processing and is taken up again at the next start.
@@ -123,6 +185,7 @@ export class IngestionQueue {
         .finally(() => {
           this.jobEnded(job.id);
           this.running.delete(run);
+          this.waiting.done(next.userId);
           this.pump();
         });
       this.running.add(run);

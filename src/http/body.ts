@@ -1,8 +1,10 @@
 // Reads JSON request bodies. A body in any other media type is refused with 415 before it is read;
-// a body over the limit is refused with 413 while streaming (never buffered whole).
+// a body over the limit is refused with 413 while streaming (never buffered whole); a string in it
+// that is not well-formed Unicode is a 422 naming its field (see unicode.ts).
 import bodyParser from 'koa-bodyparser';
 import { ApiError, invalidJson, payloadTooLarge, unsupportedMediaType } from './errors.js';
 import type { AppMiddleware } from './context.js';
+import { assertWellFormedBody } from './unicode.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -31,6 +33,7 @@ export function jsonBody(limitBytes: number): AppMiddleware {
     }
     // An empty body is no body: creates with nothing required (an API token) take it as `{}`.
     if (ctx.request.body === '') ctx.request.body = undefined;
+    assertWellFormedBody(ctx.request.body);
     return next();
   };
 }

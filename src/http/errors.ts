@@ -14,7 +14,8 @@ export const ERRORS = [
   {
     status: 422,
     code: 'validation_failed',
-    when: "A body, query or path parameter fails validation, or a body reference is not one of the caller's records.",
+    when:
+      "A body, query or path parameter fails validation (a string that is not well-formed Unicode included), or a body reference is not one of the caller's records.",
   },
   { status: 429, code: 'rate_limited', when: 'Too many requests; wait for the Retry-After header (seconds).' },
   { status: 500, code: 'internal', when: 'Anything unexpected (logged on the server with the request id).' },
@@ -24,7 +25,11 @@ export const ERRORS = [
     when: "Running an agent: the model endpoint failed or refused (its status and message in words; never a key).",
   },
   { status: 502, code: 'max_steps', when: 'Running an agent: the run made RUN_MAX_STEPS model calls without reaching an answer.' },
-  { status: 503, code: 'unavailable', when: 'The database is busy, or the service is shutting down; retry after the Retry-After header (seconds).' },
+  {
+    status: 503,
+    code: 'unavailable',
+    when: 'The database is busy, too many password checks are waiting, or the service is shutting down; retry after the Retry-After header (seconds).',
+  },
   { status: 504, code: 'upstream_timeout', when: 'Running an agent: the run did not finish within RUN_TIMEOUT_MS.' },
 ] as const;
 
@@ -89,6 +94,8 @@ export const unknownReference = (path: string, what: string) =>
 export const rateLimited = (retryAfterSeconds: number, what: string) =>
   new ApiError(429, 'rate_limited', `Too many ${what}; retry after ${retryAfterSeconds} s.`, undefined, retryAfterSeconds);
 
-export const unavailable = (message: string) => new ApiError(503, 'unavailable', message);
+/** 503 with Retry-After: the service cannot take this request now (it is not the client's fault). */
+export const unavailable = (message: string, retryAfterSeconds?: number) =>
+  new ApiError(503, 'unavailable', message, undefined, retryAfterSeconds);
 
 export const internal = () => new ApiError(500, 'internal', 'Internal server error.');

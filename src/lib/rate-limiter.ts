@@ -36,6 +36,11 @@ export class RateLimiter {
     return wait;
   }
 
+  /** Gives back one request taken from `key`'s bucket (one that turned out not to count). */
+  giveBack(key: string, nowMs = Date.now()): void {
+    if (this.buckets.has(key)) this.store(key, Math.min(this.options.capacity, this.current(key, nowMs) + 1), nowMs);
+  }
+
   /** Forgets `key` (e.g. an email after a successful sign-in). */
   reset(key: string): void {
     this.buckets.delete(key);

@@ -1,0 +1,72 @@
+// The production start: the compiled dist/ (`npm run build`, which `npm test` runs first) started
+// as `npm run start:prod` and the container do it, with plain node and no TypeScript loader. It runs
+// from a directory laid out like the container's (no src/), so a file the compiled code still
+// looked for under src/ would fail here. .ci/run runs the suite on Node 20 and on the container's
+// Node line, so this covers both.
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeInstallDir, productionCommand, root, startServiceProcess, type ServiceProcess } from './run-script.js';
+
+/** Resident memory of a process in MiB (Linux). */
+function rssMiB(pid: number): number | undefined {
+  try {
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+describe('production start: compiled dist/main.js with plain node', () => {
+  const install = makeInstallDir();
+  const databasePath = join(install, 'data', 'service.db');
+  let service: ServiceProcess;
+
+  before(async () => {
+    service = await startServiceProcess({ DATABASE_PATH: databasePath }, 20_000, install, productionCommand());
+  });
+
+  test('the process runs JavaScript only: no tsx loader among its arguments', () => {
+    const args = readFileSync(`/proc/${service.child.pid}/cmdline`, 'utf8').split('\0');
+    assert.ok(args.includes('dist/main.js'), args.join(' '));
+    assert.ok(!args.some((arg) => arg.includes('tsx')), args.join(' '));
+  });
+
+  test('healthz, sign-up, sign-in, create and read an agent', async (t) => {
+    const rss = rssMiB(service.child.pid!);
+    if (rss !== undefined) t.diagnostic(`RSS after start: ${rss.toFixed(1)} MiB on node ${process.version}`);
+
+    const health = await service.request('GET', '/healthz');
+    assert.equal(health.status, 200, health.text);
+    assert.equal(health.body.data.status, 'ok');
+
+    const { token } = await service.signUp('Prod'); // sign-up, then sign-in
+    const created = await service.create(token, '/agents', {
+      name: 'Compiled',
+      type: 'REACT',
+      llm: { model: 'model-x', provider: 'provider-y', api_key: 'sk-prod-start' },
+    });
+    const read = await service.request('GET', `/api/v1/agents/${created.id}`, { token });
+    assert.equal(read.status, 200, read.text);
+    assert.equal(read.body.data.name, 'Compiled');
+    assert.doesNotMatch(read.text, /sk-prod-start/);
+  });
+
+  test('files the compiled code reads at run time are found from dist/', async () => {
+    // The OpenAPI version comes from package.json, the docs page script from dist/docs/.
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    const openapi = await service.request('GET', '/api/v1/openapi.json');
+    assert.equal(openapi.status, 200);
+    assert.equal(openapi.body.info.version, version);
+    const script = await service.request('GET', '/docs/swagger-init.js');
+    assert.equal(script.status, 200);
+    assert.equal(script.text, readFileSync(join(root, 'src', 'docs', 'swagger-init.js'), 'utf8'));
+  });
+
+  test('SIGTERM stops it cleanly and the WAL is folded back into the database', async () => {
+    assert.equal(await service.stop(), 0, service.stderrText());
+    assert.equal(statSync(`${databasePath}-wal`, { throwIfNoEntry: false })?.size ?? 0, 0);
+  });
+});

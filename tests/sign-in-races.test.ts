@@ -1,0 +1,249 @@
+// Sign-in and the account under races and floods. Other requests run while a password hash is
+// computed; these tests hold hashes mid-way (the app's beforeHash hook) to make each race happen
+// every time, instead of hoping a sleep lands in the right place.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { errorOf, startService, type Reply } from './helpers.js';
+
+/** Holds chosen password hashes, right before scrypt runs, until released. */
+class HashGate {
+  /** Every password a hash was asked for, in order. */
+  readonly hashed: string[] = [];
+  private holds: { match: (password: string) => boolean; reached: () => void }[] = [];
+  private holdAll = false;
+  private released: Promise<void> = Promise.resolve();
+  private release_: () => void = () => {};
+  /** How many hashes are being held now. */
+  held = 0;
+
+  readonly beforeHash = async (password: string): Promise<void> => {
+    this.hashed.push(password);
+    const index = this.holds.findIndex((hold) => hold.match(password));
+    if (index === -1 && !this.holdAll) return;
+    if (index !== -1) this.holds.splice(index, 1)[0].reached();
+    this.held += 1;
+    await this.released;
+    this.held -= 1;
+  };
+
+  /** Holds the next hash of a password `match` accepts; resolves once it is held. */
+  holdNext(match: (password: string) => boolean): Promise<void> {
+    this.close();
+    return new Promise((reached) => this.holds.push({ match, reached }));
+  }
+
+  /** Holds every hash from now on until release(). */
+  holdEverything(): void {
+    this.close();
+    this.holdAll = true;
+  }
+
+  /** Lets every held hash run. */
+  release(): void {
+    this.holdAll = false;
+    this.release_();
+  }
+
+  private close(): void {
+    if (this.held > 0 || this.holds.length > 0 || this.holdAll) return;
+    this.released = new Promise((resolve) => (this.release_ = resolve));
+  }
+}
+
+/** Resolves when `check` is true, polling; rejects after `ms`. */
+async function eventually(check: () => boolean, ms = 3000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** `promise`, or a rejection after `ms` (so a request that waits where it should not fails fast). */
+function within<T>(promise: Promise<T>, ms = 2000): Promise<T> {
+  return Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))]);
+}
+
+const signInPath = '/api/v1/auth/sign-in';
+
+describe('sign-in racing changes to the account', () => {
+  const gate = new HashGate();
+  const servicePromise = startService({}, undefined, { beforeHash: gate.beforeHash });
+
+  test('a sign-in checked against the old password while the password changes gets 401 and no token', async () => {
+    const service = await servicePromise;
+    const { token, email, password, user } = await service.signUp();
+    const held = gate.holdNext((given) => given === password);
+    const signIn = service.request('POST', signInPath, { body: { email, password } });
+    await held;
+    const change = await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'a brand new password', currentPassword: password } });
+    assert.equal(change.status, 200, JSON.stringify(change.body));
+    gate.release();
+    const reply = await signIn;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+    assert.equal(errorOf(reply).code, 'unauthorized');
+    const tokens = service.db.prepare('SELECT count(*) FROM api_tokens WHERE user_id = ?').pluck().get(user.id);
+    assert.equal(tokens, 1, 'only the token that changed the password is left');
+    // The new password signs in as usual.
+    assert.equal((await service.request('POST', signInPath, { body: { email, password: 'a brand new password' } })).status, 200);
+  });
+
+  test('a sign-in checked while the account is deleted gets 401 like an unknown account, not 500', async () => {
+    const service = await servicePromise;
+    const { token, email, password } = await service.signUp();
+    const held = gate.holdNext((given) => given === password);
+    const signIn = service.request('POST', signInPath, { body: { email, password } });
+    await held;
+    const removal = await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } });
+    assert.equal(removal.status, 200, JSON.stringify(removal.body));
+    gate.release();
+    const reply = await signIn;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+    const unknown = await service.request('POST', signInPath, { body: { email, password } });
+    assert.deepEqual(errorOf(reply), errorOf(unknown), 'the same answer as an unknown email');
+  });
+
+  test('a name change checked while the account is deleted gets 401, not 500', async () => {
+    // The name-only PATCH awaits nothing, so it cannot interleave; a password change can.
+    const service = await servicePromise;
+    const { token, password } = await service.signUp();
+    const other = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data.token;
+    const held = gate.holdNext((given) => given === 'a changed password');
+    const change = service.request('PATCH', '/api/v1/auth/me', { token: other, body: { name: 'New', password: 'a changed password', currentPassword: password } });
+    await held;
+    assert.equal((await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } })).status, 200);
+    gate.release();
+    const reply: Reply = await change;
+    assert.equal(reply.status, 401, JSON.stringify(reply.body));
+  });
+});
+
+
+describe('the failed sign-in allowance of an email', () => {
+  const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 5, perTokenPerMinute: 6000 };
+
+  test('parallel wrong guesses: each holds its place while hashed, so only the allowance is checked', async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits }, undefined, { beforeHash: gate.beforeHash });
+    const { email } = await service.signUp();
+    gate.holdEverything();
+    const replies: Reply[] = [];
+    const guesses = Array.from({ length: 30 }, (_, i) =>
+      service.request('POST', signInPath, { body: { email, password: `guess number ${i}` } }).then((reply) => replies.push(reply)),
+    );
+    // The guesses beyond the allowance are answered while the others are still being hashed.
+    await eventually(() => replies.length >= 30 - limits.failedSignInsPer15Minutes, 2000).catch(() => {});
+    const answeredWhileHeld = replies.length;
+    gate.release();
+    await Promise.all(guesses);
+    const statuses = replies.map((reply) => reply.status);
+    assert.equal(statuses.filter((status) => status === 401).length, limits.failedSignInsPer15Minutes, String(statuses));
+    assert.equal(statuses.filter((status) => status === 429).length, 30 - limits.failedSignInsPer15Minutes, String(statuses));
+    assert.equal(answeredWhileHeld, 30 - limits.failedSignInsPer15Minutes, 'the refusals did not wait for the hashes');
+    assert.equal(gate.hashed.filter((password) => password.startsWith('guess')).length, limits.failedSignInsPer15Minutes);
+  });
+
+  test('a known email is not enough to lock its owner out: another address with the right password signs in', async () => {
+    const service = await startService({ rateLimit: limits, trustProxy: true });
+    const { email, password } = await service.signUp();
+    const from = (address: string, given: string) =>
+      service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
+    for (let i = 0; i < limits.failedSignInsPer15Minutes; i += 1) assert.equal((await from('198.51.100.1', `guess ${i}`)).status, 401);
+    // The guessing address waits, even with the right password: it cannot learn it is right.
+    assert.equal((await from('198.51.100.1', password)).status, 429);
+    assert.equal((await from('198.51.100.1', 'guess again')).status, 429);
+    // The owner, from an address that has not failed for this email, signs in.
+    assert.equal((await from('203.0.113.7', password)).status, 200);
+    assert.equal((await from('203.0.113.7', password)).status, 200, 'and again');
+    // The email stays locked for the guessing address: the owner's sign-in does not reset it.
+    assert.equal((await from('198.51.100.1', 'guess 99')).status, 429);
+    // Another address gets one check while the email is locked: once it fails, it waits too.
+    assert.equal((await from('192.0.2.55', 'wrong once')).status, 401);
+    assert.equal((await from('192.0.2.55', password)).status, 429);
+  });
+
+  test('while the email is locked, an address that has not failed gets one check at a time', async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    const from = (address: string, given: string) =>
+      service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
+    for (let i = 0; i < limits.failedSignInsPer15Minutes; i += 1) assert.equal((await from('198.51.100.1', `guess ${i}`)).status, 401);
+    gate.holdEverything();
+    const parallel = Array.from({ length: 10 }, (_, i) => from('192.0.2.10', i === 0 ? password : `parallel ${i}`));
+    const refused: number[] = [];
+    for (const reply of parallel) reply.then((r) => refused.push(r.status));
+    await eventually(() => refused.length >= 9, 2000).catch(() => {});
+    gate.release();
+    const statuses = (await Promise.all(parallel)).map((reply) => reply.status);
+    assert.equal(statuses.filter((status) => status === 429).length, 9, String(statuses));
+  });
+});
+
+describe('the password-hash queue', () => {
+  test('beyond HASH_QUEUE_MAX waiting hashes, sign-in and sign-up answer 503 with Retry-After at once', async () => {
+    const gate = new HashGate();
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 2 }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    gate.holdEverything();
+    // One hash runs (held), two wait: the other three requests are refused without waiting.
+    const replies: Reply[] = [];
+    const flood = [
+      ...Array.from({ length: 5 }, (_, i) => service.request('POST', signInPath, { body: { email, password: `flood ${i}` } })),
+      service.request('POST', '/api/v1/auth/sign-up', { body: { name: 'Late', email: 'late@example.com', password: 'a good password' } }),
+    ];
+    for (const reply of flood) reply.then((r) => replies.push(r));
+    await eventually(() => replies.length >= 3, 2000).catch(() => {});
+    const refusedWhileHeld = replies.filter((reply) => reply.status === 503);
+    assert.equal(refusedWhileHeld.length, 3, `answered while the hashes were held: ${replies.map((reply) => reply.status)}`);
+    for (const reply of refusedWhileHeld) {
+      assert.equal(errorOf(reply).code, 'unavailable');
+      assert.match(reply.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
+    }
+    gate.release();
+    const statuses = (await Promise.all(flood)).map((reply) => reply.status).sort();
+    assert.equal(statuses.filter((status) => status === 503).length, 3, String(statuses));
+    // Once the queue drains, sign-in works again.
+    assert.equal((await service.request('POST', signInPath, { body: { email, password } })).status, 200);
+  });
+
+  test('a 503 does not count as a failed sign-in', async () => {
+    const gate = new HashGate();
+    const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 2, perTokenPerMinute: 6000 };
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 0, rateLimit: limits }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    gate.holdEverything();
+    const held = service.request('POST', signInPath, { body: { email: 'someone.else@example.com', password: 'whatever it is' } });
+    await eventually(() => gate.held === 1);
+    for (let i = 0; i < 5; i += 1) assert.equal((await within(service.request('POST', signInPath, { body: { email, password } }))).status, 503);
+    gate.release();
+    await held;
+    assert.equal((await service.request('POST', signInPath, { body: { email, password } })).status, 200);
+  });
+
+  test('during a flood of wrong guesses, a sign-in from an address that has not failed goes ahead of them', async () => {
+    const gate = new HashGate();
+    const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 1000, perTokenPerMinute: 6000 };
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 5, rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash });
+    const { email, password } = await service.signUp();
+    const from = (address: string, given: string) =>
+      service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
+    // The flooding addresses have each guessed wrong once.
+    for (let i = 0; i < 4; i += 1) assert.equal((await from(`198.51.100.${i}`, 'wrong')).status, 401);
+    gate.holdEverything();
+    const start = gate.hashed.length;
+    const replies: Reply[] = [];
+    const flood = Array.from({ length: 8 }, (_, i) => from(`198.51.100.${i % 4}`, `flood ${i}`));
+    for (const reply of flood) reply.then((r) => replies.push(r));
+    // One guess runs (held), five wait: the queue is full for them, so two are refused.
+    await eventually(() => replies.length >= 2);
+    assert.deepEqual(replies.map((reply) => reply.status), [503, 503]);
+    const real = from('203.0.113.9', password);
+    await eventually(() => gate.hashed.length === start + 1);
+    gate.release();
+    const reply = await real;
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    await Promise.all(flood);
+    assert.equal(gate.hashed[start + 1], password, `the real sign-in was hashed right after the running guess: ${gate.hashed.slice(start)}`);
+  });
+});
