@@ -28,6 +28,7 @@ import { tagRoutes } from './tags/routes.js';
 import { toolRoutes } from './tools/routes.js';
 import { openApiRoute } from './openapi/document.js';
 import { docsPage } from './docs/page.js';
+import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
 import { createToolProvider } from './tools/runtime/provider.js';
 import { reactStrategy } from './tools/runtime/react.js';
@@ -121,6 +122,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
   const router = mountRoutes(routes, requireCaller(stores.apiTokens, rateLimits));
+  consoleRoutes(router);
   app.use(router.routes());
   app.use(router.allowedMethods());
 

@@ -187,7 +187,8 @@ function bodyName(route: Route): string {
   return `${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}Body`;
 }
 
-function packageVersion(): string {
+/** The service's version, as package.json states it. */
+export function packageVersion(): string {
   const path = new URL('../../package.json', import.meta.url);
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }

@@ -1,0 +1,277 @@
+// The console's only way to the service: the public JSON API under api/v1, with the bearer token
+// kept in sessionStorage (gone when the tab closes, cleared on a 401). Never logs the token.
+
+/** One bad field of a 422, as the API's `error.details` names it. */
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+/** A failure answer of the API (or of the network, with status 0). */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: FieldIssue[] = [],
+    readonly retryAfter?: string,
+  ) {
+    super(message);
+  }
+}
+
+const TOKEN_KEY = 'agent-console.token';
+const TOKEN_ID_KEY = 'agent-console.tokenId';
+
+export const session = {
+  token: () => sessionStorage.getItem(TOKEN_KEY),
+  tokenId: () => sessionStorage.getItem(TOKEN_ID_KEY),
+  save(token: string, tokenId: string) {
+    sessionStorage.setItem(TOKEN_KEY, token);
+    sessionStorage.setItem(TOKEN_ID_KEY, tokenId);
+  },
+  clear() {
+    sessionStorage.removeItem(TOKEN_KEY);
+    sessionStorage.removeItem(TOKEN_ID_KEY);
+  },
+};
+
+let unauthorizedListener: (() => void) | undefined;
+/** Called when the API answers 401 to a signed-in request (the token was revoked or expired). */
+export function onUnauthorized(listener: () => void): void {
+  unauthorizedListener = listener;
+}
+
+/** The service root, relative to the page (works behind a proxy that mounts it under a path). */
+const API = 'api/v1';
+
+export interface Page<T> {
+  items: T[];
+  /** The `after` id of the next page, when the `Link` header names one. */
+  next?: string;
+}
+
+interface Options {
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Ask for a streamed answer (invoke); the raw Response is returned when it is one. */
+  raw?: boolean;
+}
+
+/** Sends one request; resolves to the Response when it succeeded, else throws an ApiError. */
+export async function send(method: string, path: string, options: Options = {}): Promise<Response> {
+  const headers: Record<string, string> = { Accept: options.raw ? 'text/event-stream, application/json' : 'application/json' };
+  const token = session.token();
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  let response: Response;
+  try {
+    response = await fetch(`${API}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+      signal: options.signal,
+    });
+  } catch (error) {
+    if ((error as Error).name === 'AbortError') throw error;
+    throw new ApiError(0, 'network', 'The service could not be reached. Check that it is running.');
+  }
+  if (response.ok) return response;
+  let failure: { code?: string; message?: string; details?: unknown } = {};
+  try {
+    failure = ((await response.json()) as { error?: typeof failure }).error ?? {};
+  } catch {
+    // not an envelope (a proxy's page, say): the status speaks for itself
+  }
+  const details = Array.isArray(failure.details) ? (failure.details as FieldIssue[]).filter((issue) => typeof issue?.path === 'string') : [];
+  const error = new ApiError(
+    response.status,
+    failure.code ?? 'http_' + response.status,
+    failure.message ?? `The service answered ${response.status}.`,
+    details,
+    response.headers.get('Retry-After') ?? undefined,
+  );
+  if (response.status === 401 && token) {
+    session.clear();
+    unauthorizedListener?.();
+  }
+  throw error;
+}
+
+/** A request whose answer is the envelope's `data`. */
+export async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const response = await send(method, path, { body, signal });
+  return ((await response.json()) as { data: T }).data;
+}
+
+export const get = <T>(path: string, signal?: AbortSignal) => call<T>('GET', path, undefined, signal);
+
+/** One page of a list: `after` is the last id of the previous page. */
+export async function list<T>(path: string, limit = 50, after?: string): Promise<Page<T>> {
+  const query = new URLSearchParams({ limit: String(limit) });
+  if (after) query.set('after', after);
+  const response = await send('GET', `${path}${path.includes('?') ? '&' : '?'}${query}`);
+  const items = ((await response.json()) as { data: T[] }).data;
+  const link = response.headers.get('Link') ?? '';
+  const next = /<([^>]*)>;\s*rel="next"/.exec(link)?.[1];
+  return { items, next: next ? (new URL(next, location.href).searchParams.get('after') ?? undefined) : undefined };
+}
+
+/** Every item of a list (for pickers: prompts, tags, documents, tools), a thousand at a time. */
+export async function listAll<T>(path: string): Promise<T[]> {
+  const items: T[] = [];
+  let after: string | undefined;
+  do {
+    const page = await list<T & { id: string }>(path, 1000, after);
+    items.push(...page.items);
+    after = page.next;
+  } while (after);
+  return items;
+}
+
+// ---- The records the console shows ----------------------------------------------------------
+
+export interface User {
+  id: string;
+  email: string;
+  name: string;
+  createdAt: string;
+}
+
+export interface ApiToken {
+  id: string;
+  description: string;
+  token: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface Tag {
+  id: string;
+  name: string;
+  color: string;
+}
+
+export interface Agent {
+  id: string;
+  name: string;
+  type: string;
+  llm: { model: string; provider: string; baseUrl?: string | null; hasApiKey?: boolean };
+  hasMemory: boolean;
+  promptId: string | null;
+  documentId: string | null;
+  tags: Tag[];
+  description?: string | null;
+  avatarUrl?: string | null;
+  isListed?: boolean;
+  createdAt: string;
+}
+
+export interface Prompt {
+  id: string;
+  name: string;
+  template: string;
+  input_variables: string[];
+}
+
+export interface Tool {
+  id: string;
+  name: string;
+  type: string;
+  description?: string | null;
+}
+
+export interface DocumentRecord {
+  id: string;
+  name: string;
+  type: string;
+  url: string;
+  from_page: number;
+  to_page: number | null;
+  splitter: { type: string; chunk_size: number; chunk_overlap: number } | null;
+  status: 'pending' | 'processing' | 'ready' | 'failed';
+  error: string | null;
+  index: { chunks?: number; characters?: number; pages?: number; ingestedAt?: string } | null;
+  /** While processing: how far ingestion got. */
+  progress?: { phase: string; chunksStored?: number; chunksTotal?: number } | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Chunk {
+  id: string;
+  position: number;
+  content: string;
+}
+
+export interface SearchHit {
+  documentId: string;
+  chunkId: string;
+  position: number;
+  score: number;
+  /** HTML: the text escaped, the matched words in <mark>…</mark>. */
+  snippet: string;
+}
+
+export interface Link {
+  id: string;
+  agentId: string;
+  documentId?: string;
+  toolId?: string;
+  document?: DocumentRecord;
+  tool?: Tool;
+}
+
+export interface Step {
+  tool: string;
+  toolId?: string;
+  function?: string;
+  input: unknown;
+  output?: unknown;
+  error?: string;
+  ms?: number;
+}
+
+export interface Source {
+  documentId: string;
+  documentName: string;
+  chunkId: string;
+  position: number;
+  snippet: string;
+}
+
+export interface Run {
+  id: string;
+  agentId: string;
+  parentRunId: string | null;
+  sessionId: string | null;
+  status: 'running' | 'succeeded' | 'failed' | 'cancelled';
+  input: string;
+  output: string | null;
+  error: string | { code?: string; message?: string } | null;
+  model: string | null;
+  steps: Step[];
+  sources: Source[];
+  warnings: string[];
+  usage: { promptTokens: number; completionTokens: number } | null;
+  startedAt: string;
+  finishedAt: string | null;
+  ms: number | null;
+}
+
+export interface ChatSession {
+  id: string;
+  agentId: string;
+  messages: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ChatMessage {
+  id: string;
+  role: 'user' | 'assistant';
+  content: string;
+  runId: string | null;
+  createdAt: string;
+}

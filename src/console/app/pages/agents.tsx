@@ -1,0 +1,469 @@
+// Agents: the paged list, the create/edit form, and one agent with its linked documents and tools.
+import { useEffect, useState } from 'preact/hooks';
+import { call, get, list, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
+import {
+  Checkbox,
+  ConfirmButton,
+  describeError,
+  Empty,
+  ErrorNotice,
+  Field,
+  formErrors,
+  href,
+  Loading,
+  navigate,
+  noErrors,
+  PageTitle,
+  Select,
+  StatusBadge,
+  TagChip,
+  TextArea,
+  TextField,
+  type FormErrors,
+} from '../ui.js';
+
+const AGENT_TYPES: [string, string][] = [
+  ['VENDOR_A', 'VENDOR_A (native tool calling)'],
+  ['REACT', 'REACT (text ReAct loop, for models without tool calling)'],
+];
+const PROVIDERS = ['openai', 'ollama', 'openai-compatible'];
+const PAGE = 20;
+
+export function AgentsPage() {
+  const [agents, setAgents] = useState<Agent[]>();
+  const [next, setNext] = useState<string>();
+  const [error, setError] = useState<string>();
+
+  const load = async (after?: string) => {
+    try {
+      const page = await list<Agent>('/agents', PAGE, after);
+      setAgents((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
+      setNext(page.next);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+  useEffect(() => void load(), []);
+
+  return (
+    <section>
+      <div class="title-row">
+        <PageTitle>Agents</PageTitle>
+        <a class="button primary" href={href('/agents/new')}>
+          New agent
+        </a>
+      </div>
+      <ErrorNotice error={error} />
+      {!agents ? (
+        !error && <Loading />
+      ) : agents.length === 0 ? (
+        <Empty>
+          <p>You have no agents yet.</p>
+          <p>
+            <a href={href('/agents/new')}>Create your first agent</a>: give it a name and a model. A <a href={href('/prompts')}>prompt</a> sets its instructions;{' '}
+            <a href={href('/documents')}>documents</a> and <a href={href('/tools')}>tools</a> can be linked to it afterwards.
+          </p>
+        </Empty>
+      ) : (
+        <ul class="cards" aria-label="Agents">
+          {agents.map((agent) => (
+            <li key={agent.id} class="card agent-card">
+              <h2>
+                <a href={href(`/agents/${agent.id}`)}>{agent.name}</a>
+              </h2>
+              {agent.description && <p>{agent.description}</p>}
+              <p class="muted">
+                {agent.llm.provider} · {agent.llm.model} · {agent.type}
+                {agent.hasMemory ? ' · memory' : ''}
+              </p>
+              {agent.tags.length > 0 && (
+                <p class="tags" aria-label="Tags">
+                  {agent.tags.map((tag) => (
+                    <TagChip key={tag.id} name={tag.name} color={tag.color} />
+                  ))}
+                </p>
+              )}
+              <p class="actions">
+                <a class="button" href={href(`/agents/${agent.id}/chat`)}>
+                  Chat<span class="visually-hidden"> with {agent.name}</span>
+                </a>
+                <a class="button" href={href(`/agents/${agent.id}/runs`)}>
+                  Runs<span class="visually-hidden"> of {agent.name}</span>
+                </a>
+              </p>
+            </li>
+          ))}
+        </ul>
+      )}
+      {next && (
+        <button type="button" onClick={() => load(next)}>
+          Show more agents
+        </button>
+      )}
+    </section>
+  );
+}
+
+interface AgentFormValues {
+  name: string;
+  type: string;
+  provider: string;
+  model: string;
+  baseUrl: string;
+  apiKey: string;
+  removeApiKey: boolean;
+  description: string;
+  avatarUrl: string;
+  hasMemory: boolean;
+  promptId: string;
+  tags: string[];
+  isListed: boolean;
+}
+
+const FORM_FIELDS = ['name', 'type', 'llm', 'description', 'avatarUrl', 'hasMemory', 'promptId', 'tags', 'isListed', 'documentId'];
+
+export function AgentFormPage({ id }: { id?: string }) {
+  const [agent, setAgent] = useState<Agent>();
+  const [prompts, setPrompts] = useState<Prompt[]>([]);
+  const [tags, setTags] = useState<Tag[]>([]);
+  const [values, setValues] = useState<AgentFormValues>({
+    name: '',
+    type: 'VENDOR_A',
+    provider: 'openai',
+    model: '',
+    baseUrl: '',
+    apiKey: '',
+    removeApiKey: false,
+    description: '',
+    avatarUrl: '',
+    hasMemory: true,
+    promptId: '',
+    tags: [],
+    isListed: false,
+  });
+  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const [loadError, setLoadError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const set = <K extends keyof AgentFormValues>(key: K) => (value: AgentFormValues[K]) => setValues((current) => ({ ...current, [key]: value }));
+
+  useEffect(() => {
+    (async () => {
+      try {
+        const [allPrompts, allTags, existing] = await Promise.all([listAll<Prompt>('/prompts'), listAll<Tag>('/tags'), id ? get<Agent>(`/agents/${encodeURIComponent(id)}`) : undefined]);
+        setPrompts(allPrompts);
+        setTags(allTags);
+        if (existing) {
+          setAgent(existing);
+          setValues({
+            name: existing.name,
+            type: existing.type,
+            provider: existing.llm.provider,
+            model: existing.llm.model,
+            baseUrl: existing.llm.baseUrl ?? '',
+            apiKey: '',
+            removeApiKey: false,
+            description: existing.description ?? '',
+            avatarUrl: existing.avatarUrl ?? '',
+            hasMemory: existing.hasMemory,
+            promptId: existing.promptId ?? '',
+            tags: existing.tags.map((tag) => tag.id),
+            isListed: existing.isListed ?? false,
+          });
+        }
+      } catch (failure) {
+        setLoadError(describeError(failure));
+      }
+    })();
+  }, [id]);
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setErrors(noErrors);
+    const llm: Record<string, unknown> = { provider: values.provider.trim(), model: values.model.trim() };
+    if (values.baseUrl.trim()) llm.baseUrl = values.baseUrl.trim();
+    else if (agent?.llm.baseUrl) llm.baseUrl = null;
+    // The key is write-only: sent only when typed (or removed on purpose), never shown.
+    if (values.apiKey) llm.apiKey = values.apiKey;
+    else if (values.removeApiKey) llm.apiKey = null;
+    const body = {
+      name: values.name,
+      type: values.type,
+      llm,
+      description: values.description.trim() || null,
+      avatarUrl: values.avatarUrl.trim() || null,
+      hasMemory: values.hasMemory,
+      promptId: values.promptId || null,
+      tags: values.tags,
+      isListed: values.isListed,
+    };
+    try {
+      const saved = id ? await call<Agent>('PATCH', `/agents/${encodeURIComponent(id)}`, body) : await call<Agent>('POST', '/agents', body);
+      navigate(`/agents/${saved.id}`);
+    } catch (failure) {
+      setErrors(formErrors(failure, FORM_FIELDS));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  if (loadError) return <ErrorNotice error={loadError} />;
+  if (id && !agent) return <Loading />;
+  // Errors about llm as a whole (its nested fields show at their own inputs).
+  const llmErrors = errors.fields.filter((issue) => issue.path === 'llm').map((issue) => issue.message);
+
+  return (
+    <section>
+      <PageTitle>{id ? `Edit ${agent?.name ?? 'agent'}` : 'New agent'}</PageTitle>
+      <form class="card form" onSubmit={submit} noValidate>
+        <ErrorNotice error={errors.message} />
+        <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
+        <Select label="Type" name="type" value={values.type} onChange={set('type')} options={AGENT_TYPES} errors={errors} />
+        <fieldset>
+          <legend>Language model</legend>
+          <Field label="Provider" name="llm.provider" errors={errors} hint="openai, ollama or openai-compatible (any OpenAI-compatible server; give its base URL).">
+            {(aria) => (
+              <>
+                <input {...aria} name="llm.provider" list="providers" required value={values.provider} onInput={(event) => set('provider')(event.currentTarget.value)} />
+                <datalist id="providers">
+                  {PROVIDERS.map((provider) => (
+                    <option key={provider} value={provider} />
+                  ))}
+                </datalist>
+              </>
+            )}
+          </Field>
+          <TextField label="Model" name="llm.model" value={values.model} onInput={set('model')} errors={errors} required hint="For example gpt-4o-mini or llama3.2." />
+          <TextField label="Base URL" name="llm.baseUrl" type="url" value={values.baseUrl} onInput={set('baseUrl')} errors={errors} hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1." />
+          <TextField
+            label="API key"
+            name="llm.apiKey"
+            type="password"
+            autoComplete="off"
+            value={values.apiKey}
+            onInput={set('apiKey')}
+            errors={errors}
+            hint={agent?.llm.hasApiKey ? 'A key is stored. It is never shown; type a new one to replace it.' : 'Optional. Write-only: it is stored sealed and never shown again.'}
+          />
+          {agent?.llm.hasApiKey && <Checkbox label="Remove the stored API key" name="removeApiKey" checked={values.removeApiKey} onChange={set('removeApiKey')} />}
+          {llmErrors.length > 0 && (
+            <p class="field-error" role="alert">
+              {llmErrors.join('; ')}
+            </p>
+          )}
+        </fieldset>
+        <TextArea label="Description" name="description" value={values.description} onInput={set('description')} errors={errors} rows={2} />
+        <TextField label="Avatar URL" name="avatarUrl" type="url" value={values.avatarUrl} onInput={set('avatarUrl')} errors={errors} hint="Optional: an https address of an image." />
+        <Select
+          label="Prompt"
+          name="promptId"
+          value={values.promptId}
+          onChange={set('promptId')}
+          options={[['', '(none: a short default instruction)'], ...prompts.map((prompt): [string, string] => [prompt.id, prompt.name])]}
+          errors={errors}
+          hint={
+            <>
+              The agent's instructions. <a href={href('/prompts')}>Manage prompts</a>.
+            </>
+          }
+        />
+        <fieldset data-field="tags">
+          <legend>Tags</legend>
+          {tags.length === 0 ? (
+            <p class="hint">
+              No tags yet. <a href={href('/tags')}>Create tags</a> to group agents.
+            </p>
+          ) : (
+            tags.map((tag) => (
+              <Checkbox
+                key={tag.id}
+                label={tag.name}
+                name="tags"
+                checked={values.tags.includes(tag.id)}
+                onChange={(checked) => set('tags')(checked ? [...values.tags, tag.id] : values.tags.filter((tagId) => tagId !== tag.id))}
+              />
+            ))
+          )}
+        </fieldset>
+        <Checkbox label="Memory: remember earlier turns of a conversation" name="hasMemory" checked={values.hasMemory} onChange={set('hasMemory')} />
+        <Checkbox label="Listed in the public library (name, description, avatar and model only)" name="isListed" checked={values.isListed} onChange={set('isListed')} />
+        <p class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            {id ? 'Save agent' : 'Create agent'}
+          </button>
+          <a class="button" href={href(id ? `/agents/${id}` : '/agents')}>
+            Cancel
+          </a>
+        </p>
+      </form>
+    </section>
+  );
+}
+
+export function AgentDetailPage({ id }: { id: string }) {
+  const [agent, setAgent] = useState<Agent>();
+  const [prompt, setPrompt] = useState<Prompt>();
+  const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    get<Agent>(`/agents/${encodeURIComponent(id)}`)
+      .then(async (loaded) => {
+        setAgent(loaded);
+        if (loaded.promptId) setPrompt(await get<Prompt>(`/prompts/${encodeURIComponent(loaded.promptId)}`));
+      })
+      .catch((failure) => setError(describeError(failure)));
+  }, [id]);
+
+  async function remove() {
+    try {
+      await call('DELETE', `/agents/${encodeURIComponent(id)}`);
+      navigate('/agents');
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
+  if (error) return <ErrorNotice error={error} />;
+  if (!agent) return <Loading />;
+  return (
+    <section>
+      <p class="crumbs">
+        <a href={href('/agents')}>Agents</a>
+      </p>
+      <div class="title-row">
+        {agent.avatarUrl && /^https:\/\//.test(agent.avatarUrl) && <img class="avatar" src={agent.avatarUrl} alt="" referrerPolicy="no-referrer" />}
+        <PageTitle>{agent.name}</PageTitle>
+      </div>
+      {agent.description && <p>{agent.description}</p>}
+      <p class="actions">
+        <a class="button primary" href={href(`/agents/${id}/chat`)}>
+          Chat
+        </a>
+        <a class="button" href={href(`/agents/${id}/runs`)}>
+          Runs
+        </a>
+        <a class="button" href={href(`/agents/${id}/edit`)}>
+          Edit
+        </a>
+        <ConfirmButton label="Delete" question={`Delete the agent “${agent.name}”, its runs and its memory?`} onConfirm={remove} />
+      </p>
+      <dl class="facts">
+        <dt>Type</dt>
+        <dd>{agent.type}</dd>
+        <dt>Model</dt>
+        <dd>
+          {agent.llm.provider} · {agent.llm.model}
+          {agent.llm.baseUrl ? ` · ${agent.llm.baseUrl}` : ''}
+          {agent.llm.hasApiKey ? ' · API key stored' : ''}
+        </dd>
+        <dt>Prompt</dt>
+        <dd>{prompt ? prompt.name : <span class="muted">none</span>}</dd>
+        <dt>Memory</dt>
+        <dd>{agent.hasMemory ? 'on' : 'off'}</dd>
+        <dt>Listed in the library</dt>
+        <dd>{agent.isListed ? 'yes' : 'no'}</dd>
+        <dt>Tags</dt>
+        <dd>{agent.tags.length ? agent.tags.map((tag) => <TagChip key={tag.id} name={tag.name} color={tag.color} />) : <span class="muted">none</span>}</dd>
+      </dl>
+      <LinkedList<DocumentRecord> agentId={id} kind="documents" />
+      <LinkedList<Tool> agentId={id} kind="tools" />
+    </section>
+  );
+}
+
+/** The documents or tools linked to an agent, with a picker to link another and a button to unlink. */
+function LinkedList<Target extends { id: string; name: string }>({ agentId, kind }: { agentId: string; kind: 'documents' | 'tools' }) {
+  const linkPath = kind === 'documents' ? '/agent-documents' : '/agent-tools';
+  const field = kind === 'documents' ? 'documentId' : 'toolId';
+  const nested = kind === 'documents' ? 'document' : 'tool';
+  const [links, setLinks] = useState<Link[]>();
+  const [choices, setChoices] = useState<Target[]>([]);
+  const [picked, setPicked] = useState('');
+  const [error, setError] = useState<string>();
+
+  const load = async () => {
+    try {
+      const [linked, all] = await Promise.all([listAll<Link>(`${linkPath}?agentId=${encodeURIComponent(agentId)}`), listAll<Target>(`/${kind}`)]);
+      setLinks(linked);
+      setChoices(all);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+  useEffect(() => void load(), [agentId]);
+
+  const linkedIds = new Set(links?.map((link) => link[field]));
+  const available = choices.filter((choice) => !linkedIds.has(choice.id));
+  const title = kind === 'documents' ? 'Documents' : 'Tools';
+
+  async function add(event: Event) {
+    event.preventDefault();
+    if (!picked) return;
+    setError(undefined);
+    try {
+      await call('POST', linkPath, { agentId, [field]: picked });
+      setPicked('');
+      await load();
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
+  async function unlink(link: Link) {
+    try {
+      await call('DELETE', `${linkPath}/${encodeURIComponent(link.id)}`);
+      await load();
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
+  return (
+    <section class="card" aria-labelledby={`linked-${kind}`}>
+      <h2 id={`linked-${kind}`}>{title}</h2>
+      <ErrorNotice error={error} />
+      {!links ? (
+        <Loading />
+      ) : links.length === 0 ? (
+        <p class="muted">
+          {kind === 'documents' ? 'No documents linked: the agent answers from its model alone.' : 'No tools linked: the agent only talks.'}
+        </p>
+      ) : (
+        <ul class="linked">
+          {links.map((link) => {
+            const target = link[nested] as (Target & { status?: string }) | undefined;
+            return (
+              <li key={link.id}>
+                <a href={href(`/${kind}/${link[field]}`)}>{target?.name ?? link[field]}</a>
+                {target?.status && <StatusBadge status={target.status} />}
+                <button type="button" onClick={() => unlink(link)}>
+                  Unlink<span class="visually-hidden"> {target?.name}</span>
+                </button>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      {choices.length === 0 ? (
+        <p class="hint">
+          You have no {kind} yet. <a href={href(`/${kind}`)}>Create one</a>.
+        </p>
+      ) : (
+        available.length > 0 && (
+          <form class="row" onSubmit={add}>
+            <Select
+              label={`Link a ${kind === 'documents' ? 'document' : 'tool'}`}
+              name={field}
+              value={picked}
+              onChange={setPicked}
+              options={[['', '(choose)'], ...available.map((choice): [string, string] => [choice.id, choice.name])]}
+            />
+            <button type="submit" disabled={!picked}>
+              Link
+            </button>
+          </form>
+        )
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,431 @@
+// Documents: create from a URL, watch ingestion (the status refreshes by itself while pending or
+// processing), read the chunks, re-ingest, delete; and search across every document.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { call, get, list, listAll, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
+import { snippetParts } from '../snippet.js';
+import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, href, Loading, navigate, noErrors, PageTitle, Select, StatusBadge, TextField, Time, type FormErrors } from '../ui.js';
+
+const DOCUMENT_TYPES: [string, string][] = [
+  ['URL', 'URL (a web page)'],
+  ['TXT', 'TXT (plain text)'],
+  ['PDF', 'PDF'],
+  ['CSV', 'CSV'],
+  ['VIDEO', 'VIDEO (subtitles: WebVTT or SRT)'],
+];
+const busy = (document: DocumentRecord) => document.status === 'pending' || document.status === 'processing';
+
+/** How long one request waits for ingestion to end; progress shows at least this often. */
+const WAIT_SECONDS = 5;
+/** The least time between two requests for one document. */
+const MIN_INTERVAL_MS = 1000;
+
+/**
+ * Follows a document while it is pending or processing: each request waits (`?wait=`) until
+ * ingestion ends or WAIT_SECONDS pass, so the change shows at once without polling in a tight loop.
+ */
+function useFollow(documents: DocumentRecord[] | undefined, onUpdate: (document: DocumentRecord) => void) {
+  const latest = useRef(onUpdate);
+  latest.current = onUpdate;
+  const ids = (documents ?? []).filter(busy).map((document) => document.id);
+  const key = ids.join(',');
+  useEffect(() => {
+    if (ids.length === 0) return;
+    const controller = new AbortController();
+    for (const id of ids) {
+      void (async () => {
+        for (;;) {
+          const started = Date.now();
+          let document: DocumentRecord;
+          try {
+            document = await get<DocumentRecord>(`/documents/${encodeURIComponent(id)}?wait=${WAIT_SECONDS}`, controller.signal);
+          } catch {
+            return; // aborted (the page changed) or the document is gone: the next load shows why
+          }
+          latest.current(document);
+          if (!busy(document)) return;
+          const pause = MIN_INTERVAL_MS - (Date.now() - started);
+          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+          if (controller.signal.aborted) return;
+        }
+      })();
+    }
+    return () => controller.abort();
+  }, [key]);
+}
+
+/** The status, and while processing how far it got. */
+function StatusText({ document }: { document: DocumentRecord }) {
+  const progress = document.status === 'processing' ? document.progress : undefined;
+  return (
+    <>
+      <StatusBadge status={document.status} />
+      {progress && (
+        <span class="muted">
+          {' '}
+          {progress.phase}
+          {progress.chunksTotal ? ` ${progress.chunksStored ?? 0}/${progress.chunksTotal} chunks` : ''}
+        </span>
+      )}
+      {document.status === 'failed' && document.error && <span class="error-text"> {document.error}</span>}
+    </>
+  );
+}
+
+export function DocumentsPage() {
+  const [documents, setDocuments] = useState<DocumentRecord[]>();
+  const [next, setNext] = useState<string>();
+  const [error, setError] = useState<string>();
+  const [showForm, setShowForm] = useState(false);
+
+  const load = async (after?: string) => {
+    try {
+      const page = await list<DocumentRecord>('/documents', 50, after);
+      setDocuments((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
+      setNext(page.next);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+  useEffect(() => void load(), []);
+  useFollow(documents, (fresh) => setDocuments((shown) => shown?.map((document) => (document.id === fresh.id ? fresh : document))));
+
+  return (
+    <section>
+      <div class="title-row">
+        <PageTitle>Documents</PageTitle>
+        <button type="button" class="primary" aria-expanded={showForm} onClick={() => setShowForm(!showForm)}>
+          New document
+        </button>
+      </div>
+      <p>
+        Documents are fetched from a URL, split into chunks and searched when a linked agent answers. <a href={href('/search')}>Search your documents</a>.
+      </p>
+      {showForm && (
+        <DocumentForm
+          onCreated={async () => {
+            setShowForm(false);
+            await load();
+          }}
+        />
+      )}
+      <ErrorNotice error={error} />
+      {!documents ? (
+        !error && <Loading />
+      ) : documents.length === 0 ? (
+        <Empty>
+          No documents yet. Choose <strong>New document</strong> and give the URL of a web page, a text, PDF or CSV file.
+        </Empty>
+      ) : (
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Chunks</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {documents.map((document) => (
+                <tr key={document.id} data-document-id={document.id}>
+                  <td>
+                    <a href={href(`/documents/${document.id}`)}>{document.name}</a>
+                  </td>
+                  <td>{document.type}</td>
+                  <td aria-live="polite">
+                    <StatusText document={document} />
+                  </td>
+                  <td>{document.index?.chunks ?? '—'}</td>
+                  <td>
+                    <Time value={document.createdAt} />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      {next && (
+        <button type="button" onClick={() => load(next)}>
+          Show more documents
+        </button>
+      )}
+    </section>
+  );
+}
+
+const DOCUMENT_FIELDS = ['name', 'type', 'url', 'from_page', 'to_page', 'splitter', 'authorization', 'metadata'];
+
+function DocumentForm({ onCreated }: { onCreated: () => void }) {
+  const [values, setValues] = useState({
+    name: '',
+    type: 'URL',
+    url: '',
+    from_page: '',
+    to_page: '',
+    splitter: 'character',
+    chunk_size: '',
+    chunk_overlap: '',
+    auth: 'none',
+    bearer: '',
+    username: '',
+    password: '',
+  });
+  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const [working, setWorking] = useState(false);
+  const set = (key: keyof typeof values) => (value: string) => setValues((current) => ({ ...current, [key]: value }));
+  const number = (text: string) => (text.trim() === '' ? undefined : Number(text));
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setWorking(true);
+    setErrors(noErrors);
+    const splitter = values.chunk_size || values.chunk_overlap || values.splitter !== 'character' ? { type: values.splitter, chunk_size: number(values.chunk_size), chunk_overlap: number(values.chunk_overlap) } : null;
+    const authorization =
+      values.auth === 'bearer' ? { bearer: values.bearer } : values.auth === 'basic' ? { username: values.username, password: values.password } : null;
+    try {
+      await call('POST', '/documents', {
+        name: values.name,
+        type: values.type,
+        url: values.url,
+        from_page: number(values.from_page),
+        to_page: number(values.to_page) ?? null,
+        splitter,
+        authorization,
+      });
+      onCreated();
+    } catch (failure) {
+      setErrors(formErrors(failure, DOCUMENT_FIELDS));
+    } finally {
+      setWorking(false);
+    }
+  }
+
+  return (
+    <form class="card form" onSubmit={submit} noValidate aria-label="New document">
+      <h2>New document</h2>
+      <ErrorNotice error={errors.message} />
+      <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
+      <Select label="Type" name="type" value={values.type} onChange={set('type')} options={DOCUMENT_TYPES} errors={errors} />
+      <TextField label="URL" name="url" type="url" value={values.url} onInput={set('url')} errors={errors} required hint="An http(s) address the service can reach." />
+      {values.type === 'PDF' && (
+        <div class="row">
+          <TextField label="First page" name="from_page" type="number" min="1" value={values.from_page} onInput={set('from_page')} errors={errors} />
+          <TextField label="Last page" name="to_page" type="number" min="1" value={values.to_page} onInput={set('to_page')} errors={errors} />
+        </div>
+      )}
+      <fieldset data-field="splitter">
+        <legend>Splitting into chunks</legend>
+        <div class="row">
+          <Select
+            label="Splitter"
+            name="splitter.type"
+            value={values.splitter}
+            onChange={set('splitter')}
+            options={[
+              ['character', 'Character (on blank lines)'],
+              ['recursive', 'Recursive (paragraphs, lines, words)'],
+            ]}
+            errors={errors}
+          />
+          <TextField label="Chunk size" name="splitter.chunk_size" type="number" value={values.chunk_size} onInput={set('chunk_size')} errors={errors} placeholder="1000" />
+          <TextField label="Overlap" name="splitter.chunk_overlap" type="number" value={values.chunk_overlap} onInput={set('chunk_overlap')} errors={errors} placeholder="200" />
+        </div>
+      </fieldset>
+      <fieldset data-field="authorization">
+        <legend>Credentials</legend>
+        <Select
+          label="Sent with the request"
+          name="authorization"
+          value={values.auth}
+          onChange={set('auth')}
+          options={[
+            ['none', 'None'],
+            ['bearer', 'Bearer token'],
+            ['basic', 'User name and password'],
+          ]}
+          errors={errors}
+          hint="Stored sealed, never shown again, and sent only to this URL's origin."
+        />
+        {values.auth === 'bearer' && <TextField label="Token" name="authorization.bearer" type="password" autoComplete="off" value={values.bearer} onInput={set('bearer')} />}
+        {values.auth === 'basic' && (
+          <div class="row">
+            <TextField label="User name" name="authorization.username" autoComplete="off" value={values.username} onInput={set('username')} />
+            <TextField label="Password" name="authorization.password" type="password" autoComplete="off" value={values.password} onInput={set('password')} />
+          </div>
+        )}
+      </fieldset>
+      <button type="submit" class="primary" disabled={working}>
+        Create and ingest
+      </button>
+    </form>
+  );
+}
+
+export function DocumentPage({ id }: { id: string }) {
+  const [document, setDocument] = useState<DocumentRecord>();
+  const [chunks, setChunks] = useState<Chunk[]>();
+  const [next, setNext] = useState<string>();
+  const [error, setError] = useState<string>();
+
+  const loadChunks = async (after?: string) => {
+    const page = await list<Chunk>(`/documents/${encodeURIComponent(id)}/chunks`, 20, after);
+    setChunks((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
+    setNext(page.next);
+  };
+  const load = async () => {
+    try {
+      const loaded = await get<DocumentRecord>(`/documents/${encodeURIComponent(id)}`);
+      setDocument(loaded);
+      if (!busy(loaded)) await loadChunks();
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+  useEffect(() => void load(), [id]);
+  useFollow(document ? [document] : undefined, (fresh) => {
+    setDocument(fresh);
+    if (!busy(fresh)) void loadChunks().catch((failure) => setError(describeError(failure)));
+  });
+
+  async function reingest() {
+    try {
+      setDocument(await call<DocumentRecord>('POST', `/documents/${encodeURIComponent(id)}/ingest`));
+      setChunks(undefined);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
+  async function remove() {
+    try {
+      await call('DELETE', `/documents/${encodeURIComponent(id)}`);
+      navigate('/documents');
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
+  if (!document) return error ? <ErrorNotice error={error} /> : <Loading />;
+  return (
+    <section>
+      <p class="crumbs">
+        <a href={href('/documents')}>Documents</a>
+      </p>
+      <PageTitle>{document.name}</PageTitle>
+      <ErrorNotice error={error} />
+      <p class="actions">
+        <button type="button" onClick={reingest} disabled={busy(document)}>
+          Ingest again
+        </button>
+        <a class="button" href={href(`/search?document=${encodeURIComponent(id)}`)}>
+          Search in it
+        </a>
+        <ConfirmButton label="Delete" question={`Delete “${document.name}” and its chunks?`} onConfirm={remove} />
+      </p>
+      <dl class="facts">
+        <dt>Status</dt>
+        <dd aria-live="polite" data-testid="document-status">
+          <StatusText document={document} />
+          {busy(document) && <span class="muted"> (updates by itself)</span>}
+        </dd>
+        <dt>Type</dt>
+        <dd>{document.type}</dd>
+        <dt>URL</dt>
+        <dd class="break">{document.url}</dd>
+        {document.type === 'PDF' && (
+          <>
+            <dt>Pages</dt>
+            <dd>
+              {document.from_page} to {document.to_page ?? 'the end'}
+            </dd>
+          </>
+        )}
+        <dt>Splitter</dt>
+        <dd>{document.splitter ? `${document.splitter.type}, ${document.splitter.chunk_size} characters, ${document.splitter.chunk_overlap} overlap` : 'default (character)'}</dd>
+        <dt>Chunks</dt>
+        <dd>{document.index?.chunks ?? '—'}</dd>
+        <dt>Ingested</dt>
+        <dd>
+          <Time value={document.index?.ingestedAt} />
+        </dd>
+      </dl>
+      <h2>Chunks</h2>
+      {busy(document) ? (
+        <p class="muted">The chunks appear once ingestion has finished.</p>
+      ) : !chunks ? (
+        <Loading />
+      ) : chunks.length === 0 ? (
+        <Empty>No chunks: {document.status === 'failed' ? 'ingestion failed (see the error above); fix the document and ingest it again.' : 'the document held no text.'}</Empty>
+      ) : (
+        <ol class="chunks">
+          {chunks.map((chunk) => (
+            <li key={chunk.id} value={chunk.position + 1}>
+              <p class="text">{chunk.content}</p>
+            </li>
+          ))}
+        </ol>
+      )}
+      {next && (
+        <button type="button" onClick={() => loadChunks(next)}>
+          Show more chunks
+        </button>
+      )}
+    </section>
+  );
+}
+
+export function SearchPage({ initial, documentId }: { initial: string; documentId?: string }) {
+  const [query, setQuery] = useState(initial);
+  const [hits, setHits] = useState<SearchHit[]>();
+  const [names, setNames] = useState<Map<string, string>>(new Map());
+  const [errors, setErrors] = useState<FormErrors>(noErrors);
+
+  async function search(event?: Event) {
+    event?.preventDefault();
+    setErrors(noErrors);
+    if (!query.trim()) return;
+    try {
+      const params = new URLSearchParams({ q: query });
+      if (documentId) params.set('documentId', documentId);
+      const [found, documents] = await Promise.all([get<SearchHit[]>(`/documents/search?${params}`), names.size ? undefined : listAll<DocumentRecord>('/documents')]);
+      if (documents) setNames(new Map(documents.map((document) => [document.id, document.name])));
+      setHits(found);
+    } catch (failure) {
+      setErrors(formErrors(failure, ['q']));
+    }
+  }
+  useEffect(() => {
+    if (initial) void search();
+  }, []);
+
+  return (
+    <section>
+      <PageTitle>Search documents</PageTitle>
+      <form class="row search" role="search" onSubmit={search}>
+        <TextField label="Words to find" name="q" type="search" value={query} onInput={setQuery} errors={errors} hint={documentId ? 'In one document.' : 'Across every ready document; every word must match.'} />
+        <button type="submit" class="primary">
+          Search
+        </button>
+      </form>
+      <ErrorNotice error={errors.fields.length ? undefined : errors.message} />
+      {hits &&
+        (hits.length === 0 ? (
+          <Empty>Nothing found. Try fewer or other words; only documents that are ready are searched.</Empty>
+        ) : (
+          <ol class="hits" aria-label="Results">
+            {hits.map((hit) => (
+              <li key={hit.chunkId}>
+                <a href={href(`/documents/${hit.documentId}`)}>{names.get(hit.documentId) ?? 'Document'}</a> <span class="muted">(chunk {hit.position + 1})</span>
+                <p class="snippet">
+                  {snippetParts(hit.snippet).map((part, index) => (part.marked ? <mark key={index}>{part.text}</mark> : part.text))}
+                </p>
+              </li>
+            ))}
+          </ol>
+        ))}
+    </section>
+  );
+}

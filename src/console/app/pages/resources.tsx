@@ -1,0 +1,252 @@
+// Tools, prompts and tags: one list-and-form page each, built from a description of the resource.
+// The API's validation errors appear next to the field their `details` path names.
+import type { ComponentChildren } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { call, list, type Prompt, type Tag, type Tool } from '../api.js';
+import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, Select, TagChip, TextArea, TextField, type FormErrors } from '../ui.js';
+
+type Values = Record<string, string>;
+
+interface FieldSpec {
+  /** The body field (and `details` path) it edits. */
+  name: string;
+  label: string;
+  kind?: 'text' | 'textarea' | 'select' | 'color';
+  options?: [string, string][];
+  hint?: ComponentChildren;
+  required?: boolean;
+}
+
+interface ResourceSpec<T extends { id: string; name: string }> {
+  path: string;
+  title: string;
+  singular: string;
+  empty: ComponentChildren;
+  fields: FieldSpec[];
+  blank: Values;
+  valuesOf: (record: T) => Values;
+  /** The request body; `editing` tells a PATCH (send only what changed meaningfully) from a POST. */
+  bodyOf: (values: Values, editing: boolean) => Record<string, unknown> | string;
+  summary: (record: T) => ComponentChildren;
+}
+
+function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: ResourceSpec<T> }) {
+  const [records, setRecords] = useState<T[]>();
+  const [next, setNext] = useState<string>();
+  const [error, setError] = useState<string>();
+  const [editing, setEditing] = useState<T | 'new'>();
+  const [values, setValues] = useState<Values>(spec.blank);
+  const [errors, setErrors] = useState<FormErrors>(noErrors);
+
+  const load = async (after?: string) => {
+    try {
+      const page = await list<T>(spec.path, 100, after);
+      setRecords((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
+      setNext(page.next);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  };
+  useEffect(() => void load(), []);
+
+  function open(record: T | 'new') {
+    setEditing(record);
+    setValues(record === 'new' ? spec.blank : spec.valuesOf(record));
+    setErrors(noErrors);
+  }
+
+  async function submit(event: Event) {
+    event.preventDefault();
+    setErrors(noErrors);
+    const isEdit = editing !== undefined && editing !== 'new';
+    const body = spec.bodyOf(values, isEdit);
+    if (typeof body === 'string') {
+      // A mistake the console catches itself (JSON that does not parse), shown the same way.
+      const [path, message] = body.split('\u0000');
+      setErrors({ message: 'Please correct the fields marked below.', fields: [{ path, message }] });
+      return;
+    }
+    try {
+      if (isEdit) await call('PATCH', `${spec.path}/${encodeURIComponent((editing as T).id)}`, body);
+      else await call('POST', spec.path, body);
+      setEditing(undefined);
+      await load();
+    } catch (failure) {
+      setErrors(formErrors(failure, spec.fields.map((field) => field.name)));
+    }
+  }
+
+  async function remove(record: T) {
+    try {
+      await call('DELETE', `${spec.path}/${encodeURIComponent(record.id)}`);
+      if (editing !== 'new' && editing?.id === record.id) setEditing(undefined);
+      await load();
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
+  const set = (name: string) => (value: string) => setValues((current) => ({ ...current, [name]: value }));
+
+  return (
+    <section>
+      <div class="title-row">
+        <PageTitle>{spec.title}</PageTitle>
+        <button type="button" class="primary" onClick={() => open('new')}>
+          New {spec.singular}
+        </button>
+      </div>
+      {editing && (
+        <form class="card form" onSubmit={submit} noValidate aria-label={editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}>
+          <h2>{editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}</h2>
+          <ErrorNotice error={errors.message} />
+          {spec.fields.map((field) => {
+            const common = { key: field.name, label: field.label, name: field.name, value: values[field.name] ?? '', errors, hint: field.hint };
+            if (field.kind === 'textarea') return <TextArea {...common} onInput={set(field.name)} rows={6} required={field.required} />;
+            if (field.kind === 'select') return <Select {...common} onChange={set(field.name)} options={field.options ?? []} />;
+            if (field.kind === 'color') {
+              return (
+                <div class="row color" key={field.name}>
+                  <TextField {...common} onInput={set(field.name)} required={field.required} />
+                  <span class="swatch big" style={{ backgroundColor: /^#[0-9a-f]{3,8}$/i.test(common.value) ? common.value : 'transparent' }} aria-hidden="true" />
+                </div>
+              );
+            }
+            return <TextField {...common} onInput={set(field.name)} required={field.required} />;
+          })}
+          <p class="actions">
+            <button type="submit" class="primary">
+              {editing === 'new' ? `Create ${spec.singular}` : 'Save'}
+            </button>
+            <button type="button" onClick={() => setEditing(undefined)}>
+              Cancel
+            </button>
+          </p>
+        </form>
+      )}
+      <ErrorNotice error={error} />
+      {!records ? (
+        !error && <Loading />
+      ) : records.length === 0 ? (
+        <Empty>{spec.empty}</Empty>
+      ) : (
+        <ul class="cards" aria-label={spec.title}>
+          {records.map((record) => (
+            <li key={record.id} class="card">
+              <h2>{record.name}</h2>
+              {spec.summary(record)}
+              <p class="actions">
+                <button type="button" onClick={() => open(record)}>
+                  Edit<span class="visually-hidden"> {record.name}</span>
+                </button>
+                <ConfirmButton label="Delete" question={`Delete “${record.name}”?`} onConfirm={() => remove(record)} />
+              </p>
+            </li>
+          ))}
+        </ul>
+      )}
+      {next && (
+        <button type="button" onClick={() => load(next)}>
+          Show more
+        </button>
+      )}
+    </section>
+  );
+}
+
+const TOOL_TYPES: [string, string][] = [
+  ['SEARCH', 'SEARCH (a SearXNG instance)'],
+  ['OPENAPI', 'OPENAPI (operations of an OpenAPI document)'],
+  ['AGENT', 'AGENT (asks another of your agents)'],
+  ['ENGINE_ALPHA', 'ENGINE_ALPHA (plain HTTP tool)'],
+  ['HOSTED_MODEL', 'HOSTED_MODEL (plain HTTP tool)'],
+  ['AUTOMATION_NLA', 'AUTOMATION_NLA (plain HTTP tool)'],
+];
+
+const TOOLS: ResourceSpec<Tool> = {
+  path: '/tools',
+  title: 'Tools',
+  singular: 'tool',
+  empty: 'No tools yet. A tool lets an agent search the web, call an HTTP API or ask another agent; create one, then link it to an agent.',
+  fields: [
+    { name: 'name', label: 'Name', required: true },
+    { name: 'type', label: 'Type', kind: 'select', options: TOOL_TYPES },
+    { name: 'description', label: 'Description', hint: 'What the model is told the tool does.' },
+    {
+      name: 'metadata',
+      label: 'Settings (JSON)',
+      kind: 'textarea',
+      hint: 'For example {"url": "http://127.0.0.1:8080"} for SEARCH, {"agentId": "…"} for AGENT. Settings hold secrets and are never shown again: leave this empty when editing to keep them.',
+    },
+  ],
+  blank: { name: '', type: 'SEARCH', description: '', metadata: '' },
+  valuesOf: (tool) => ({ name: tool.name, type: tool.type, description: tool.description ?? '', metadata: '' }),
+  bodyOf: (values, editing) => {
+    const body: Record<string, unknown> = { name: values.name, type: values.type, description: values.description.trim() || null };
+    if (values.metadata.trim()) {
+      try {
+        body.metadata = JSON.parse(values.metadata);
+      } catch {
+        return 'metadata\u0000must be JSON, e.g. {"url": "https://…"}';
+      }
+    } else if (!editing) body.metadata = {};
+    return body;
+  },
+  summary: (tool) => (
+    <p class="muted">
+      {tool.type}
+      {tool.description ? ` · ${tool.description}` : ''}
+    </p>
+  ),
+};
+
+const PROMPTS: ResourceSpec<Prompt> = {
+  path: '/prompts',
+  title: 'Prompts',
+  singular: 'prompt',
+  empty: 'No prompts yet. A prompt is an agent’s instructions; write {name} for a value asked for in the chat, and list each such name as a variable.',
+  fields: [
+    { name: 'name', label: 'Name', required: true },
+    { name: 'template', label: 'Template', kind: 'textarea', required: true, hint: 'Write {variable} where a value goes; {{ and }} are literal braces. {input} is the user’s message.' },
+    { name: 'input_variables', label: 'Variables', hint: 'The names used in the template, separated by commas, e.g. topic, tone.' },
+  ],
+  blank: { name: '', template: '', input_variables: '' },
+  valuesOf: (prompt) => ({ name: prompt.name, template: prompt.template, input_variables: prompt.input_variables.join(', ') }),
+  bodyOf: (values) => ({
+    name: values.name,
+    template: values.template,
+    input_variables: values.input_variables
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean),
+  }),
+  summary: (prompt) => (
+    <>
+      <p class="text clip-lines">{prompt.template}</p>
+      <p class="muted">{prompt.input_variables.length ? `Variables: ${prompt.input_variables.join(', ')}` : 'No variables'}</p>
+    </>
+  ),
+};
+
+const TAGS: ResourceSpec<Tag> = {
+  path: '/tags',
+  title: 'Tags',
+  singular: 'tag',
+  empty: 'No tags yet. Tags group agents; create one, then pick it in an agent’s form.',
+  fields: [
+    { name: 'name', label: 'Name', required: true },
+    { name: 'color', label: 'Colour', kind: 'color', hint: 'A hex colour: #rgb, #rgba, #rrggbb or #rrggbbaa.' },
+  ],
+  blank: { name: '', color: '#0e8a16' },
+  valuesOf: (tag) => ({ name: tag.name, color: tag.color }),
+  bodyOf: (values) => ({ name: values.name, color: values.color }),
+  summary: (tag) => (
+    <p>
+      <TagChip name={tag.color} color={tag.color} />
+    </p>
+  ),
+};
+
+export const ToolsPage = () => <ResourcePage spec={TOOLS} />;
+export const PromptsPage = () => <ResourcePage spec={PROMPTS} />;
+export const TagsPage = () => <ResourcePage spec={TAGS} />;

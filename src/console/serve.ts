@@ -1,0 +1,137 @@
+// The web console at `/`: a Preact app (./app/, TSX) bundled by esbuild on the first request for
+// it, kept in memory and served under content-hashed names with long caching. esbuild is imported
+// and started only then and stopped once the bundle is built, so the console costs neither start-up
+// time nor idle memory; nothing needs building before `npm start`.
+import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import type Router from '@koa/router';
+import type { AppContext, AppState } from '../http/context.js';
+import { packageVersion } from '../openapi/document.js';
+
+/** What the console may load and do: its own files and the API on this origin, nothing inline. */
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  // Agents' avatar images may live on another https origin (no referrer is sent, see below).
+  "img-src 'self' data: https:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const ENTRY = fileURLToPath(new URL('./app/main.tsx', import.meta.url));
+
+interface Asset {
+  body: Buffer;
+  type: string;
+}
+
+/** The page and its two files; `files` is keyed by the hashed name served under /console/. */
+export interface ConsoleBundle {
+  html: Buffer;
+  etag: string;
+  files: Map<string, Asset>;
+  /** The hashed names, for the page and for tests. */
+  script: string;
+  stylesheet: string;
+}
+
+const hashOf = (body: Buffer | Uint8Array, length: number) => createHash('sha256').update(body).digest('base64url').slice(0, length);
+
+/** Bundles the console with esbuild (imported here, not at start-up), then stops esbuild's process. */
+export async function buildConsole(): Promise<ConsoleBundle> {
+  const esbuild = await import('esbuild');
+  try {
+    const result = await esbuild.build({
+      entryPoints: [ENTRY],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      target: ['es2020'],
+      jsx: 'automatic',
+      jsxImportSource: 'preact',
+      outdir: 'out',
+      entryNames: 'app',
+      write: false,
+      legalComments: 'none',
+      logLevel: 'silent',
+      define: { 'process.env.NODE_ENV': '"production"' },
+    });
+    const files = new Map<string, Asset>();
+    let script = '';
+    let stylesheet = '';
+    for (const output of result.outputFiles) {
+      const isScript = output.path.endsWith('.js');
+      const name = `app.${hashOf(output.contents, 16)}.${isScript ? 'js' : 'css'}`;
+      files.set(name, { body: Buffer.from(output.contents), type: isScript ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8' });
+      if (isScript) script = name;
+      else stylesheet = name;
+    }
+    if (!script || !stylesheet) throw new Error('the console bundle lacks its script or its stylesheet');
+    const html = Buffer.from(pageHtml(script, stylesheet));
+    return { html, etag: `"${hashOf(html, 27)}"`, files, script, stylesheet };
+  } finally {
+    await esbuild.stop();
+  }
+}
+
+/**
+ * The page: links relative to `/`, so it also works behind a proxy that mounts the service under a
+ * path. It carries the service's version, which the console shows (the OpenAPI document says the same).
+ */
+function pageHtml(script: string, stylesheet: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <meta name="service-version" content="${packageVersion().replace(/[^\w.+-]/g, '')}">
+    <title>Agent console</title>
+    <link rel="stylesheet" href="console/${stylesheet}">
+    <script type="module" src="console/${script}"></script>
+  </head>
+  <body>
+    <div id="app"><noscript>The console needs JavaScript. The API reference is at <a href="docs">/docs</a>.</noscript></div>
+  </body>
+</html>
+`;
+}
+
+/** Mounts `GET /` and `GET /console/<hashed file>` on the root router (no middleware of their own). */
+export function consoleRoutes(router: Router<AppState>, build: () => Promise<ConsoleBundle> = buildConsole): void {
+  let bundle: Promise<ConsoleBundle> | undefined;
+  // Concurrent first requests share one build; a failed build is tried again by the next request.
+  const load = () =>
+    (bundle ??= build().catch((error: unknown) => {
+      bundle = undefined;
+      throw error;
+    }));
+
+  router.get('/', async (ctx: AppContext) => {
+    const { html, etag } = await load();
+    ctx.set('Content-Security-Policy', CONSOLE_CSP);
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    // The page names the current hashed files, so it is revalidated on every load.
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('ETag', etag);
+    ctx.status = 200;
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = html;
+  });
+
+  router.get('/console/:file', async (ctx: AppContext, next) => {
+    const asset = (await load()).files.get(ctx.params.file);
+    if (!asset) return next();
+    // The name changes with the content: a browser may keep it for a year without asking again.
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  });
+}
