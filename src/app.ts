@@ -30,6 +30,9 @@ import { openApiRoute } from './openapi/document.js';
 import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
+import { createToolProvider } from './tools/runtime/provider.js';
+import { reactStrategy } from './tools/runtime/react.js';
+import { createGuardedFetch } from './ingest/fetch.js';
 import { libraryRoute, runRoutes } from './runs/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
@@ -63,6 +66,15 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const engine = createRunEngine({ stores, config, log });
+  engine.setToolProvider(
+    createToolProvider({
+      listToolsForRun: stores.tools.listForRun,
+      findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
+      fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+      runChild: engine.runChildAgent,
+    }),
+  );
+  engine.setStrategy('REACT', reactStrategy);
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const health = defineRoute({

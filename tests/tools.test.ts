@@ -262,3 +262,44 @@ describe("another user's tool", () => {
     assert.equal(errorOf(reply).code, 'unauthorized');
   });
 });
+
+describe('AGENT tools name one of the caller\'s agents', () => {
+  const agentBody = { name: 'Helper', type: 'REACT', llm: { provider: 'openai', model: 'gpt-4o-mini' }, hasMemory: false };
+
+  test('create: the caller\'s agent is accepted; another user\'s or a missing one is a 422 and nothing is stored', async () => {
+    const { token } = await service.signUp();
+    const other = await service.signUp();
+    const mine = await service.create(token, '/agents', agentBody);
+    const theirs = await service.create(other.token, '/agents', agentBody);
+    const ok = await request('POST', '/api/v1/tools', { token, body: { name: 'ask', type: 'AGENT', metadata: { agentId: mine.id } } });
+    assert.equal(ok.status, 201);
+    for (const agentId of [theirs.id, 'no-such-agent', 42]) {
+      const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'ask', type: 'AGENT', metadata: { agentId } } });
+      assert.equal(reply.status, 422, JSON.stringify(reply.body));
+      assert.equal(reply.body.error.details[0].path, 'metadata.agentId');
+    }
+    const list = await request('GET', '/api/v1/tools', { token });
+    assert.equal(list.body.data.length, 1);
+  });
+
+  test('PATCH: new metadata or a change to AGENT is checked; a rename is not; a 422 changes nothing', async () => {
+    const { token } = await service.signUp();
+    const other = await service.signUp();
+    const mine = await service.create(token, '/agents', agentBody);
+    const theirs = await service.create(other.token, '/agents', agentBody);
+    const agentTool = await createTool(token, { name: 'ask', type: 'AGENT', metadata: { agentId: mine.id } });
+    const before = storedMetadata(agentTool.id);
+    const bad = await request('PATCH', `/api/v1/tools/${agentTool.id}`, { token, body: { name: 'changed', metadata: { agentId: theirs.id } } });
+    assert.equal(bad.status, 422);
+    assert.equal(storedMetadata(agentTool.id), before);
+    assert.equal((await request('GET', `/api/v1/tools/${agentTool.id}`, { token })).body.data.name, 'ask');
+    assert.equal((await request('PATCH', `/api/v1/tools/${agentTool.id}`, { token, body: { name: 'renamed' } })).status, 200);
+
+    const search = await createTool(token, { name: 'web', type: 'SEARCH', metadata: { agentId: theirs.id } });
+    const toAgent = await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'AGENT' } });
+    assert.equal(toAgent.status, 422, 'the stored metadata names another user\'s agent');
+    assert.equal((await request('GET', `/api/v1/tools/${search.id}`, { token })).body.data.type, 'SEARCH');
+    const fixed = await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'AGENT', metadata: { agentId: mine.id } } });
+    assert.equal(fixed.status, 200);
+  });
+});

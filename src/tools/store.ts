@@ -1,9 +1,11 @@
-// SQL for tools. `metadata` may hold secrets: it is stored sealed (AES-256-GCM) and never read back out.
+// SQL for tools. `metadata` may hold secrets: it is stored sealed (AES-256-GCM) and read back only to run a tool.
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
+import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import type { Tool, ToolChange, ToolInput } from './schema.js';
+import type { ToolRecord } from './runtime/web-tools.js';
 
 export interface ToolRow {
   id: string;
@@ -45,6 +47,34 @@ export function createToolStore(db: Db, sealer: Sealer) {
       WHERE id = ? AND user_id = ? RETURNING ${TOOL_COLUMNS}`,
   );
 
+  const selectTypeAndMetadata = db.prepare(`SELECT type, metadata FROM tools WHERE id = ? AND user_id = ?`);
+  const selectAgentTools = db.prepare(
+    `SELECT t.id, t.name, t.type, t.description, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
+      WHERE l.agent_id = ? AND l.user_id = ? ORDER BY l.seq`,
+  );
+  const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
+
+  const unseal = (sealed: string | null): Record<string, unknown> => (sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {});
+
+  /** An AGENT tool must name one of the user's own agents (when it names one at all): else a 422. */
+  function checkAgentReference(userId: string, type: string, metadata: Record<string, unknown>): void {
+    if (type !== 'AGENT' || metadata.agentId === undefined) return;
+    const agentId = metadata.agentId;
+    if (typeof agentId !== 'string' || !ownsAgent.get(agentId, userId)) throw unknownReference('metadata.agentId', 'agent');
+  }
+
+  const updateInTransaction = db.transaction((userId: string, id: string, change: ToolChange): ToolRow | undefined => {
+    const stored = selectTypeAndMetadata.get(id, userId) as { type: string; metadata: string | null } | undefined;
+    if (!stored) return undefined;
+    const type = change.type ?? stored.type;
+    // Checked when the change makes the tool an AGENT tool or gives an AGENT tool new metadata; a rename is not.
+    if (type === 'AGENT' && (type !== stored.type || change.metadata !== undefined)) {
+      checkAgentReference(userId, type, change.metadata ?? unseal(stored.metadata));
+    }
+    const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
+    return update.get(change.name ?? null, change.type ?? null, change.description === undefined ? 0 : 1, change.description ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
+  });
+
   return {
     get: table.get,
     seqOf: table.seqOf,
@@ -52,17 +82,30 @@ export function createToolStore(db: Db, sealer: Sealer) {
     /** Deletes the tool and (schema cascade) its agent-tool links. */
     delete: table.delete,
 
+    /** The tools linked to an agent, in link order, with their metadata unsealed: for running the agent only, never for a response. */
+    listForRun(userId: string, agentId: string): ToolRecord[] {
+      type Raw = { id: string; name: string; type: string; description: string | null; metadata: string | null };
+      return (selectAgentTools.all(agentId, userId) as Raw[]).map((row) => ({
+        id: row.id,
+        name: row.name,
+        type: row.type,
+        description: row.description,
+        metadata: unseal(row.metadata),
+      }));
+    },
+
+    /** Creates the tool; a 422 when an AGENT tool names an agent that is not the user's. */
     create(userId: string, input: ToolInput): ToolRow {
+      checkAgentReference(userId, input.type, input.metadata);
       const now = timestamp();
       const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, description: input.description, createdAt: now, updatedAt: now };
       insert.run(row.id, userId, row.name, row.type, row.description, sealer.seal(JSON.stringify(input.metadata)), now, now);
       return row;
     },
 
-    /** Changes what `change` names (one statement); undefined when the user has no such tool. */
+    /** Changes what `change` names (checked as on create, in one transaction); undefined when the user has no such tool. */
     update(userId: string, id: string, change: ToolChange): ToolRow | undefined {
-      const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
-      return update.get(change.name ?? null, change.type ?? null, change.description === undefined ? 0 : 1, change.description ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
+      return updateInTransaction(userId, id, change);
     },
   };
 }

@@ -1,0 +1,176 @@
+// The HTTP side every web tool shares: one request through the fetch the run was given (the
+// SSRF-safe one in the service), a deadline, a capped body, and error messages fit for the model
+// and the run record: they name the host and the status, never a header, a key or a query.
+
+/** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
+export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
+
+/** How tools reach the network: the fetcher, and how long one request may take (default TOOL_TIMEOUT_MS). */
+export interface ToolHttp {
+  fetch: FetchLike;
+  timeoutMs?: number;
+}
+
+/** Largest response body a tool hands back to the model. */
+export const TOOL_RESPONSE_MAX_BYTES = 64 * 1024;
+/** Longest a single tool request may take (less when the run's deadline is nearer). */
+export const TOOL_TIMEOUT_MS = 30_000;
+
+/** A failure whose message is safe to show to the model, the user and the logs. */
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+}
+
+export interface HttpCall {
+  url: URL;
+  method: string;
+  headers?: Record<string, string>;
+  /** A JSON body (sent with Content-Type: application/json). */
+  json?: unknown;
+}
+
+export interface HttpCallOptions {
+  fetch: FetchLike;
+  signal: AbortSignal;
+  /** ms since epoch when the whole run must end. */
+  deadline: number;
+  maxBytes?: number;
+  timeoutMs?: number;
+}
+
+export interface HttpAnswer {
+  status: number;
+  contentType: string;
+  text: string;
+  truncated: boolean;
+}
+
+function formatKiB(bytes: number): string {
+  return `${Math.round(bytes / 1024)} KiB`;
+}
+
+/** Reads at most `maxBytes` of the body, then stops the download. */
+async function readCapped(response: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+  if (!response.body) return { text: '', truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    const room = maxBytes - total;
+    if (value.byteLength > room) {
+      chunks.push(value.subarray(0, room));
+      total += room;
+      truncated = true;
+      await reader.cancel().catch(() => {});
+      break;
+    }
+    chunks.push(value);
+    total += value.byteLength;
+  }
+  const text = new TextDecoder().decode(Buffer.concat(chunks, total));
+  return { text: truncated ? text.replace(/\uFFFD$/, '') : text, truncated };
+}
+
+/** What a fetch failure says, in words that hold no secret: the fetcher's own safe message, a timeout, or the host. */
+function describeFailure(error: unknown, url: URL, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `${url.host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
+  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string } } | undefined;
+  // The service's fetcher throws IngestError, whose messages are written to be shown (host, never path or headers).
+  if (err?.name === 'IngestError' && typeof err.message === 'string') return err.message;
+  const code = err?.cause?.code ?? err?.code;
+  if (code === 'ECONNREFUSED') return `could not connect to ${url.host}: connection refused`;
+  if (code === 'ENOTFOUND') return `the host ${url.hostname} could not be found`;
+  return `could not reach ${url.host}${code ? ` (${code})` : ''}`;
+}
+
+/** Sends one request; answers 2xx bodies (capped), throws ToolError for anything else. */
+export async function callHttp(call: HttpCall, options: HttpCallOptions): Promise<HttpAnswer> {
+  const maxBytes = options.maxBytes ?? TOOL_RESPONSE_MAX_BYTES;
+  const timeoutMs = Math.max(0, Math.min(options.timeoutMs ?? TOOL_TIMEOUT_MS, options.deadline - Date.now()));
+  if (options.signal.aborted) throw options.signal.reason;
+  const timer = new AbortController();
+  const timeout = setTimeout(() => timer.abort(new ToolError('timeout')), timeoutMs);
+  const signal = AbortSignal.any([options.signal, timer.signal]);
+  const headers: Record<string, string> = { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...call.headers };
+  let body: string | undefined;
+  if (call.json !== undefined) {
+    body = JSON.stringify(call.json);
+    headers['content-type'] = 'application/json';
+  }
+  try {
+    let response: Response;
+    try {
+      response = await options.fetch(call.url, { method: call.method, headers, body, signal, redirect: 'manual' });
+    } catch (error) {
+      if (options.signal.aborted) throw options.signal.reason;
+      throw new ToolError(describeFailure(error, call.url, timer.signal.aborted, timeoutMs));
+    }
+    let read: { text: string; truncated: boolean };
+    try {
+      read = await readCapped(response, maxBytes);
+    } catch (error) {
+      if (options.signal.aborted) throw options.signal.reason;
+      throw new ToolError(timer.signal.aborted ? describeFailure(error, call.url, true, timeoutMs) : `the answer from ${call.url.host} was cut off`);
+    }
+    if (response.status >= 300 && response.status < 400) {
+      throw new ToolError(`${call.url.host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
+    }
+    if (response.status < 200 || response.status > 299) {
+      const said = read.text.replace(/\s+/g, ' ').trim().slice(0, 300);
+      throw new ToolError(`${call.url.host} answered HTTP ${response.status}${said ? `: ${said}` : ''}`);
+    }
+    const text = read.truncated ? `${read.text}\n[the answer was cut at ${formatKiB(maxBytes)}]` : read.text;
+    return { status: response.status, contentType: response.headers.get('content-type') ?? '', text, truncated: read.truncated };
+  } finally {
+    clearTimeout(timeout);
+  }
+}
+
+/** Replaces every occurrence of a secret (a metadata header value, a key) in `text` with `[redacted]`. */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  return out;
+}
+
+export type MetadataResult<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FORBIDDEN_HEADERS = new Set([
+  'host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'expect',
+  'accept-encoding', 'proxy-connection', 'content-type',
+]);
+
+/** `metadata.headers` as request headers (absent → none), or why they cannot be sent. Never echoes a value. */
+export function headersFromMetadata(metadata: Record<string, unknown>): MetadataResult<Record<string, string>> {
+  const raw = metadata.headers;
+  if (raw === undefined || raw === null) return { ok: true, value: {} };
+  if (typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, reason: 'metadata.headers must be an object of header names and values' };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(raw)) {
+    if (!HEADER_NAME.test(name)) return { ok: false, reason: `metadata.headers has an invalid header name "${name.slice(0, 40)}"` };
+    if (FORBIDDEN_HEADERS.has(name.toLowerCase())) return { ok: false, reason: `metadata.headers cannot set "${name}"` };
+    if (typeof value !== 'string' && typeof value !== 'number') return { ok: false, reason: `metadata.headers "${name}" must be a string` };
+    if (/[\r\n\0]/.test(String(value))) return { ok: false, reason: `metadata.headers "${name}" holds a line break` };
+    headers[name] = String(value);
+  }
+  return { ok: true, value: headers };
+}
+
+/** `metadata.url` as an absolute http(s) URL, or why not. */
+export function urlFromMetadata(metadata: Record<string, unknown>, field = 'url'): MetadataResult<URL> {
+  const raw = metadata[field];
+  if (raw === undefined || raw === null || raw === '') return { ok: false, reason: `metadata.${field} is missing` };
+  if (typeof raw !== 'string') return { ok: false, reason: `metadata.${field} must be a string` };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, reason: `metadata.${field} is not an absolute URL` };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: `metadata.${field} must be an http or https URL` };
+  return { ok: true, value: url };
+}

@@ -1,0 +1,383 @@
+// OPENAPI tools: an OpenAPI 3.x document (fetched from metadata.url or given inline as
+// metadata.spec, JSON or YAML) becomes one function per operation. The model fills the
+// operation's parameters and JSON body; its arguments are validated against that schema before
+// anything is sent, and the request goes to the spec's own server only: the model never chooses
+// the host, and path values cannot climb out of the operation's path.
+import { Ajv, type ValidateFunction } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import type { RunTool } from '../../runs/tool-types.js';
+import { callHttp, headersFromMetadata, ToolError, type MetadataResult, type ToolHttp } from './http-call.js';
+import type { FunctionNamer } from './naming.js';
+import type { ToolRecord } from './web-tools.js';
+
+export const MAX_OPERATIONS = 32;
+export const SPEC_MAX_BYTES = 1024 * 1024;
+export const SPEC_CACHE_MS = 5 * 60_000;
+const SPEC_TIMEOUT_MS = 10_000;
+/** Schema nodes one operation may expand to once its `$ref`s are inlined. */
+const MAX_SCHEMA_NODES = 2000;
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
+
+type Json = Record<string, unknown>;
+
+/** Why an operation (or the whole document) cannot be offered; the message goes into the run's warnings. */
+class Unsupported extends Error {}
+
+interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+}
+
+/** One operation, ready to be offered and called. */
+export interface Operation {
+  operationId: string;
+  method: string;
+  path: string;
+  description: string;
+  parameters: Parameter[];
+  /** The arguments field holding the JSON body, when the operation takes one. */
+  bodyField?: string;
+  /** JSON Schema of the arguments object, as the model sees it. */
+  schema: Json;
+  validate: ValidateFunction;
+}
+
+/** A loaded document: the server calls go to, the operations offered, and what was skipped. */
+export interface OpenApiService {
+  server: URL;
+  operations: Operation[];
+  warnings: string[];
+}
+
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The document in `text`, read as JSON and else as YAML. */
+export function parseSpecText(text: string): Json {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    try {
+      doc = parseYaml(text, { maxAliasCount: 100 });
+    } catch (error) {
+      throw new Unsupported(`the spec is neither JSON nor YAML (${(error as Error).message.split('\n')[0].slice(0, 120)})`);
+    }
+  }
+  if (!isObject(doc)) throw new Unsupported('the spec is not a JSON or YAML object');
+  return doc;
+}
+
+/** The value a local `$ref` ("#/components/schemas/Pet") points at. */
+function resolvePointer(doc: Json, ref: string): unknown {
+  if (!ref.startsWith('#/') && ref !== '#') throw new Unsupported(`it uses the external reference "${ref.slice(0, 80)}"`);
+  let node: unknown = doc;
+  for (const raw of ref.slice(2).split('/').filter((part, i, all) => !(all.length === 1 && part === ''))) {
+    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    if (!isObject(node) && !Array.isArray(node)) throw new Unsupported(`the reference "${ref.slice(0, 80)}" points nowhere`);
+    node = (node as Json)[key];
+    if (node === undefined) throw new Unsupported(`the reference "${ref.slice(0, 80)}" points nowhere`);
+  }
+  return node;
+}
+
+/** Follows `$ref`s of a non-schema object (parameter, request body, path item). */
+function deref(doc: Json, node: unknown, seen: string[] = []): unknown {
+  if (isObject(node) && typeof node.$ref === 'string') {
+    if (seen.includes(node.$ref) || seen.length > 20) throw new Unsupported(`the reference "${node.$ref.slice(0, 80)}" is circular`);
+    return deref(doc, resolvePointer(doc, node.$ref), [...seen, node.$ref]);
+  }
+  return node;
+}
+
+const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required']);
+const MAP_KEYWORDS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
+const DROPPED_KEYWORDS = new Set(['example', 'xml', 'externalDocs', 'discriminator', '$schema', '$id', 'nullable', 'readOnly', 'writeOnly', 'deprecated']);
+
+/**
+ * A JSON Schema for the model and the validator: `$ref`s inlined (a recursive one becomes "any"),
+ * OpenAPI 3.0's `nullable` turned into a `null` type, OpenAPI-only keywords dropped.
+ */
+function cleanSchema(doc: Json, node: unknown, stack: string[], budget: { nodes: number }): unknown {
+  if (Array.isArray(node)) return node.map((item) => cleanSchema(doc, item, stack, budget));
+  if (!isObject(node)) return node;
+  if ((budget.nodes += 1) > MAX_SCHEMA_NODES) throw new Unsupported(`its schema is too large (over ${MAX_SCHEMA_NODES} parts once references are inlined)`);
+  if (typeof node.$ref === 'string') {
+    if (stack.includes(node.$ref)) return { description: 'a nested value of the same shape as its parent' };
+    return cleanSchema(doc, resolvePointer(doc, node.$ref), [...stack, node.$ref], budget);
+  }
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (DROPPED_KEYWORDS.has(key) || key.startsWith('x-')) continue;
+    if (DATA_KEYWORDS.has(key)) out[key] = value;
+    else if (MAP_KEYWORDS.has(key) && isObject(value)) {
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, cleanSchema(doc, schema, stack, budget)]));
+    } else out[key] = isObject(value) || Array.isArray(value) ? cleanSchema(doc, value, stack, budget) : value;
+  }
+  if (node.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
+  return out;
+}
+
+/** A copy without the keywords a validator should not run on a schema a user wrote: regexes (catastrophic backtracking) and formats. */
+function validationCopy(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(validationCopy);
+  if (!isObject(node)) return node;
+  const out: Json = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'pattern' || key === 'patternProperties' || key === 'format') continue;
+    out[key] = DATA_KEYWORDS.has(key) ? value : validationCopy(value);
+  }
+  return out;
+}
+
+/** The server a document's calls go to: its first `servers` URL (variables at their defaults), resolved against where the document came from. */
+function serverOf(doc: Json, specUrl: URL | null): URL {
+  const servers = Array.isArray(doc.servers) ? doc.servers : [];
+  const first = isObject(servers[0]) ? servers[0] : undefined;
+  let raw = typeof first?.url === 'string' ? first.url : undefined;
+  if (raw !== undefined && isObject(first?.variables)) {
+    for (const [name, variable] of Object.entries(first.variables)) {
+      const value = isObject(variable) && variable.default !== undefined ? String(variable.default) : '';
+      raw = raw.split(`{${name}}`).join(value);
+    }
+  }
+  let server: URL;
+  try {
+    server = new URL(raw ?? '/', specUrl ?? undefined);
+  } catch {
+    throw new Unsupported(
+      specUrl ? `its server URL "${String(raw).slice(0, 100)}" is not a URL` : 'an inline spec needs an absolute URL in "servers" (where its API is)',
+    );
+  }
+  if (server.protocol !== 'http:' && server.protocol !== 'https:') throw new Unsupported('its server URL is not http or https');
+  server.search = '';
+  server.hash = '';
+  return server;
+}
+
+function operationDescription(op: Json, method: string, path: string): string {
+  const text = [op.summary, op.description].find((value): value is string => typeof value === 'string' && value.trim() !== '');
+  return (text ?? `${method.toUpperCase()} ${path}`).trim().slice(0, 1000);
+}
+
+/** One operation as an Operation, or Unsupported saying why not. */
+function buildOperation(doc: Json, ajv: Ajv, path: string, method: string, op: Json, shared: unknown[]): Operation {
+  const operationId = typeof op.operationId === 'string' && op.operationId.trim() !== '' ? op.operationId : `${method}_${path}`;
+  const budget = { nodes: 0 };
+  const byKey = new Map<string, Json>();
+  for (const raw of [...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
+    const param = deref(doc, raw);
+    if (!isObject(param) || typeof param.name !== 'string' || typeof param.in !== 'string') throw new Unsupported('a parameter has no name or location');
+    byKey.set(`${param.in}:${param.name}`, param);
+  }
+  const parameters: Parameter[] = [];
+  const properties: Json = {};
+  const required: string[] = [];
+  for (const param of byKey.values()) {
+    const name = param.name as string;
+    const where = param.in as string;
+    if (where === 'cookie') {
+      if (param.required === true) throw new Unsupported(`it needs the cookie parameter "${name}"`);
+      continue;
+    }
+    if (where !== 'path' && where !== 'query' && where !== 'header') throw new Unsupported(`parameter "${name}" is in "${where.slice(0, 20)}"`);
+    if (name in properties) throw new Unsupported(`it has two parameters named "${name}"`);
+    const content = isObject(param.content) ? Object.values(param.content).find(isObject) : undefined;
+    const schema = cleanSchema(doc, param.schema ?? content?.schema ?? {}, [], budget) as Json;
+    if (typeof param.description === 'string' && schema.description === undefined) schema.description = param.description.slice(0, 500);
+    properties[name] = schema;
+    const isRequired = where === 'path' || param.required === true;
+    if (isRequired) required.push(name);
+    parameters.push({ name, in: where, required: isRequired });
+  }
+  for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
+    if (!parameters.some((p) => p.in === 'path' && p.name === name)) throw new Unsupported(`its path variable "${name}" is not declared`);
+  }
+  let bodyField: string | undefined;
+  const body = deref(doc, op.requestBody);
+  if (isObject(body) && isObject(body.content)) {
+    const jsonType = Object.keys(body.content).find((type) => /^application\/(.+\+)?json(;|$)/i.test(type.trim()));
+    if (jsonType === undefined) {
+      if (body.required === true) throw new Unsupported(`its request body is not JSON (${Object.keys(body.content).join(', ').slice(0, 80)})`);
+    } else {
+      bodyField = 'body' in properties ? 'requestBody' : 'body';
+      if (bodyField in properties) throw new Unsupported('it has parameters named both "body" and "requestBody"');
+      const media = body.content[jsonType];
+      const schema = cleanSchema(doc, isObject(media) ? (media.schema ?? {}) : {}, [], budget) as Json;
+      if (typeof body.description === 'string' && schema.description === undefined) schema.description = body.description.slice(0, 500);
+      properties[bodyField] = schema;
+      if (body.required === true) required.push(bodyField);
+    }
+  }
+  const schema: Json = { type: 'object', properties, required, additionalProperties: false };
+  let validate: ValidateFunction;
+  try {
+    validate = ajv.compile(validationCopy(schema) as Json);
+  } catch (error) {
+    throw new Unsupported(`its schema is not valid JSON Schema (${(error as Error).message.slice(0, 120)})`);
+  }
+  return { operationId, method, path, description: operationDescription(op, method, path), parameters, bodyField, schema, validate };
+}
+
+/** Reads a parsed document: its server and its first 32 supported operations; throws Unsupported for a document that cannot be used at all. */
+export function readOpenApiDocument(doc: Json, specUrl: URL | null): OpenApiService {
+  if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
+    const what = typeof doc.swagger === 'string' ? `Swagger ${doc.swagger}` : 'not an OpenAPI document (no "openapi" field)';
+    throw new Unsupported(`the spec is ${what}; only OpenAPI 3.x is supported`);
+  }
+  const server = serverOf(doc, specUrl);
+  const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false });
+  const operations: Operation[] = [];
+  const warnings: string[] = [];
+  let beyond = 0;
+  for (const [path, rawItem] of Object.entries(isObject(doc.paths) ? doc.paths : {})) {
+    let item: unknown;
+    try {
+      item = deref(doc, rawItem);
+    } catch (error) {
+      if (!(error instanceof Unsupported)) throw error;
+      warnings.push(`path ${path.slice(0, 100)} was skipped: ${error.message}`);
+      continue;
+    }
+    if (!isObject(item)) continue;
+    const shared = Array.isArray(item.parameters) ? item.parameters : [];
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!isObject(op)) continue;
+      if (operations.length >= MAX_OPERATIONS) {
+        beyond += 1;
+        continue;
+      }
+      try {
+        operations.push(buildOperation(doc, ajv, path, method, op, shared));
+      } catch (error) {
+        if (!(error instanceof Unsupported)) throw error;
+        const id = typeof op.operationId === 'string' ? op.operationId : `${method.toUpperCase()} ${path}`;
+        warnings.push(`operation ${id.slice(0, 100)} was skipped: ${error.message}`);
+      }
+    }
+  }
+  if (beyond > 0) warnings.push(`${beyond} operation(s) beyond the first ${MAX_OPERATIONS} were not offered`);
+  return { server, operations, warnings };
+}
+
+/** The spec a tool's metadata names: `metadata.spec` (text or object) or the document at `metadata.url`. */
+async function loadDocument(metadata: Json, http: ToolHttp, signal: AbortSignal, deadline: number): Promise<{ doc: Json; specUrl: URL | null }> {
+  if (metadata.spec !== undefined && metadata.spec !== null && metadata.spec !== '') {
+    if (isObject(metadata.spec)) return { doc: metadata.spec, specUrl: null };
+    if (typeof metadata.spec === 'string') return { doc: parseSpecText(metadata.spec), specUrl: null };
+    throw new Unsupported('metadata.spec must be the OpenAPI document, as an object or as JSON or YAML text');
+  }
+  if (typeof metadata.url !== 'string' || metadata.url === '') throw new Unsupported('metadata.url (where the OpenAPI spec is) or metadata.spec is missing');
+  let specUrl: URL;
+  try {
+    specUrl = new URL(metadata.url);
+  } catch {
+    throw new Unsupported('metadata.url is not an absolute URL');
+  }
+  if (specUrl.protocol !== 'http:' && specUrl.protocol !== 'https:') throw new Unsupported('metadata.url must be an http or https URL');
+  let answer;
+  try {
+    // The spec is fetched without metadata.headers: they are meant for the API, and the spec may live elsewhere.
+    answer = await callHttp({ url: specUrl, method: 'GET' }, { fetch: http.fetch, signal, deadline, maxBytes: SPEC_MAX_BYTES, timeoutMs: SPEC_TIMEOUT_MS });
+  } catch (error) {
+    if (error instanceof ToolError) throw new Unsupported(`its spec could not be fetched: ${error.message}`);
+    throw error;
+  }
+  if (answer.truncated) throw new Unsupported(`its spec is larger than ${SPEC_MAX_BYTES / 1024 / 1024} MiB`);
+  return { doc: parseSpecText(answer.text), specUrl };
+}
+
+const cache = new Map<string, { key: string; expires: number; service: OpenApiService }>();
+const CACHE_ENTRIES = 200;
+
+/** The tool's document, loaded (or from the cache of the last few minutes), or Unsupported. */
+export async function loadOpenApiService(tool: ToolRecord, http: ToolHttp, signal: AbortSignal, deadline: number): Promise<OpenApiService> {
+  const key = JSON.stringify([tool.metadata.url ?? null, tool.metadata.spec ?? null]);
+  const hit = cache.get(tool.id);
+  if (hit && hit.key === key && hit.expires > Date.now()) return hit.service;
+  const { doc, specUrl } = await loadDocument(tool.metadata, http, signal, deadline);
+  const service = readOpenApiDocument(doc, specUrl);
+  cache.delete(tool.id);
+  if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(tool.id, { key, expires: Date.now() + SPEC_CACHE_MS, service });
+  return service;
+}
+
+/** Forgets every cached spec (tests). */
+export function clearOpenApiCache(): void {
+  cache.clear();
+}
+
+/** `value` as it goes into a path, query or header: strings as they are, anything else as JSON. */
+function asText(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The request an operation makes for validated `args`: always at the service's server. */
+export function requestFor(service: OpenApiService, op: Operation, args: Json): { url: URL; headers: Record<string, string>; json?: unknown } {
+  const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const value = asText(args[name]);
+    if (value === '.' || value === '..') throw new ToolError(`invalid arguments: "${name}" cannot be "${value}"`);
+    return encodeURIComponent(value);
+  });
+  const base = service.server.href.replace(/\/$/, '');
+  const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
+  if (url.origin !== service.server.origin || !url.pathname.startsWith(service.server.pathname.replace(/\/$/, ''))) {
+    throw new ToolError('invalid arguments: they would leave the API\'s server');
+  }
+  const headers: Record<string, string> = {};
+  for (const param of op.parameters) {
+    const value = args[param.name];
+    if (value === undefined || param.in === 'path') continue;
+    if (param.in === 'query') {
+      for (const item of Array.isArray(value) ? value : [value]) url.searchParams.append(param.name, asText(item));
+    } else {
+      const text = asText(value);
+      if (/[\r\n\0]/.test(text)) throw new ToolError(`invalid arguments: header "${param.name}" holds a line break`);
+      headers[param.name] = text;
+    }
+  }
+  return { url, headers, json: op.bodyField === undefined ? undefined : args[op.bodyField] };
+}
+
+/** The functions of an OPENAPI tool, or why it cannot be offered; `warnings` lists skipped operations. */
+export async function openApiTools(
+  tool: ToolRecord,
+  namer: FunctionNamer,
+  http: ToolHttp,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<MetadataResult<{ tools: RunTool[]; warnings: string[] }>> {
+  const headers = headersFromMetadata(tool.metadata);
+  if (!headers.ok) return headers;
+  let service: OpenApiService;
+  try {
+    service = await loadOpenApiService(tool, http, signal, deadline);
+  } catch (error) {
+    if (error instanceof Unsupported) return { ok: false, reason: error.message };
+    throw error;
+  }
+  if (service.operations.length === 0) return { ok: false, reason: 'its spec has no operation that can be offered' + (service.warnings.length ? ` (${service.warnings[0]})` : '') };
+  const tools = service.operations.map((op): RunTool => ({
+    name: namer(`${tool.name}_${op.operationId}`),
+    description: tool.description ? `${tool.description}: ${op.description}` : op.description,
+    parameters: op.schema,
+    toolId: tool.id,
+    toolName: tool.name,
+    async call(rawArgs, context) {
+      const args = rawArgs === undefined || rawArgs === null ? {} : rawArgs;
+      if (!op.validate(args)) {
+        const errors = (op.validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` ("${String(e.params.additionalProperty).slice(0, 40)}")` : ''}`);
+        throw new ToolError(`invalid arguments: ${errors.join('; ')}`);
+      }
+      const request = requestFor(service, op, args as Json);
+      const answer = await callHttp(
+        { url: request.url, method: op.method.toUpperCase(), headers: { ...request.headers, ...headers.value }, json: request.json },
+        { ...http, ...context },
+      );
+      return answer.text;
+    },
+  }));
+  return { ok: true, value: { tools, warnings: service.warnings.map((warning) => `tool "${tool.name}": ${warning}`) } };
+}
