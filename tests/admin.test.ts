@@ -231,10 +231,9 @@ describe('account administration against a running service', () => {
     assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 401, 'the running service refuses the token at once');
     const signIn = await call(service.url, 'POST', '/auth/sign-in', { body: carol });
     assert.equal(signIn.status, 401);
-    assert.match(signIn.body.error.message, /disabled/);
     const wrong = await call(service.url, 'POST', '/auth/sign-in', { body: { ...carol, password: 'not the password' } });
     assert.equal(wrong.status, 401);
-    assert.doesNotMatch(wrong.body.error.message, /disabled/, 'a wrong password does not learn the account is disabled');
+    assert.equal(signIn.body.error.message, wrong.body.error.message, 'the right password on a disabled account answers like a wrong one');
     assert.equal((await call(service.url, 'GET', '/auth/me', { token: ada })).status, 200, 'other users are untouched');
     assert.match((await runScript('scripts/admin-user-list.ts', [], env)).stdout, /carol@example\.com .* disabled +\d+$/m);
     assert.equal((await runScript('scripts/admin-user-disable.ts', ['--email', carol.email], env)).stdout, 'carol@example.com was already disabled\n');

@@ -312,6 +312,15 @@ describe('PATCH /agents/{agentId}', () => {
     assert.deepEqual(storedExtra(), {}, 'a key sent as null is removed');
   });
 
+  test("a provider change without a baseUrl moves to another server: the stored key is dropped", async () => {
+    const { token } = await service.signUp();
+    const agent = await create(token, '/agents', agentBody({ llm: { model: 'm', provider: 'openai', apiKey: SECRET } }));
+    const same = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { llm: { provider: 'OpenAI' } } });
+    assert.equal(same.body.data.llm.hasApiKey, true, 'the same provider in another case is the same server');
+    const moved = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { llm: { provider: 'ollama' } } });
+    assert.equal(moved.body.data.llm.hasApiKey, false, "an OpenAI key must not go to the operator's Ollama");
+  });
+
   test('llm.baseUrl on another origin drops a stored key not sent again; the same origin keeps it', async () => {
     const { token } = await service.signUp();
     const llm = { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', api_key: SECRET };

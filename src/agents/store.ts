@@ -6,7 +6,7 @@ import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
-import { sameOrigin } from '../lib/urls.js';
+import { originOf } from '../lib/urls.js';
 import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
 import type { TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
@@ -129,7 +129,10 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     const secrets = storedLlmSecrets(userId, stored.id);
     const baseUrl = change.baseUrl === undefined ? stored.llmBaseUrl : change.baseUrl;
     let apiKey = change.apiKey === undefined ? secrets.apiKey : change.apiKey;
-    if (change.apiKey === undefined && !sameOrigin(stored.llmBaseUrl, baseUrl)) apiKey = null;
+    // Without a baseUrl the provider names the server (the operator's OpenAI or Ollama URL).
+    const server = (url: string | null, provider: string) => originOf(url) ?? `default:${provider.toLowerCase().replace(/^openai-chat$/, 'openai')}`;
+    const moves = server(stored.llmBaseUrl, stored.llmProvider) !== server(baseUrl, change.provider ?? stored.llmProvider);
+    if (change.apiKey === undefined && moves) apiKey = null;
     const extra = { ...secrets.extra, ...change.extra };
     for (const [key, value] of Object.entries(change.extra)) if (value === null) delete extra[key];
     return { model: change.model ?? stored.llmModel, provider: change.provider ?? stored.llmProvider, baseUrl, apiKey, extra };

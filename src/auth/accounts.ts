@@ -68,10 +68,8 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
         const stored = user?.passwordHash ?? (await decoy());
         // An address that guessed wrong lately waits behind everyone else.
         const matches = await passwords.verify(input.password, stored, rateLimits.failedLately(address));
-        if (user && matches && user.disabledAt !== null) {
-          attempt.succeeded();
-          throw unauthorized('This account is disabled: ask the operator of this service.');
-        }
+        // A disabled account answers like a wrong password (createForSignIn refuses it below), so a
+        // guesser cannot learn that a password was right.
         const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
         // Written only if the hash just verified is still the user's (and the account is not disabled):
         // a password changed, or an account deleted, while it was computed makes this a wrong password
