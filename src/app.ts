@@ -59,6 +59,12 @@ export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine
 export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, keepAliveMs }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
+  // Koa reports errors after a response began (a client that left a stream) here; by default it
+  // prints their stack to stderr. A client going away is not an error of the service.
+  app.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'ERR_STREAM_PREMATURE_CLOSE' || error.code === 'ECONNRESET' || error.code === 'EPIPE') return;
+    log.error({ msg: 'response failed', error: describeError(error) });
+  });
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);

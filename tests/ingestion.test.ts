@@ -547,3 +547,16 @@ describe('waiting for ingestion: GET /documents/{id}?wait= and progress', () => 
     }
   });
 });
+
+test('stopping the ingestion queue answers waiting long polls at once', async () => {
+  const svc = await startService({ ingestion: ingesting });
+  const { token: auth } = await svc.signUp();
+  const document = await svc.create(auth, '/documents', { name: 'silent', type: 'TXT', url: `${origin}/silent.txt` });
+  const waiting = svc.request('GET', `/api/v1/documents/${document.id}?wait=30`, { token: auth });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const started = Date.now();
+  await svc.app.stopBackgroundWork();
+  const reply = await waiting;
+  assert.equal(reply.status, 200);
+  assert.ok(Date.now() - started < 5000, `the long poll was held ${Date.now() - started} ms after stop`);
+});

@@ -135,6 +135,11 @@ export class IngestionQueue {
     this.pump();
   }
 
+  /** True once stop() began: no job will end any more. */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
   /** How far the running job of a document has got; undefined when none runs. */
   progressOf(id: string): IngestProgress | undefined {
     return this.progress.get(id);
@@ -142,6 +147,7 @@ export class IngestionQueue {
 
   /** Resolves when a job of the document ends (ready, failed or superseded), or after `timeoutMs`. */
   waitForJobEnd(id: string, timeoutMs: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
       const waiters = this.waiters.get(id) ?? new Set<() => void>();
       this.waiters.set(id, waiters);
@@ -167,6 +173,8 @@ export class IngestionQueue {
     this.waiting.clear();
     this.aborter.abort(new Error('the service is stopping'));
     await Promise.allSettled([...this.running]);
+    // Long polls answer now (with the status as it is) instead of holding the shutdown up.
+    for (const id of [...this.waiters.keys()]) this.jobEnded(id);
   }
 
   private pump(): void {

@@ -51,7 +51,7 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     handler: async ({ caller, params, query }) => {
       let document = documents.get(caller.id, params.id);
       const deadline = Date.now() + (query.wait ?? 0) * 1000;
-      while (document && !settled(document) && Date.now() < deadline) {
+      while (document && !settled(document) && Date.now() < deadline && !ingestion.isStopped) {
         await ingestion.waitForJobEnd(document.id, deadline - Date.now());
         document = documents.get(caller.id, params.id);
       }
