@@ -244,9 +244,22 @@ export function createRunEngine(deps: RunEngineDeps) {
     if (closing) throw new ApiError(503, 'unavailable', 'The service is shutting down; try again shortly.');
     const agent = stores.agents.get(userId, agentId);
     if (!agent) throw notFound('Agent');
-    const { endpoint, system } = await check(userId, agent, request.variables, request.input);
-    const sessionId = agent.hasMemory ? (request.sessionId ?? newId()) : request.sessionId;
+    // The slot is taken before the endpoint check: its DNS lookup uses libuv's small thread pool
+    // (shared with password hashing), so a user may not have more lookups in flight than runs.
     const release = acquire(userId);
+    let checked: Awaited<ReturnType<typeof check>>;
+    try {
+      checked = await check(userId, agent, request.variables, request.input);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    const { endpoint, system } = checked;
+    const sessionId = agent.hasMemory ? (request.sessionId ?? newId()) : request.sessionId;
+    if (closing) {
+      release();
+      throw new ApiError(503, 'unavailable', 'The service is shutting down; try again shortly.');
+    }
     return { userId, agent, endpoint, system, input: request.input, sessionId, stream: request.stream, release };
   }
 
