@@ -45,12 +45,20 @@ export function searchUrl(base: URL, query: string): URL {
   return url;
 }
 
+/** The `url` and optional `headers` a SEARCH or plain HTTP tool needs, or why they are unusable. */
+function targetFromMetadata(metadata: ToolRecord['metadata']): MetadataResult<{ url: URL; headers: Record<string, string> }> {
+  const url = urlFromMetadata(metadata);
+  if (!url.ok) return url;
+  const headers = headersFromMetadata(metadata);
+  if (!headers.ok) return headers;
+  return { ok: true, value: { url: url.value, headers: headers.value } };
+}
+
 /** The SEARCH function of `tool`, or why it cannot be offered. */
 export function searchTool(tool: ToolRecord, name: string, http: ToolHttp): MetadataResult<RunTool> {
-  const url = urlFromMetadata(tool.metadata);
-  if (!url.ok) return url;
-  const headers = headersFromMetadata(tool.metadata);
-  if (!headers.ok) return headers;
+  const target = targetFromMetadata(tool.metadata);
+  if (!target.ok) return target;
+  const { url, headers } = target.value;
   return {
     ok: true,
     value: {
@@ -61,7 +69,7 @@ export function searchTool(tool: ToolRecord, name: string, http: ToolHttp): Meta
       toolName: tool.name,
       async call(args, context) {
         const query = stringArgument(args, 'query');
-        const answer = await callHttp({ url: searchUrl(url.value, query), method: 'GET', headers: headers.value }, { ...http, ...context }).catch((error) => {
+        const answer = await callHttp({ url: searchUrl(url, query), method: 'GET', headers }, { ...http, ...context }).catch((error) => {
           if (error instanceof ToolError && / answered HTTP 403/.test(error.message)) {
             throw new ToolError(`${error.message} (a SearXNG instance answers 403 when its JSON format is off: add "json" to search.formats in its settings.yml)`);
           }
@@ -88,10 +96,9 @@ export function searchTool(tool: ToolRecord, name: string, http: ToolHttp): Meta
 
 /** The function of a plain HTTP tool (POST `{ "input": … }`, the answer's text back), or why not. */
 export function plainHttpTool(tool: ToolRecord, name: string, http: ToolHttp): MetadataResult<RunTool> {
-  const url = urlFromMetadata(tool.metadata);
-  if (!url.ok) return url;
-  const headers = headersFromMetadata(tool.metadata);
-  if (!headers.ok) return headers;
+  const target = targetFromMetadata(tool.metadata);
+  if (!target.ok) return target;
+  const { url, headers } = target.value;
   return {
     ok: true,
     value: {
@@ -102,7 +109,7 @@ export function plainHttpTool(tool: ToolRecord, name: string, http: ToolHttp): M
       toolName: tool.name,
       async call(args, context) {
         const input = stringArgument(args, 'input');
-        const answer = await callHttp({ url: url.value, method: 'POST', headers: headers.value, json: { input } }, { ...http, ...context });
+        const answer = await callHttp({ url, method: 'POST', headers, json: { input } }, { ...http, ...context });
         return answer.text;
       },
     },
