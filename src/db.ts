@@ -181,7 +181,11 @@ function migrate(db: Db, migrations: Migration[]): void {
   if (version === 0) {
     db.transaction(() => {
       if (schemaVersionOf(db) !== 0) return;
-      const tables = db.prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'`).get() as { n: number };
+      // Litestream (LITESTREAM=on) may add its bookkeeping tables to the new file before this
+      // transaction takes the lock: those do not make the database someone else's.
+      const tables = db
+        .prepare(`SELECT count(*) AS n FROM sqlite_master WHERE name NOT GLOB 'sqlite_*' AND name NOT GLOB '_litestream_*'`)
+        .get() as { n: number };
       if (tables.n > 0) throw new Error('the database has tables but no schema version: it was not made by this service');
       db.exec(readFileSync(schemaPath, 'utf8'));
       db.pragma(`user_version = ${latest}`);

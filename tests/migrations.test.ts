@@ -214,6 +214,20 @@ describe('a new database', () => {
     assert.equal(count(again, 'sqlite_master'), 1);
     again.close();
   });
+
+  test("Litestream's own bookkeeping tables do not make a new database foreign", () => {
+    // Litestream may open the file between the service creating it and the first migration, and
+    // adds _litestream_seq and _litestream_lock; the schema still has to be created.
+    const path = newPath();
+    const raw = new Database(path);
+    raw.pragma('journal_mode = WAL');
+    raw.exec('CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER); CREATE TABLE _litestream_lock (id INTEGER)');
+    raw.close();
+    const db = openDatabase(path);
+    assert.ok(schemaVersionOf(db) > 1);
+    assert.equal(count(db, 'users'), 0);
+    closeDatabase(db);
+  });
 });
 
 describe('upgrading a version-1 database that holds data', () => {
