@@ -113,9 +113,10 @@ CREATE INDEX IF NOT EXISTS document_chunks_by_document ON document_chunks (docum
 
 -- External-content FTS5 table: the text lives once, in document_chunks; triggers keep the index
 -- in step. The owner is indexed too (one token), so a search intersects "this user's chunks" with
--- the words' matches inside FTS5 instead of reading every user's matches.
+-- the words' matches inside FTS5 instead of reading every user's matches. Words are indexed and
+-- searched by their Porter stem (case and accents folded first), so "otter" finds "Otters".
 CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5(
-  content, owner, content = 'document_chunks', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
+  content, owner, content = 'document_chunks', content_rowid = 'seq', tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS document_chunks_fts_insert AFTER INSERT ON document_chunks BEGIN
   INSERT INTO document_chunks_fts (rowid, content, owner) VALUES (new.seq, new.content, new.owner);

@@ -49,6 +49,7 @@ export interface ChunkRow {
 export interface SearchHit {
   chunkId: string;
   documentId: string;
+  documentName: string;
   position: number;
   /** BM25 relevance: higher is better. */
   score: number;
@@ -108,7 +109,7 @@ export function createIngestionStore(db: Db) {
   // the words, so FTS5 reads only the user's matches; c.user_id is checked again. The owner column
   // weighs nothing in the ranking.
   const search = db.prepare(
-    `SELECT c.id AS chunkId, c.document_id AS documentId, c.position,
+    `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position,
             -bm25(document_chunks_fts, 1.0, 0.0) AS score,
             snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
        FROM document_chunks_fts

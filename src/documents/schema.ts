@@ -186,6 +186,7 @@ export const ChunkSchema = v.strictObject({
 export const SearchHitSchema = v.strictObject({
   chunkId: Id,
   documentId: Id,
+  documentName: v.pipe(v.string(), v.description("The document's name.")),
   position: Integer,
   score: v.pipe(v.number(), v.description('BM25 relevance: higher is better.')),
   snippet: v.pipe(v.string(), v.description('HTML: the text around the matches, escaped, with matches in <mark>…</mark>.')),

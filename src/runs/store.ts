@@ -161,18 +161,20 @@ export function createRunStore(db: Db) {
   );
 
   // The agent's ready documents: those linked through agent-documents and its own documentId.
-  // Chunks of the generation each document shows; ranked by BM25, best first.
+  // Chunks of the generation each document shows; ranked by BM25, best first. As for a search of
+  // the documents, the MATCH names the owner (the index's `owner` column) so FTS5 reads only the
+  // user's matches, and the words are looked for in the content column only.
   const searchContext = db.prepare(
     `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position, c.content,
             snippet(document_chunks_fts, 0, '', '', '…', 32) AS rawSnippet
        FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
        JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation AND d.status = 'ready'
-      WHERE document_chunks_fts MATCH @query AND c.user_id = @userId
+      WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
         AND c.document_id IN (
               SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
               UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)
-      ORDER BY bm25(document_chunks_fts)
+      ORDER BY bm25(document_chunks_fts, 1.0, 0.0)
       LIMIT @limit`,
   );
   const countContextDocuments = db.prepare(
@@ -280,7 +282,8 @@ export function createRunStore(db: Db) {
 
     /** The best chunks of the agent's ready documents for an FTS5 query (BM25 order). */
     searchContext(userId: string, agentId: string, query: string, limit: number): ContextChunk[] {
-      return searchContext.all({ userId, agentId, query, limit }) as ContextChunk[];
+      const match = `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
+      return searchContext.all({ userId, agentId, match, limit }) as ContextChunk[];
     },
     /** How many of the agent's documents are ready to be searched. */
     countReadyDocuments(userId: string, agentId: string): number {
