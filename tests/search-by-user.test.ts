@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { closeDatabase, openDatabase } from '../src/db.js';
 import { createStores } from '../src/stores.js';
 import { createSealer } from '../src/lib/secrets.js';
-import { toFtsQuery } from '../src/documents/search.js';
+import { searchWords } from '../src/documents/search.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-search-'));
 const db = openDatabase(join(dir, 'search.db'));
@@ -28,7 +28,7 @@ function userWithChunks(email: string, chunks: string[]) {
   return { user, document };
 }
 
-const search = (userId: string, text: string) => stores.chunks.search(userId, toFtsQuery(text)!, { limit: 100 });
+const search = (userId: string, text: string) => stores.chunks.search(userId, searchWords(text)!, { limit: 100 });
 
 test("a search finds the caller's chunks only, ranked, and never matches the owner's id", () => {
   const alice = userWithChunks('alice@example.com', ['otters hold hands', 'otters and otters float', 'beavers build dams']);

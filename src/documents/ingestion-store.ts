@@ -12,6 +12,7 @@ import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import type { Splitter } from './schema.js';
+import { allWordsQuery, bm25Scores } from './search.js';
 
 export type IngestStatus = 'pending' | 'processing' | 'ready' | 'failed';
 
@@ -105,25 +106,46 @@ export function createIngestionStore(db: Db) {
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
-  // The MATCH names the owner (the index's `owner` column: the user's id without dashes) as well as
-  // the words, so FTS5 reads only the user's matches; c.user_id is checked again. The owner column
-  // weighs nothing in the ranking.
-  const search = db.prepare(
-    `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position,
-            -bm25(document_chunks_fts, 1.0, 0.0) AS score,
-            snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
+  // Search. Every MATCH names the owner (the index's `owner` column: the user's id without dashes)
+  // as well as the words, so FTS5 reads only the user's matches; c.user_id is checked again. The
+  // ranking is computed here (bm25Scores in search.ts) rather than by FTS5's bm25(), which counts
+  // each word's matches across every user's chunks: a cost that grows with all users' data.
+  const countMatches = db.prepare(`SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
+  const searchCandidates = db.prepare(
+    `SELECT c.seq, c.content
        FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
        JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation
       WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
         AND (@documentId IS NULL OR c.document_id = @documentId)
         AND (@agentId IS NULL OR c.document_id IN
-              (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId))
-      ORDER BY bm25(document_chunks_fts, 1.0, 0.0)
-      LIMIT @limit`,
+              (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId))`,
+  ).raw();
+  const searchHit = db.prepare(
+    `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position,
+            snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
+       FROM document_chunks_fts
+       JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
+       JOIN documents d ON d.id = c.document_id
+      WHERE document_chunks_fts MATCH @match AND document_chunks_fts.rowid = @seq`,
   );
-  /** The FTS5 query for `query`'s words (content column) in `userId`'s chunks (owner column). */
-  const ownMatch = (userId: string, query: string) => `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
+  const ownerTerm = (userId: string) => `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}"`;
+  const searchInTransaction = db.transaction(
+    (userId: string, words: string[], filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] => {
+      const owner = ownerTerm(userId);
+      const match = `${owner} AND content : (${allWordsQuery(words)})`;
+      const rows = searchCandidates.all({ match, userId, documentId: filter.documentId ?? null, agentId: filter.agentId ?? null }) as [number, string][];
+      if (rows.length === 0) return [];
+      const stats = {
+        chunks: countMatches.get(owner) as number,
+        matching: words.map((word) => countMatches.get(`${owner} AND content : ${allWordsQuery([word])}`) as number),
+      };
+      const scores = bm25Scores(rows.map((row) => row[1]), words, stats);
+      const best = rows.map((row, i) => ({ seq: row[0], score: scores[i] }));
+      best.sort((a, b) => b.score - a.score || a.seq - b.seq);
+      return best.slice(0, filter.limit).map(({ seq, score }) => ({ ...(searchHit.get({ match, seq }) as Omit<SearchHit, 'score'>), score }));
+    },
+  );
 
   const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
     requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
@@ -202,15 +224,9 @@ export function createIngestionStore(db: Db) {
       return toPage(selectChunkPage.all(documentId, page.afterSeq, page.limit + 1) as ChunkRow[], page.limit);
     },
 
-    /** Ranked chunks of the user's documents matching an FTS5 `query` (built by search.ts, never raw input). */
-    search(userId: string, query: string, filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] {
-      return search.all({
-        match: ownMatch(userId, query),
-        userId,
-        documentId: filter.documentId ?? null,
-        agentId: filter.agentId ?? null,
-        limit: filter.limit,
-      }) as SearchHit[];
+    /** The user's chunks (of ready documents) holding every word, best first (BM25 over the user's chunks). */
+    search(userId: string, words: string[], filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] {
+      return searchInTransaction(userId, words, filter);
     },
   };
 }

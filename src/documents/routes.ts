@@ -19,7 +19,7 @@ import {
   SearchQuerySchema,
   UpdateDocumentSchema,
 } from './schema.js';
-import { snippetHtml, toFtsQuery } from './search.js';
+import { searchWords, snippetHtml } from './search.js';
 
 interface DocumentDeps {
   documents: DocumentStore;
@@ -74,9 +74,9 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     query: SearchQuerySchema,
     success: { status: 200, description: 'The best-ranked chunks first.', data: v.array(SearchHitSchema) },
     handler: ({ caller, query }) => {
-      const ftsQuery = toFtsQuery(query.q);
-      if (ftsQuery === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
-      return chunks.search(caller.id, ftsQuery, query).map(({ rawSnippet, ...hit }) => ({ ...hit, snippet: snippetHtml(rawSnippet) }));
+      const words = searchWords(query.q);
+      if (words === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
+      return chunks.search(caller.id, words, query).map(({ rawSnippet, ...hit }) => ({ ...hit, snippet: snippetHtml(rawSnippet) }));
     },
   });
 
