@@ -1,5 +1,5 @@
 // Search through HTTP finds other forms of a word (the index stems words), names each hit's
-// document, and never finds another user's chunks.
+// document, never finds another user's chunks, and ranks without regard to other users' data.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -10,6 +10,8 @@ const texts: Record<string, string> = {
   '/otters.txt': 'The otters of the bay hold hands while they sleep.',
   '/herons.txt': 'Herons wade slowly through the shallow marsh.',
   '/other.txt': 'Otters and herons share the river with kingfishers.',
+  '/orchard.txt': ['kiwi fruit fruit', 'kiwi kiwi fruit', 'melon grape', 'plum pear', 'fig date', 'lime lemon'].join('\n\n'),
+  '/market.txt': Array.from({ length: 40 }, (_, i) => `fruit stall ${i}`).join('\n\n'),
 };
 const fixture = createServer((request, response) => {
   const text = texts[request.url ?? ''];
@@ -28,8 +30,8 @@ const alice = await service.signUp();
 const bob = await service.signUp();
 
 /** Creates a document from a fixture path and waits until it is ready. */
-async function ready(token: string, name: string, path: string): Promise<string> {
-  const created = await service.request('POST', '/api/v1/documents', { token, body: { name, type: 'TXT', url: `${origin}${path}` } });
+async function ready(token: string, name: string, path: string, splitter?: object): Promise<string> {
+  const created = await service.request('POST', '/api/v1/documents', { token, body: { name, type: 'TXT', url: `${origin}${path}`, splitter } });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -82,4 +84,21 @@ test("another user's chunks are never found, in either direction", async () => {
   const bobs = await search(bob.token, 'otter heron');
   assert.deepEqual(bobs.map((hit) => [hit.documentId, hit.documentName]), [[bobsId, "Bob's river log"]]);
   assert.deepEqual(await search(bob.token, 'sleep'), []);
+});
+
+test("the ranking counts the caller's own chunks only: other users' data changes neither order nor scores", async () => {
+  const carol = await service.signUp();
+  const dave = await service.signUp();
+  const splitter = { chunk_size: 20, chunk_overlap: 0 };
+  await ready(carol.token, 'Orchard', '/orchard.txt', splitter);
+  const before = await search(carol.token, 'kiwi fruit');
+  assert.equal(before.length, 2);
+  assert.ok(before[0].score > before[1].score && before[1].score > 0, JSON.stringify(before));
+  // In Carol's chunks "fruit" and "kiwi" are equally rare, so the chunk with "fruit" twice (and shorter
+  // words) ranks first. Dave's forty chunks saying "fruit" make it common across all users: a
+  // ranking over everyone's chunks would now put "kiwi kiwi" first.
+  assert.match(before[0].snippet, /fruit<\/mark> <mark>fruit/);
+  await ready(dave.token, 'Market', '/market.txt', splitter);
+  const after = await search(carol.token, 'kiwi fruit');
+  assert.deepEqual(after, before);
 });
