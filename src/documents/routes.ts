@@ -67,7 +67,8 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     operationId: 'searchDocuments',
     summary: "Search the caller's documents",
     description:
-      'Full-text search (BM25) over the chunks of ready documents. Every word of `q` must match; ' +
+      'Full-text search over the chunks of ready documents, ranked by BM25 over the caller\'s chunks. Every word of `q` must ' +
+      'match, in any of its forms (words are compared by their stem: `otter` finds "Otters"); ' +
       'punctuation and query syntax in `q` are ignored. Narrow it with `documentId` or `agentId` (its linked documents).',
     tag,
     auth: true,

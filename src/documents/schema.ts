@@ -182,13 +182,13 @@ export const ChunkSchema = v.strictObject({
   createdAt: Timestamp,
 });
 
-/** A search result: a chunk ranked by BM25. */
+/** A search result: a chunk ranked by BM25 (over the caller's chunks), with its document's name. */
 export const SearchHitSchema = v.strictObject({
   chunkId: Id,
   documentId: Id,
   documentName: v.pipe(v.string(), v.description("The document's name.")),
   position: Integer,
-  score: v.pipe(v.number(), v.description('BM25 relevance: higher is better.')),
+  score: v.pipe(v.number(), v.description("BM25 relevance over the caller's own chunks: higher is better.")),
   snippet: v.pipe(v.string(), v.description('HTML: the text around the matches, escaped, with matches in <mark>…</mark>.')),
 });
 
