@@ -2,9 +2,11 @@
 // parameters from the valibot schemas the routes validate with (their *input* shape, before
 // trimming and defaults), responses from the routes' answer shapes, errors from ERRORS.
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { ERRORS, type ErrorStatus } from '../http/errors.js';
+import { ROOT } from '../lib/paths.js';
 import { defineRoute, fullPath, pathParameters, type Route } from '../http/route.js';
 import { ErrorEnvelopeSchema, FieldIssueSchema, successEnvelope } from '../http/shapes.js';
 import { IdSchema, JsonObjectSchema } from '../http/validate.js';
@@ -189,7 +191,7 @@ function bodyName(route: Route): string {
 
 /** The service's version, as package.json states it. */
 export function packageVersion(): string {
-  const path = new URL('../../package.json', import.meta.url);
+  const path = join(ROOT, 'package.json');
   return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
 
