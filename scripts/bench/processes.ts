@@ -134,14 +134,26 @@ export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !==
  * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
  * database, with the service's V8 flags: the ratios compare code, not runtime settings.
  */
-export function startReference(kind: ReferenceKind, name: string, databasePath: string): Promise<Proc> {
+export function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
   return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), '--import', 'tsx', script], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
     SECRET_KEY: SECRET_KEY.toString('hex'),
+    ...env,
   });
+}
+
+/** Processes the benchmark runs beside the servers (the fake model): their CPU is not "other load". */
+export const helperPids = new Set<number>();
+
+/** A helper server the measured servers talk to (scripts/bench/fake-model.ts), with the service's V8 flags. */
+export async function startHelper(name: string, script: string, env: Record<string, string> = {}): Promise<Proc> {
+  const proc = await startProcess(name, [...V8_FLAGS, '--import', 'tsx', script], { PORT: '0', HOST: '127.0.0.1', ...env });
+  helperPids.add(proc.pid);
+  proc.child.once('exit', () => helperPids.delete(proc.pid));
+  return proc;
 }
 
 export async function stopProcess(proc: Proc): Promise<void> {
@@ -189,7 +201,7 @@ export function cpuSnapshot(pids: number[]): CpuSnapshot | undefined {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const [user, nice, system] = fields;
     let ours = 0;
-    for (const pid of pids) ours += cpuTicks(pid) ?? 0;
+    for (const pid of new Set([...pids, ...helperPids])) ours += cpuTicks(pid) ?? 0;
     return { busy: user + nice + system, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), ours };
   } catch {
     return undefined;
