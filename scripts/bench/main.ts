@@ -69,6 +69,18 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const dir = (tempDir = mkdtempSync(join(os.tmpdir(), 'ams-bench-')));
   const profileDir = resolve('bench-profiles');
+  const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
+  const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
+  const profiles: string[] = [];
+  /** With --cpu-prof, the hottest functions of a stopped service's main thread. */
+  const summariseProfileOf = (proc: Proc) => {
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
+    const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${proc.pid}.0.`) && !profilesBefore.has(f));
+    if (fresh.length === 0) return;
+    const file = join(profileDir, fresh.sort().at(-1)!);
+    profiles.push('', `CPU profile of ${proc.name}'s main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file));
+  };
   log(`temporary databases in ${dir}; ${OPTS.quick ? 'quick' : 'full'} run: ${OPTS.rounds} round(s) of ${OPTS.duration} s, warm-up ${OPTS.warmup} s, ${OPTS.connections} connections`);
   const cpus = os.cpus();
   const machine = {
@@ -109,9 +121,6 @@ async function main(): Promise<void> {
       });
     }
 
-    const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-    if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
-    const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
     // Each server on its own copy of the database: no server's writes (or its 5-second flush of
     // token uses) can meet another's transaction.
     const copy = (suffix: string) => {
@@ -242,14 +251,7 @@ async function main(): Promise<void> {
 
     results.mainMemory = Object.fromEntries(procs.map((p) => [p.name, memoryOf(p.pid)]));
     for (const proc of procs) await stop(proc);
-    if (OPTS.cpuProf) {
-      // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
-      const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${svc.pid}.0.`) && !profilesBefore.has(f));
-      if (fresh.length) {
-        const file = join(profileDir, fresh.sort().at(-1)!);
-        results.profile = ['', `CPU profile of the service's main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file)];
-      }
-    }
+    if (OPTS.cpuProf) summariseProfileOf(svc);
   }
 
   // ---- sign-in under attack ----
@@ -396,6 +398,7 @@ async function main(): Promise<void> {
     // The operator's endpoint (no SSRF check needed, allowed anyway as a home server would), and
     // enough runs at once per user that 50 connections and 100 streams are never answered 429.
     const svc = await service('service (agent runs)', seeded.path, {
+      nodeArgs: profileArgs,
       env: { ...modelEnv, ALLOW_PRIVATE_NETWORKS: 'on', RUN_CONCURRENCY_PER_USER: '1000' },
     });
     const plain = await startReference('plain', 'plain', plainDb, modelEnv);
@@ -485,6 +488,7 @@ async function main(): Promise<void> {
     await stop(svc);
     await stop(plain);
     await stop(fake);
+    if (OPTS.cpuProf) summariseProfileOf(svc);
   }
 
   // ---- memory and start ----
@@ -528,7 +532,10 @@ async function main(): Promise<void> {
   const loads = cases.map((c) => c.otherLoad).filter((x): x is number => x !== null);
   if (loads.some((x) => x > 0.1)) lines.push('', `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`);
   lines.push('', ...targetTable(targets));
-  if (results.profile) lines.push(...(results.profile as string[]));
+  if (profiles.length) {
+    lines.push(...profiles);
+    results.profile = profiles;
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   writeFileSync(OPTS.out, `${JSON.stringify({
     startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), options: OPTS,
