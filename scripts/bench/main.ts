@@ -461,6 +461,8 @@ async function main(): Promise<void> {
       if (proc === idle) return paced(svc, getAgent, rate, s);
       const open = await openStreams(svc, Array.from({ length: streams }, (_, k) => held[k % held.length]));
       firstTokens.push(...open.firstTokenMs);
+      // Measured once the opening is over: the cost of streams being open, not of starting 100 runs.
+      await waitIdle(svc.pid);
       try {
         return await paced(svc, getAgent, rate, s);
       } finally {
