@@ -21,13 +21,18 @@ export interface Proc {
 }
 
 const children = new Set<ChildProcess>();
+/** Children being stopped on purpose. */
+const stopping = new WeakSet<ChildProcess>();
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 export function killAll(): void {
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of children) {
+    stopping.add(child);
+    child.kill('SIGKILL');
+  }
 }
 
 async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Proc> {
@@ -36,7 +41,13 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   children.add(child);
   child.on('exit', () => children.delete(child));
   let stderr = '';
+  /** The last lines of stdout that are not request log lines (errors the service logged). */
+  let otherLines: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  // A server that dies during a case says why (stopProcess sends SIGTERM; anything else is unexpected).
+  child.on('exit', (code, signal) => {
+    if (!stopping.has(child)) log(`${name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}; stderr: ${stderr.trim() || '(empty)'}; last log lines: ${otherLines.join('\n') || '(none)'}`);
+  });
   const requestMs: number[] = [];
   const url = await new Promise<string>((resolveUrl, reject) => {
     let buffered = '';
@@ -52,6 +63,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
         if (found) {
           const ms = /"ms":([0-9.]+)/.exec(line);
           if (ms) requestMs.push(Number(ms[1]));
+          else otherLines = [...otherLines.slice(-9), line.slice(0, 1000)];
           continue;
         }
         try {
@@ -159,6 +171,7 @@ export async function startHelper(name: string, script: string, env: Record<stri
 export async function stopProcess(proc: Proc): Promise<void> {
   if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
   const exited = new Promise<void>((done) => proc.child.once('exit', () => done()));
+  stopping.add(proc.child);
   proc.child.kill('SIGTERM');
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
   await exited;
