@@ -10,6 +10,7 @@ import type { AgentType } from '../agents/schema.js';
 import type { PromptStore } from '../prompts/store.js';
 import { ApiError, notFound, rateLimited } from '../http/errors.js';
 import { isIngestError } from '../ingest/errors.js';
+import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from './context.js';
@@ -166,6 +167,7 @@ export interface RunEngineDeps {
   log: Logger;
   toolProvider?: ToolProvider;
   strategies?: Partial<Record<AgentType, RunStrategy>>;
+  resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
 
 /** A run checked and ready: nothing is recorded yet. */
@@ -235,7 +237,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       const prompt = stores.prompts.get(userId, agent.promptId);
       if (prompt) system = fillPrompt(prompt, variables, input);
     }
-    await checkEndpoint(endpoint, config.allowPrivateNetworks);
+    await checkEndpoint(endpoint, config.allowPrivateNetworks, deps.resolveHost);
     return { endpoint, system };
   }
 

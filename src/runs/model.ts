@@ -4,7 +4,7 @@
 import OpenAI from 'openai';
 import type { RunsConfig } from '../config.js';
 import { validationFailed } from '../http/errors.js';
-import { createGuardedFetch, vetHost, type FetchFunction } from '../ingest/fetch.js';
+import { createGuardedFetch, vetHost, type FetchFunction, type ResolvedAddress } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import type { RunLlmConfig } from '../agents/store.js';
 
@@ -72,10 +72,10 @@ function parseBaseUrl(text: string): string {
 }
 
 /** Checks a user's endpoint against the SSRF guard before the run starts: a 422 saying why it is refused. */
-export async function checkEndpoint(endpoint: ModelEndpoint, allowPrivateNetworks: boolean): Promise<void> {
+export async function checkEndpoint(endpoint: ModelEndpoint, allowPrivateNetworks: boolean, resolve?: (host: string) => Promise<ResolvedAddress[]>): Promise<void> {
   if (!endpoint.userAimed) return;
   try {
-    await vetHost(new URL(endpoint.baseURL), { allowPrivateNetworks });
+    await vetHost(new URL(endpoint.baseURL), { allowPrivateNetworks, resolve });
   } catch (error) {
     if (!isIngestError(error)) throw error;
     const hint = error.code === 'refused_address' ? ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)' : '';
