@@ -18,7 +18,7 @@ import { unavailable } from './http/errors.js';
 import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
-import { agentRoutes } from './agents/routes.js';
+import { agentRoutes, libraryRoute } from './agents/routes.js';
 import { agentDocumentRoutes, agentDocumentViaAgentsRoute, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
 import { IngestionQueue } from './documents/ingestion.js';
@@ -31,9 +31,9 @@ import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
 import { createToolProvider } from './tools/runtime/provider.js';
-import { reactStrategy } from './tools/runtime/react.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
-import { libraryRoute, runRoutes } from './runs/routes.js';
+import { runRoutes } from './runs/routes.js';
+import { userRoutes } from './users/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -82,7 +82,6 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
       runChild: engine.runChildAgent,
     }),
   );
-  engine.setStrategy('REACT', reactStrategy);
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const health = defineRoute({
@@ -121,6 +120,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
     ...promptRoutes(stores),
     ...tagRoutes(stores),
     ...runRoutes({ ...stores, engine, keepAliveMs }),
+    ...userRoutes(),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
     health,
