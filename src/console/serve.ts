@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { AppContext, AppState } from '../http/context.js';
-import { packageVersion } from '../openapi/document.js';
+import { packageVersion } from '../lib/version.js';
 
 /** What the console may load and do: its own files and the API on this origin, nothing inline. */
 export const CONSOLE_CSP = [
