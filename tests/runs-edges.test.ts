@@ -172,6 +172,28 @@ describe('shutdown', () => {
   });
 });
 
+describe('shutdown during the checks', () => {
+  test('a run whose endpoint check waits on DNS is answered 503 at once, nothing recorded; new runs are refused', async () => {
+    const dns = heldResolver();
+    const service = await startService({ runs: runsConfig({ timeoutMs: 60_000 }) }, undefined, { resolveHost: dns.resolve });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', {
+      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://slow-check.test:8000/v1' },
+    });
+    const pending = post(service, `/agents/${agent.id}/invoke`, user.token, { input: 'hi', stream: true }, AbortSignal.timeout(3000));
+    await waitFor('the endpoint check', () => dns.asked.includes('slow-check.test'));
+    const stopping = service.app.runs.shutdown();
+    const response = await pending;
+    assert.equal(response.status, 503);
+    assert.equal(((await response.json()) as Json).error.code, 'unavailable');
+    await within(3000, 'shutdown', stopping);
+    const again = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi' } });
+    assert.equal(again.status, 503);
+    const runs = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
+    assert.deepEqual(runs.body.data, []);
+  });
+});
+
 describe('a streamed client that does not read', () => {
   test('is cut off after a bounded buffer: the run is cancelled, the model request aborted, the stream ends with an error event', async () => {
     const service = await startService({ runs: runsConfig() });
