@@ -1,13 +1,15 @@
 # syntax=docker/dockerfile:1
 # Build stage: the full Node image has python3, make and g++ for better-sqlite3's native module.
-# It installs every dependency (tsc is a dev dependency), compiles src/ to dist/, then drops the
-# dev dependencies again.
+# It installs every dependency (tsc is a dev dependency), compiles src/ to dist/, bundles the
+# console, then drops the dev dependencies again.
 FROM node:26-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci && npm cache clean --force
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The build also bundles the console (esbuild) into dist/console/bundle/.
+COPY scripts/build-console.ts ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 # Run stage: slim image, production dependencies only, non-root, data on a volume.

@@ -65,6 +65,20 @@ describe('production start: compiled dist/main.js with plain node', () => {
     assert.equal(script.text, readFileSync(join(root, 'src', 'docs', 'swagger-init.js'), 'utf8'));
   });
 
+  test('the console is served from the bundle the build made: the page, its script and its stylesheet', async () => {
+    // No src/ here, and no bundling at run time: the build wrote the console's files into dist/.
+    const page = await service.request('GET', '/');
+    assert.equal(page.status, 200, page.text.slice(0, 300));
+    assert.match(page.text, /<div id="app">/);
+    const files = [...page.text.matchAll(/(?:src|href)="console\/(app\.[\w-]+\.(?:js|css))"/g)].map((match) => match[1]);
+    assert.equal(files.length, 2, page.text);
+    for (const file of files) {
+      const asset = await service.request('GET', `/console/${file}`);
+      assert.equal(asset.status, 200, file);
+      assert.ok(asset.text.length > 1000, `${file} has ${asset.text.length} characters`);
+    }
+  });
+
   test('SIGTERM stops it cleanly and the WAL is folded back into the database', async () => {
     assert.equal(await service.stop(), 0, service.stderrText());
     assert.equal(statSync(`${databasePath}-wal`, { throwIfNoEntry: false })?.size ?? 0, 0);

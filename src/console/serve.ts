@@ -1,8 +1,13 @@
-// The web console at `/`: a Preact app (./app/, TSX) bundled by esbuild on the first request for
-// it, kept in memory and served under content-hashed names with long caching. esbuild is imported
-// and started only then and stopped once the bundle is built, so the console costs neither start-up
-// time nor idle memory; nothing needs building before `npm start`.
+// The web console at `/`: a Preact app (./app/, TSX) bundled by esbuild into one script and one
+// stylesheet, kept in memory and served under content-hashed names with long caching.
+// `npm run build` writes the bundle beside the compiled code (dist/console/bundle/), and the
+// production start serves those files: no esbuild and no sources at run time. Started from the
+// sources (`npm start`, tests), there is no such directory, and the first request for the console
+// bundles it: esbuild is imported and started only then and stopped once the bundle is built, so the
+// console costs neither start-up time nor idle memory and nothing needs building before `npm start`.
 import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { AppContext, AppState } from '../http/context.js';
@@ -21,7 +26,11 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const ENTRY = fileURLToPath(new URL('./app/main.tsx', import.meta.url));
+// The sources, found from src/console/ and from dist/console/ alike (the compiled code has no TSX).
+const ENTRY = fileURLToPath(new URL('../../src/console/app/main.tsx', import.meta.url));
+/** Where `npm run build` leaves the bundle: dist/console/bundle/ (src/console/bundle/ never exists). */
+export const PREBUILT_DIR = fileURLToPath(new URL('./bundle/', import.meta.url));
+const PREBUILT = { script: 'app.js', stylesheet: 'app.css' };
 
 interface Asset {
   body: Buffer;
@@ -40,8 +49,29 @@ export interface ConsoleBundle {
 
 const hashOf = (body: Buffer | Uint8Array, length: number) => createHash('sha256').update(body).digest('base64url').slice(0, length);
 
+/** The console: the bundle the build wrote when there is one, else bundled now from the sources. */
+export function loadConsole(): Promise<ConsoleBundle> {
+  const script = join(PREBUILT_DIR, PREBUILT.script);
+  const stylesheet = join(PREBUILT_DIR, PREBUILT.stylesheet);
+  if (existsSync(script)) return Promise.resolve(consoleBundle(readFileSync(script), readFileSync(stylesheet)));
+  return buildConsole();
+}
+
 /** Bundles the console with esbuild (imported here, not at start-up), then stops esbuild's process. */
 export async function buildConsole(): Promise<ConsoleBundle> {
+  const { script, stylesheet } = await bundleSources();
+  return consoleBundle(script, stylesheet);
+}
+
+/** For `npm run build`: writes the bundle where `loadConsole` finds it. */
+export async function writeConsoleBundle(dir = PREBUILT_DIR): Promise<void> {
+  const { script, stylesheet } = await bundleSources();
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, PREBUILT.script), script);
+  writeFileSync(join(dir, PREBUILT.stylesheet), stylesheet);
+}
+
+async function bundleSources(): Promise<{ script: Uint8Array; stylesheet: Uint8Array }> {
   const esbuild = await import('esbuild');
   try {
     const result = await esbuild.build({
@@ -59,22 +89,25 @@ export async function buildConsole(): Promise<ConsoleBundle> {
       logLevel: 'silent',
       define: { 'process.env.NODE_ENV': '"production"' },
     });
-    const files = new Map<string, Asset>();
-    let script = '';
-    let stylesheet = '';
-    for (const output of result.outputFiles) {
-      const isScript = output.path.endsWith('.js');
-      const name = `app.${hashOf(output.contents, 16)}.${isScript ? 'js' : 'css'}`;
-      files.set(name, { body: Buffer.from(output.contents), type: isScript ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8' });
-      if (isScript) script = name;
-      else stylesheet = name;
-    }
+    const script = result.outputFiles.find((output) => output.path.endsWith('.js'))?.contents;
+    const stylesheet = result.outputFiles.find((output) => output.path.endsWith('.css'))?.contents;
     if (!script || !stylesheet) throw new Error('the console bundle lacks its script or its stylesheet');
-    const html = Buffer.from(pageHtml(script, stylesheet));
-    return { html, etag: `"${hashOf(html, 27)}"`, files, script, stylesheet };
+    return { script, stylesheet };
   } finally {
     await esbuild.stop();
   }
+}
+
+/** The page and its files, named by their content. */
+function consoleBundle(scriptBody: Uint8Array, stylesheetBody: Uint8Array): ConsoleBundle {
+  const script = `app.${hashOf(scriptBody, 16)}.js`;
+  const stylesheet = `app.${hashOf(stylesheetBody, 16)}.css`;
+  const files = new Map<string, Asset>([
+    [script, { body: Buffer.from(scriptBody), type: 'text/javascript; charset=utf-8' }],
+    [stylesheet, { body: Buffer.from(stylesheetBody), type: 'text/css; charset=utf-8' }],
+  ]);
+  const html = Buffer.from(pageHtml(script, stylesheet));
+  return { html, etag: `"${hashOf(html, 27)}"`, files, script, stylesheet };
 }
 
 /**
@@ -100,7 +133,7 @@ function pageHtml(script: string, stylesheet: string): string {
 }
 
 /** Mounts `GET /` and `GET /console/<hashed file>` on the root router (no middleware of their own). */
-export function consoleRoutes(router: Router<AppState>, build: () => Promise<ConsoleBundle> = buildConsole): void {
+export function consoleRoutes(router: Router<AppState>, build: () => Promise<ConsoleBundle> = loadConsole): void {
   let bundle: Promise<ConsoleBundle> | undefined;
   // Concurrent first requests share one build; a failed build is tried again by the next request.
   const load = () =>

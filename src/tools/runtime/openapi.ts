@@ -3,8 +3,7 @@
 // operation's parameters and JSON body; its arguments are validated against that schema before
 // anything is sent, and the request goes to the spec's own server only: the model never chooses
 // the host, and path values cannot climb out of the operation's path.
-import { Ajv, type ValidateFunction } from 'ajv';
-import { parse as parseYaml } from 'yaml';
+import type { Ajv, ValidateFunction } from 'ajv';
 import type { RunTool } from '../../runs/tool-types.js';
 import { callHttp, headersFromMetadata, ToolError, type MetadataResult, type ToolHttp } from './http-call.js';
 import type { FunctionNamer } from './naming.js';
@@ -52,14 +51,31 @@ export interface OpenApiService {
 
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/**
+ * The JSON Schema validator and the YAML reader, loaded on the first OPENAPI tool call: together they
+ * are about 140 modules, which a service that never calls such a tool should not load at start-up.
+ */
+interface Libraries {
+  newAjv: () => Ajv;
+  parseYaml: (text: string) => unknown;
+}
+let libraries: Promise<Libraries> | undefined;
+function loadLibraries(): Promise<Libraries> {
+  libraries ??= Promise.all([import('ajv'), import('yaml')]).then(([ajv, yaml]) => ({
+    newAjv: () => new ajv.Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false }),
+    parseYaml: (text: string) => yaml.parse(text, { maxAliasCount: 100 }),
+  }));
+  return libraries;
+}
+
 /** The document in `text`, read as JSON and else as YAML. */
-export function parseSpecText(text: string): Json {
+function parseSpecText(text: string, libs: Libraries): Json {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
     try {
-      doc = parseYaml(text, { maxAliasCount: 100 });
+      doc = libs.parseYaml(text);
     } catch (error) {
       throw new Unsupported(`the spec is neither JSON nor YAML (${(error as Error).message.split('\n')[0].slice(0, 120)})`);
     }
@@ -220,13 +236,13 @@ function buildOperation(doc: Json, ajv: Ajv, path: string, method: string, op: J
 }
 
 /** Reads a parsed document: its server and its first 32 supported operations; throws Unsupported for a document that cannot be used at all. */
-export function readOpenApiDocument(doc: Json, specUrl: URL | null): OpenApiService {
+function readOpenApiDocument(doc: Json, specUrl: URL | null, libs: Libraries): OpenApiService {
   if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
     const what = typeof doc.swagger === 'string' ? `Swagger ${doc.swagger}` : 'not an OpenAPI document (no "openapi" field)';
     throw new Unsupported(`the spec is ${what}; only OpenAPI 3.x is supported`);
   }
   const server = serverOf(doc, specUrl);
-  const ajv = new Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false });
+  const ajv = libs.newAjv();
   const operations: Operation[] = [];
   const warnings: string[] = [];
   let beyond = 0;
@@ -262,10 +278,16 @@ export function readOpenApiDocument(doc: Json, specUrl: URL | null): OpenApiServ
 }
 
 /** The spec a tool's metadata names: `metadata.spec` (text or object) or the document at `metadata.url`. */
-async function loadDocument(metadata: Json, http: ToolHttp, signal: AbortSignal, deadline: number): Promise<{ doc: Json; specUrl: URL | null }> {
+async function loadDocument(
+  metadata: Json,
+  libs: Libraries,
+  http: ToolHttp,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<{ doc: Json; specUrl: URL | null }> {
   if (metadata.spec !== undefined && metadata.spec !== null && metadata.spec !== '') {
     if (isObject(metadata.spec)) return { doc: metadata.spec, specUrl: null };
-    if (typeof metadata.spec === 'string') return { doc: parseSpecText(metadata.spec), specUrl: null };
+    if (typeof metadata.spec === 'string') return { doc: parseSpecText(metadata.spec, libs), specUrl: null };
     throw new Unsupported('metadata.spec must be the OpenAPI document, as an object or as JSON or YAML text');
   }
   if (typeof metadata.url !== 'string' || metadata.url === '') throw new Unsupported('metadata.url (where the OpenAPI spec is) or metadata.spec is missing');
@@ -285,7 +307,7 @@ async function loadDocument(metadata: Json, http: ToolHttp, signal: AbortSignal,
     throw error;
   }
   if (answer.truncated) throw new Unsupported(`its spec is larger than ${SPEC_MAX_BYTES / 1024 / 1024} MiB`);
-  return { doc: parseSpecText(answer.text), specUrl };
+  return { doc: parseSpecText(answer.text, libs), specUrl };
 }
 
 const cache = new Map<string, { key: string; expires: number; service: OpenApiService }>();
@@ -296,8 +318,9 @@ export async function loadOpenApiService(tool: ToolRecord, http: ToolHttp, signa
   const key = JSON.stringify([tool.metadata.url ?? null, tool.metadata.spec ?? null]);
   const hit = cache.get(tool.id);
   if (hit && hit.key === key && hit.expires > Date.now()) return hit.service;
-  const { doc, specUrl } = await loadDocument(tool.metadata, http, signal, deadline);
-  const service = readOpenApiDocument(doc, specUrl);
+  const libs = await loadLibraries();
+  const { doc, specUrl } = await loadDocument(tool.metadata, libs, http, signal, deadline);
+  const service = readOpenApiDocument(doc, specUrl, libs);
   cache.delete(tool.id);
   if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
   cache.set(tool.id, { key, expires: Date.now() + SPEC_CACHE_MS, service });
