@@ -56,7 +56,7 @@ export interface StrategyContext {
 export type RunStrategy = (run: StrategyContext) => Promise<string>;
 
 /** The functions offered to a model with native tool calling. */
-export function toOpenAiTools(tools: RunTool[]): ChatCompletionTool[] {
+function toOpenAiTools(tools: RunTool[]): ChatCompletionTool[] {
   return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
 }
 
