@@ -1,15 +1,14 @@
 # syntax=docker/dockerfile:1
 # Build stage: the full Node image has python3, make and g++ for better-sqlite3's native module.
-# It installs every dependency (tsc is a dev dependency), compiles src/ to dist/, bundles the
-# console, then drops the dev dependencies again.
+# It installs every dependency (tsc is a dev dependency), type-checks src/, bundles it into
+# dist/main.js (esbuild) with the console's files, then drops the dev dependencies again.
 FROM node:26-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci && npm cache clean --force
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json schema.sql ./
 COPY src ./src
-# The build also bundles the console (esbuild) into dist/console/bundle/.
-COPY scripts/build-console.ts ./scripts/
+COPY scripts/build.ts ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 # Run stage: slim image, production dependencies only, non-root, data on a volume.
@@ -25,7 +24,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
 # The service runs the compiled JavaScript: no TypeScript loader in the serving process.
 COPY --from=build /app/dist ./dist
-# dist/ finds schema.sql, migrations/ (applied at every start) and package.json one level up.
+# dist/main.js finds schema.sql, migrations/ (applied at every start) and package.json one level up;
+# better-sqlite3, pdfjs-dist and swagger-ui-dist stay in node_modules/ (native code, files of their own).
 COPY package.json schema.sql litestream.yml ./
 COPY migrations ./migrations
 # Operator scripts (docker exec <container> npm run backup -- /app/data/backup.db, see README) run

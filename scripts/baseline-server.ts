@@ -4,6 +4,8 @@
 //
 // It opens an already seeded database and is started by the benchmark as a child process:
 //   DATABASE_PATH=file.db PORT=0 SECRET_KEY=<hex> node --import tsx scripts/baseline-server.ts
+// With OPENAI_BASE_URL set, it also runs agents (plain JSON, POST /api/v1/agents/{id}/invoke)
+// against that model endpoint.
 // On listening it writes one JSON line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +14,7 @@ import { referenceWork } from './bench/reference-work.js';
 
 const work = referenceWork();
 const AGENT_PATH = /^\/api\/v1\/agents\/([^/?]+)$/;
+const INVOKE_PATH = /^\/api\/v1\/agents\/([^/?]+)\/invoke$/;
 
 function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
@@ -68,6 +71,11 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     const caller = work.authenticate(header(req));
     if (method === 'GET') return ok(work.getAgent(caller, decodeURIComponent(agentPath[1])));
     if (method === 'PATCH') return ok(work.updateAgent(caller, decodeURIComponent(agentPath[1]), await readJson(req)));
+  }
+  const invokePath = method === 'POST' ? INVOKE_PATH.exec(path) : null;
+  if (invokePath) {
+    const caller = work.authenticate(header(req));
+    return ok(await work.invokeAgent(caller, decodeURIComponent(invokePath[1]), await readJson(req)));
   }
   throw notFound('Route');
 }

@@ -4,15 +4,14 @@
 import Database from 'better-sqlite3';
 import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { ROOT } from './lib/paths.js';
 
 export type Db = Database.Database;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const schemaPath = join(root, 'schema.sql');
+const schemaPath = join(ROOT, 'schema.sql');
 
 /** The migrations shipped with the code: `migrations/002-<name>.sql`, `003-...`, applied in order. */
-export const MIGRATIONS_DIR = join(root, 'migrations');
+export const MIGRATIONS_DIR = join(ROOT, 'migrations');
 
 /** One upgrade step: running `sql` on a database at version `version - 1` makes it `version`. */
 export interface Migration {

@@ -7,7 +7,10 @@ import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { makeInstallDir, productionCommand, root, startServiceProcess, type ServiceProcess } from './run-script.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 /** Resident memory of a process in MiB (Linux). */
 function rssMiB(pid: number): number | undefined {
@@ -25,7 +28,8 @@ describe('production start: compiled dist/main.js with plain node', () => {
   let service: ServiceProcess;
 
   before(async () => {
-    service = await startServiceProcess({ DATABASE_PATH: databasePath }, 20_000, install, productionCommand());
+    // The fake model and the tool's API below listen on 127.0.0.1.
+    service = await startServiceProcess({ DATABASE_PATH: databasePath, ALLOW_PRIVATE_NETWORKS: 'on' }, 20_000, install, productionCommand());
   });
 
   test('the process runs JavaScript only: no tsx loader among its arguments', () => {
@@ -77,6 +81,45 @@ describe('production start: compiled dist/main.js with plain node', () => {
       assert.equal(asset.status, 200, file);
       assert.ok(asset.text.length > 1000, `${file} has ${asset.text.length} characters`);
     }
+  });
+
+  test('an agent runs in the build: a streamed invoke whose model calls an OPENAPI tool described in YAML', async (t) => {
+    // The model client, the JSON Schema validator and the YAML reader are loaded on first use, from
+    // the build's chunks: this is the request that loads them.
+    const fake = await startFakeOpenAI();
+    const api = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })));
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    t.after(() => new Promise((resolve) => api.close(resolve)));
+    const spec = [
+      'openapi: 3.0.0',
+      'info: { title: Echo, version: "1" }',
+      `servers: [{ url: "http://127.0.0.1:${(api.address() as AddressInfo).port}" }]`,
+      'paths:',
+      '  /echo/{word}:',
+      '    get:',
+      '      operationId: echo',
+      '      parameters: [{ name: word, in: path, required: true, schema: { type: string } }]',
+    ].join('\n');
+
+    const { token } = await service.signUp('Runner');
+    const agent = await service.create(token, '/agents', { name: 'Runner', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm', baseUrl: fake.url } });
+    const tool = await service.create(token, '/tools', { name: 'Echo', type: 'OPENAPI', metadata: { spec } });
+    await service.create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    fake.reply({ toolCalls: [{ name: 'echo_echo', arguments: '{"word":"otter"}' }] }, { text: 'It said otter.' });
+
+    const response = await fetch(`${service.url}/api/v1/agents/${agent.id}/invoke`, {
+      method: 'POST',
+      headers: { Autorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'Echo otter', stream: true }),
+    });
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    const events = [...text.matchAll(/^event: (\w+)$/gm)].map((match) => match[1]);
+    assert.equal(events[0], 'run', text);
+    assert.equal(events.at(-1), 'done', text);
+    assert.match(text, /"output":"\{\\"path\\":\\"\/echo\/otter\\"\}"/);
+    assert.match(text, /It said otter\./);
+    assert.deepEqual(fake.requests[0].body.tools.map((entry: { function: { name: string } }) => entry.function.name), ['echo_echo']);
   });
 
   test('SIGTERM stops it cleanly and the WAL is folded back into the database', async () => {

@@ -339,3 +339,161 @@ export async function probe(proc: Proc, request: AcRequest, expectStatus: number
     throw new Error(`${proc.name}: ${request.method ?? 'GET'} ${request.path} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`);
   }
 }
+
+// ---- streamed agent runs -----------------------------------------------------------------------
+
+/** Where a stream's first token is: a `token` event of the service, or a content chunk of the model. */
+export type FirstToken = 'token-event' | 'model-chunk';
+
+/** The end of the first token in `text` (the SSE read so far), or -1 while there is none yet. */
+function firstTokenIn(text: string, kind: FirstToken): number {
+  if (kind === 'token-event') {
+    const at = text.indexOf('event: token\n');
+    return at === -1 ? -1 : text.indexOf('\n\n', at);
+  }
+  let from = 0;
+  for (let end = text.indexOf('\n\n'); end !== -1; from = end + 2, end = text.indexOf('\n\n', from)) {
+    const line = text.slice(from, end);
+    if (!line.startsWith('data: ') || line === 'data: [DONE]') continue;
+    const content = (JSON.parse(line.slice(6)) as { choices?: { delta?: { content?: string } }[] }).choices?.[0]?.delta?.content;
+    if (content) return end;
+  }
+  return -1;
+}
+
+/**
+ * Streamed requests one at a time for `seconds` on one keep-alive connection: each one's time from
+ * sending it to the first token (`kind`) read, and how many finished a second.
+ */
+export async function timeToFirstToken(proc: Proc, request: AcRequest, kind: FirstToken, seconds: number): Promise<RunResult> {
+  const url = new URL(proc.url);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const body = Buffer.from(request.body ?? '');
+  const latencies = new Latencies();
+  let non2xx = 0;
+  let errors = 0;
+  const meter = cpuMeter(proc);
+  const started = performance.now();
+  const until = started + seconds * 1000;
+  while (performance.now() < until) {
+    await new Promise<void>((resolve) => {
+      const sent = performance.now();
+      let first = false;
+      let text = '';
+      const req = httpRequest(
+        {
+          agent, host: url.hostname, port: url.port, method: request.method ?? 'POST', path: request.path,
+          headers: { ...request.headers, 'content-length': String(body.length) },
+        },
+        (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (part: string) => {
+            if (first) return;
+            text += part;
+            if (firstTokenIn(text, kind) !== -1) {
+              first = true;
+              latencies.add(performance.now() - sent);
+            }
+          });
+          res.on('end', () => {
+            if (res.statusCode !== 200 || !first) non2xx++;
+            resolve();
+          });
+          res.on('error', () => {
+            errors++;
+            resolve();
+          });
+        },
+      );
+      req.on('error', () => {
+        errors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  const cpu = meter();
+  const sorted = latencies.sorted();
+  return {
+    rps: round(latencies.count / elapsed),
+    p50: round(percentile(sorted, 50), 2),
+    p99: round(percentile(sorted, 99), 2),
+    max: round(sorted.at(-1) ?? NaN, 2),
+    requests: latencies.count,
+    non2xx,
+    errors,
+    ...cpu,
+    cpuUs: cpu.serverTicks === null || latencies.count === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / latencies.count, 1),
+  };
+}
+
+/** Streams held open on a server, each on its own connection. */
+export interface OpenStreams {
+  /** Their time to the first token, ascending (ms). */
+  firstTokenMs: number[];
+  /** Disconnects every stream and waits until the server is idle again. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens one streamed request per entry of `requests` at once and resolves when every one has
+ * received its first token event; throws (closing them all) when one answers anything else or has
+ * no token within `timeoutMs`.
+ */
+export async function openStreams(proc: Proc, requests: AcRequest[], timeoutMs = 30_000): Promise<OpenStreams> {
+  const url = new URL(proc.url);
+  const agent = new Agent({ keepAlive: false, maxSockets: Infinity });
+  const pending: ReturnType<typeof httpRequest>[] = [];
+  const close = async () => {
+    for (const req of pending) req.destroy();
+    agent.destroy();
+    await waitIdle(proc.pid);
+  };
+  const firstTokenMs: number[] = [];
+  try {
+    await Promise.all(requests.map((request) => new Promise<void>((resolve, reject) => {
+      const body = Buffer.from(request.body ?? '');
+      const sent = performance.now();
+      const timer = setTimeout(() => reject(new Error(`${proc.name}: a held stream had no token within ${timeoutMs} ms`)), timeoutMs);
+      let text = '';
+      const req = httpRequest(
+        {
+          agent, host: url.hostname, port: url.port, method: request.method ?? 'POST', path: request.path,
+          headers: { ...request.headers, 'content-length': String(body.length) },
+        },
+        (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (part: string) => {
+            if (text === undefined) return;
+            text += part;
+            if (res.statusCode !== 200) return;
+            if (firstTokenIn(text, 'token-event') !== -1) {
+              firstTokenMs.push(performance.now() - sent);
+              text = undefined as unknown as string;
+              clearTimeout(timer);
+              resolve();
+            }
+          });
+          // Closed by close(): the reset is expected.
+          res.on('error', () => {});
+          res.on('end', () => {
+            clearTimeout(timer);
+            reject(new Error(`${proc.name}: a held stream ended early (${res.statusCode}): ${(text ?? '').slice(0, 300)}`));
+          });
+        },
+      );
+      req.on('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+      pending.push(req);
+      req.end(body);
+    })));
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { firstTokenMs: firstTokenMs.sort((a, b) => a - b), close };
+}

@@ -13,7 +13,10 @@
 // POST /tools at 300/s, the service with its request log on, as in production); sign-in;
 // sign-in-flood (a legitimate sign-in during a flood from many addresses); scale (GET by id and
 // pages at 1,000 vs a million agents in one file); search-scale (one user's searches while other
-// users' chunks grow tenfold); agent-runs (skipped until the service runs agents).
+// users' chunks grow tenfold); agent-runs (agents run against a fake OpenAI-compatible model
+// answering at once, scripts/bench/fake-model.ts: invoke throughput vs plain node:http making the
+// same upstream call and writing the same run row; time to the first token of a streamed run vs
+// asking the model directly; GET /agents/{id} at 1,000/s offered, idle vs 100 open streams).
 //
 // Figures drift ±10% between runs and move with whatever else the machine runs: the "other load"
 // column estimates the share of CPU that processes outside the benchmark used meanwhile.
@@ -22,14 +25,18 @@ import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
-import { OPTS, PASSWORD, fmt, log, median, round, sleep, wants, type CaseKey } from './options.js';
+import { OPTS, PASSWORD, fmt, log, median, percentile, round, sleep, wants, type CaseKey } from './options.js';
 import { MAIN_PLAN, COMMON_WORD, RARE_WORD, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
-import { SERVICE_START, killAll, memoryOf, startReference, startService, stopProcess, type Proc } from './processes.js';
-import { bearer, compare, jsonHeaders, measure, paced, probe, runLoad, waitIdle, type Comparison, type Load, type PacedResult } from './load.js';
+import { SERVICE_START, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
+import {
+  bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
+} from './load.js';
 import { countStatements } from './statements.js';
 import { comparisonTable, summariseProfile, targetTable, type Target } from './report.js';
 
 let tempDir: string | undefined;
+/** In the input of an agent run, asks the fake model to hold its stream open after the first token. */
+const HOLD_MARKER = 'bench-hold-the-stream';
 const allServices: Proc[] = [];
 const peakOf = (proc: Proc) => memoryOf(proc.pid)?.peakRssMiB ?? NaN;
 const peaks = new Map<string, number>();
@@ -62,6 +69,18 @@ async function main(): Promise<void> {
   const startedAt = new Date();
   const dir = (tempDir = mkdtempSync(join(os.tmpdir(), 'ams-bench-')));
   const profileDir = resolve('bench-profiles');
+  const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
+  const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
+  const profiles: string[] = [];
+  /** With --cpu-prof, the hottest functions of a stopped service's main thread. */
+  const summariseProfileOf = (proc: Proc) => {
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
+    const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${proc.pid}.0.`) && !profilesBefore.has(f));
+    if (fresh.length === 0) return;
+    const file = join(profileDir, fresh.sort().at(-1)!);
+    profiles.push('', `CPU profile of ${proc.name}'s main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file));
+  };
   log(`temporary databases in ${dir}; ${OPTS.quick ? 'quick' : 'full'} run: ${OPTS.rounds} round(s) of ${OPTS.duration} s, warm-up ${OPTS.warmup} s, ${OPTS.connections} connections`);
   const cpus = os.cpus();
   const machine = {
@@ -102,9 +121,6 @@ async function main(): Promise<void> {
       });
     }
 
-    const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-    if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
-    const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
     // Each server on its own copy of the database: no server's writes (or its 5-second flush of
     // token uses) can meet another's transaction.
     const copy = (suffix: string) => {
@@ -235,14 +251,7 @@ async function main(): Promise<void> {
 
     results.mainMemory = Object.fromEntries(procs.map((p) => [p.name, memoryOf(p.pid)]));
     for (const proc of procs) await stop(proc);
-    if (OPTS.cpuProf) {
-      // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
-      const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${svc.pid}.0.`) && !profilesBefore.has(f));
-      if (fresh.length) {
-        const file = join(profileDir, fresh.sort().at(-1)!);
-        results.profile = ['', `CPU profile of the service's main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file)];
-      }
-    }
+    if (OPTS.cpuProf) summariseProfileOf(svc);
   }
 
   // ---- sign-in under attack ----
@@ -378,12 +387,110 @@ async function main(): Promise<void> {
 
   // ---- agent runs ----
   if (wants('agent-runs')) {
-    const reason = 'skipped: this service has no agent-run endpoint yet (invoke throughput, time to first token and open streams are measured once it does)';
-    for (const target of [
-      'invoke ≥ 0.5 of a plain script making the same upstream call',
-      'streamed run: time-to-first-token overhead ≤ 2 ms p50',
-      '100 open streams: GET /agents/{id} p99 within 2× of idle',
-    ]) targets.push({ target, measured: reason, pass: undefined });
+    // 50 users, each with 10 agents without tools, documents or memory; the even ones have a
+    // prompt with two variables. Every server on its own copy; all call one fake model.
+    const plan = Array.from({ length: 50 }, () => ({ agents: 10, tokens: 1, tags: 2, prompts: 1, documents: 0, tools: 0 }));
+    const seeded = seedAgents(join(dir, 'runs.db'), plan, passwordHash);
+    const plainDb = seeded.path.replace(/\.db$/, '-plain.db');
+    copyFileSync(seeded.path, plainDb);
+    const fake = await startHelper('fake model', 'scripts/bench/fake-model.ts', { HOLD_MARKER });
+    const modelEnv = { OPENAI_BASE_URL: `${fake.url}/v1` };
+    // The operator's endpoint (no SSRF check needed, allowed anyway as a home server would), and
+    // enough runs at once per user that 50 connections and 100 streams are never answered 429.
+    const svc = await service('service (agent runs)', seeded.path, {
+      nodeArgs: profileArgs,
+      env: { ...modelEnv, ALLOW_PRIVATE_NETWORKS: 'on', RUN_CONCURRENCY_PER_USER: '1000' },
+    });
+    const plain = await startReference('plain', 'plain', plainDb, modelEnv);
+    const invokeBody = { input: 'What does the leave policy say about parental leave?', variables: { who: 'the team', language: 'English' } };
+    const invokes = (extra: object) => seeded.users.flatMap((user) => user.agents.filter((_, j) => j % 2 === 0).map((id) => ({
+      method: 'POST', path: `/api/v1/agents/${id}/invoke`, headers: jsonHeaders(user.tokens[0]), body: JSON.stringify({ ...invokeBody, ...extra }),
+    })));
+    const invoke: Load = { expectStatus: 200, requests: invokes({}) };
+    const streamed = invokes({ stream: true });
+    const held = invokes({ stream: true, input: `${invokeBody.input} (${HOLD_MARKER})` });
+    const direct = {
+      method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+      body: JSON.stringify({ model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'system', content: 'Say hello to the team in English.' }, { role: 'user', content: invokeBody.input }] }),
+    };
+    const getAgent: Load = {
+      expectStatus: 200,
+      requests: seeded.users.flatMap((user) => user.agents.map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
+    };
+    for (const proc of [svc, plain]) await probe(proc, invoke.requests[0], 200);
+    const runs: Record<string, unknown> = {};
+
+    // 1. Throughput, closed loop, service vs plain node:http.
+    const throughput = await compare('agent-runs', 'POST /agents/{id}/invoke, plain JSON (fake model answering at once)', [svc, plain], (proc, s) => measure(proc, invoke, s));
+    cases.push(throughput);
+    runs.throughput = { ratio: throughput.ratios.plain, sides: throughput.sides.map(({ rounds, ...side }) => side) };
+    targets.push({
+      target: 'invoke ≥ 0.5 of a plain script making the same upstream call (req/s, median of rounds)',
+      measured: `${throughput.ratios.plain.median} (rounds ${throughput.ratios.plain.spread.join('–')}), by CPU per request ${throughput.ratios.plain.cpu}; `
+        + `${fmt(throughput.sides[0].rps)} vs ${fmt(throughput.sides[1].rps)} req/s`
+        + (throughput.problems.length ? `; ${throughput.problems.join('; ')}` : ''),
+      pass: throughput.problems.length === 0 && throughput.ratios.plain.median >= 0.5,
+    });
+
+    // 2. Time to first token, one streamed request at a time: the service's first `token` event vs
+    // the fake model's first content chunk, asked directly.
+    const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
+    let next = 0;
+    const ttft = await compare('agent-runs', 'streamed invoke, one at a time: time to first token (ms; req/s = streams a second)', [svc, fake], (proc, s) =>
+      proc === fake ? timeToFirstToken(fake, direct, 'model-chunk', s) : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s), seconds);
+    cases.push(ttft);
+    const [ttftService, ttftDirect] = ttft.raw;
+    const overheads = ttftService.map((r, k) => round(r.p50 - ttftDirect[k].p50, 2));
+    const overhead = round(median(overheads), 2);
+    runs.timeToFirstToken = { overheadP50Ms: overhead, perRound: overheads, service: ttft.sides[0], direct: ttft.sides[1] };
+    targets.push({
+      target: 'streamed run: time-to-first-token overhead ≤ 2 ms p50 (over calling the fake model directly)',
+      measured: `${fmt(overhead, 2)} ms (rounds ${fmt(Math.min(...overheads), 2)}–${fmt(Math.max(...overheads), 2)}): p50 ${fmt(ttft.sides[0].p50, 2)} vs ${fmt(ttft.sides[1].p50, 2)} ms, p99 ${fmt(ttft.sides[0].p99, 2)} vs ${fmt(ttft.sides[1].p99, 2)} ms`
+        + (ttft.problems.length ? `; ${ttft.problems.join('; ')}` : ''),
+      pass: ttft.problems.length === 0 && overhead <= 2,
+    });
+
+    // 3. GET /agents/{id} at a fixed offered rate (open loop), idle vs while 100 streamed runs are
+    // held open by the fake model; alternating round by round on the same server.
+    const rate = 1000;
+    const streams = 100;
+    const idle: Proc = { ...svc, name: 'idle' };
+    const busy: Proc = { ...svc, name: `${streams} open streams` };
+    const firstTokens: number[] = [];
+    const openCase = await compare('agent-runs', `GET /agents/{id} at ${fmt(rate)}/s offered (open loop): idle vs ${streams} open streamed runs`, [busy, idle], async (proc, s) => {
+      if (proc === idle) return paced(svc, getAgent, rate, s);
+      const open = await openStreams(svc, Array.from({ length: streams }, (_, k) => held[k % held.length]));
+      firstTokens.push(...open.firstTokenMs);
+      // Measured once the opening is over: the cost of streams being open, not of starting 100 runs.
+      await waitIdle(svc.pid);
+      try {
+        return await paced(svc, getAgent, rate, s);
+      } finally {
+        await open.close();
+      }
+    }, seconds);
+    cases.push(openCase);
+    const [withStreams, idleRounds] = openCase.raw;
+    const idleP99 = median(idleRounds.map((r) => r.p99));
+    const busyP99 = median(withStreams.map((r) => r.p99));
+    const perRound = withStreams.map((r, k) => round(r.p99 / idleRounds[k].p99, 2));
+    firstTokens.sort((a, b) => a - b);
+    runs.openStreams = { rate, streams, idleP99, busyP99, perRound, heldFirstTokenP50: round(percentile(firstTokens, 50), 2), heldFirstTokenMax: round(firstTokens.at(-1) ?? NaN, 2) };
+    targets.push({
+      target: `${streams} open streams: GET /agents/{id} p99 within 2× of idle (at ${fmt(rate)} req/s offered)`,
+      measured: `${fmt(busyP99, 2)} ms vs ${fmt(idleP99, 2)} ms idle (${fmt(busyP99 / idleP99, 2)}×; rounds ${perRound.join(', ')}); `
+        + `the ${streams} streams had their first token after ${fmt(percentile(firstTokens, 50), 1)} ms (median), ${fmt(firstTokens.at(-1) ?? NaN, 1)} ms (slowest)`
+        + (openCase.problems.length ? `; ${openCase.problems.join('; ')}` : ''),
+      pass: openCase.problems.length === 0 && busyP99 <= 2 * idleP99,
+    });
+    for (const problem of [...throughput.problems, ...ttft.problems, ...openCase.problems]) log(`⚠ agent runs: ${problem}`);
+
+    runs.memory = Object.fromEntries([svc, plain, fake].map((p) => [p.name, memoryOf(p.pid)]));
+    results.agentRuns = runs;
+    await stop(svc);
+    await stop(plain);
+    await stop(fake);
+    if (OPTS.cpuProf) summariseProfileOf(svc);
   }
 
   // ---- memory and start ----
@@ -417,15 +524,20 @@ async function main(): Promise<void> {
     + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers alternating; medians of the rounds, latency in ms. `
     + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
   lines.push('', ...comparisonTable(cases.filter((c) => c.sides.length === 3)));
-  const rest = cases.filter((c) => c.sides.length !== 3);
+  const rest = cases.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
   if (rest.length) lines.push('', ...comparisonTable(rest));
+  // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
+  for (const c of cases.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
   if (notes.length) lines.push('', ...notes);
   const problems = cases.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
   if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);
   const loads = cases.map((c) => c.otherLoad).filter((x): x is number => x !== null);
   if (loads.some((x) => x > 0.1)) lines.push('', `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`);
   lines.push('', ...targetTable(targets));
-  if (results.profile) lines.push(...(results.profile as string[]));
+  if (profiles.length) {
+    lines.push(...profiles);
+    results.profile = profiles;
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
   writeFileSync(OPTS.out, `${JSON.stringify({
     startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), options: OPTS,

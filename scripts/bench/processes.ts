@@ -21,13 +21,18 @@ export interface Proc {
 }
 
 const children = new Set<ChildProcess>();
+/** Children being stopped on purpose. */
+const stopping = new WeakSet<ChildProcess>();
 process.on('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
 export function killAll(): void {
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of children) {
+    stopping.add(child);
+    child.kill('SIGKILL');
+  }
 }
 
 async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Proc> {
@@ -36,7 +41,13 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   children.add(child);
   child.on('exit', () => children.delete(child));
   let stderr = '';
+  /** The last lines of stdout that are not request log lines (errors the service logged). */
+  let otherLines: string[] = [];
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  // A server that dies during a case says why (stopProcess sends SIGTERM; anything else is unexpected).
+  child.on('exit', (code, signal) => {
+    if (!stopping.has(child)) log(`${name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}; stderr: ${stderr.trim() || '(empty)'}; last log lines: ${otherLines.join('\n') || '(none)'}`);
+  });
   const requestMs: number[] = [];
   const url = await new Promise<string>((resolveUrl, reject) => {
     let buffered = '';
@@ -52,6 +63,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
         if (found) {
           const ms = /"ms":([0-9.]+)/.exec(line);
           if (ms) requestMs.push(Number(ms[1]));
+          else otherLines = [...otherLines.slice(-9), line.slice(0, 1000)];
           continue;
         }
         try {
@@ -134,19 +146,32 @@ export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !==
  * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
  * database, with the service's V8 flags: the ratios compare code, not runtime settings.
  */
-export function startReference(kind: ReferenceKind, name: string, databasePath: string): Promise<Proc> {
+export function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
   return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), '--import', 'tsx', script], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
     SECRET_KEY: SECRET_KEY.toString('hex'),
+    ...env,
   });
+}
+
+/** Processes the benchmark runs beside the servers (the fake model): their CPU is not "other load". */
+export const helperPids = new Set<number>();
+
+/** A helper server the measured servers talk to (scripts/bench/fake-model.ts), with the service's V8 flags. */
+export async function startHelper(name: string, script: string, env: Record<string, string> = {}): Promise<Proc> {
+  const proc = await startProcess(name, [...V8_FLAGS, '--import', 'tsx', script], { PORT: '0', HOST: '127.0.0.1', ...env });
+  helperPids.add(proc.pid);
+  proc.child.once('exit', () => helperPids.delete(proc.pid));
+  return proc;
 }
 
 export async function stopProcess(proc: Proc): Promise<void> {
   if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
   const exited = new Promise<void>((done) => proc.child.once('exit', () => done()));
+  stopping.add(proc.child);
   proc.child.kill('SIGTERM');
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
   await exited;
@@ -189,7 +214,7 @@ export function cpuSnapshot(pids: number[]): CpuSnapshot | undefined {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const [user, nice, system] = fields;
     let ours = 0;
-    for (const pid of pids) ours += cpuTicks(pid) ?? 0;
+    for (const pid of new Set([...pids, ...helperPids])) ours += cpuTicks(pid) ?? 0;
     return { busy: user + nice + system, total: fields.slice(0, 8).reduce((a, b) => a + b, 0), ours };
   } catch {
     return undefined;

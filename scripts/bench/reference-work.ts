@@ -8,7 +8,7 @@ import { createStores } from '../../src/stores.js';
 import { createSealer } from '../../src/lib/secrets.js';
 import { formatTimestamp } from '../../src/lib/ids.js';
 import { parse, IdSchema, ListQuerySchema, pageRequest } from '../../src/http/validate.js';
-import { notFound, unauthorized } from '../../src/http/errors.js';
+import { ApiError, notFound, unauthorized } from '../../src/http/errors.js';
 import { presentAgent } from '../../src/agents/present.js';
 import { presentTool } from '../../src/tools/present.js';
 import { presentUser } from '../../src/users/present.js';
@@ -18,6 +18,9 @@ import { CreateToolSchema } from '../../src/tools/schema.js';
 import { SignInSchema } from '../../src/auth/schema.js';
 import { verifyPassword } from '../../src/auth/password.js';
 import type { Caller } from '../../src/http/context.js';
+import { InvokeSchema } from '../../src/runs/schema.js';
+import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from '../../src/runs/context.js';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 
 
 const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
@@ -37,6 +40,9 @@ export function referenceWork() {
   const health = db.prepare('SELECT 1').pluck();
   // As the service: token uses noted per request, written every 5 s in one transaction.
   setInterval(() => stores.apiTokens.flushTouches(), 5_000).unref();
+  // The model endpoint of every agent run (the operator's OPENAI_BASE_URL: the benchmark's fake model).
+  const modelBase = process.env.OPENAI_BASE_URL ? new URL(`${process.env.OPENAI_BASE_URL.replace(/\/+$/, '')}/chat/completions`) : undefined;
+  const modelAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
   const asObject = (body: unknown) => (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {});
 
   return {
@@ -88,6 +94,62 @@ export function referenceWork() {
 
     createTool(caller: Caller, body: unknown) {
       return presentTool(stores.tools.create(caller.id, parse(CreateToolSchema, asObject(body))), caller);
+    },
+
+    /**
+     * A plain (not streamed) run of an agent without tools: what the service's run does for it —
+     * the agent and its model settings (the key unsealed), its prompt filled, its documents
+     * searched, its tools listed, the run row written through the service's run store — with the
+     * upstream call made by node:http to OPENAI_BASE_URL.
+     */
+    async invokeAgent(caller: Caller, rawId: string, body: unknown) {
+      const id = parse(IdSchema, rawId, 'id');
+      const input = parse(InvokeSchema, asObject(body));
+      if (input.stream) throw new ApiError(422, 'validation_failed', 'This reference does not stream.');
+      const agent = stores.agents.get(caller.id, id);
+      const llm = agent && stores.agents.getModelSettings(caller.id, id);
+      if (!agent || !llm) throw notFound('Agent');
+      if (!modelBase) throw new ApiError(422, 'validation_failed', 'OPENAI_BASE_URL is not set.');
+      const prompt = agent.promptId ? stores.prompts.get(caller.id, agent.promptId) : undefined;
+      const system = prompt ? fillPrompt(prompt, input.variables, input.input) : null;
+      const started = performance.now();
+      const run = stores.runs.startRun({ userId: caller.id, agentId: id, parentRunId: null, sessionId: input.sessionId, input: input.input, model: llm.model });
+      if (!run) throw notFound('Agent');
+      const query = anyWordQuery(input.input);
+      const chunks = query ? stores.runs.searchContext(caller.id, id, query, CONTEXT_CHUNKS) : [];
+      const tools = stores.tools.listForRun(caller.id, id);
+      if (tools.length > 0) throw new ApiError(422, 'validation_failed', 'This reference runs agents without tools.');
+      const payload = JSON.stringify({
+        model: llm.model,
+        messages: [{ role: 'system', content: systemMessage(system, chunks) }, { role: 'user', content: input.input }],
+      });
+      const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = httpRequest(
+          {
+            agent: modelAgent, host: modelBase.hostname, port: modelBase.port, path: modelBase.pathname, method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${llm.apiKey ?? 'none'}` },
+          },
+          (res) => {
+            const parts: Buffer[] = [];
+            res.on('data', (part: Buffer) => parts.push(part));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') }));
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end(payload);
+      });
+      const ms = Math.round(performance.now() - started);
+      const sources = sourcesOf(chunks);
+      if (reply.status !== 200) {
+        stores.runs.finishRun(run.id, { status: 'failed', output: null, error: `The model endpoint answered ${reply.status}`, steps: [], sources, warnings: [], usage: null, ms }, null);
+        throw new ApiError(502, 'upstream_error', `The model endpoint answered ${reply.status}.`);
+      }
+      const completion = JSON.parse(reply.text) as { choices: { message?: { content?: string | null } }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
+      const output = completion.choices[0]?.message?.content ?? '';
+      const usage = completion.usage ? { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } : null;
+      stores.runs.finishRun(run.id, { status: 'succeeded', output, error: null, steps: [], sources, warnings: [], usage, ms }, null);
+      return { runId: run.id, sessionId: input.sessionId, output, model: llm.model, steps: [], sources, warnings: [], usage, ms };
     },
 
     async signIn(body: unknown) {

@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type Router from '@koa/router';
 import type { AppContext, AppState } from '../http/context.js';
+import { codePath, ROOT } from '../lib/paths.js';
 import { packageVersion } from '../lib/version.js';
 
 /** What the console may load and do: its own files and the API on this origin, nothing inline. */
@@ -26,10 +26,9 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-// The sources, found from src/console/ and from dist/console/ alike (the compiled code has no TSX).
-const ENTRY = fileURLToPath(new URL('../../src/console/app/main.tsx', import.meta.url));
+const ENTRY = join(ROOT, 'src', 'console', 'app', 'main.tsx');
 /** Where `npm run build` leaves the bundle: dist/console/bundle/ (src/console/bundle/ never exists). */
-export const PREBUILT_DIR = fileURLToPath(new URL('./bundle/', import.meta.url));
+export const PREBUILT_DIR = codePath(join('console', 'bundle'));
 const PREBUILT = { script: 'app.js', stylesheet: 'app.css' };
 
 interface Asset {

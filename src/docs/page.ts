@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { AppMiddleware } from '../http/context.js';
+import { codePath } from '../lib/paths.js';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -33,7 +33,8 @@ const ASSETS: Record<string, Asset> = {
   'swagger-ui.css': { file: join(SWAGGER_UI_DIR, 'swagger-ui.css'), type: 'text/css; charset=utf-8' },
   'swagger-ui-bundle.js': { file: join(SWAGGER_UI_DIR, 'swagger-ui-bundle.js'), type: 'text/javascript; charset=utf-8' },
   'favicon-32x32.png': { file: join(SWAGGER_UI_DIR, 'favicon-32x32.png'), type: 'image/png' },
-  'swagger-init.js': { file: fileURLToPath(new URL('./swagger-init.js', import.meta.url)), type: 'text/javascript; charset=utf-8' },
+  // Copied into dist/docs/ by the build.
+  'swagger-init.js': { file: codePath('docs/swagger-init.js'), type: 'text/javascript; charset=utf-8' },
 };
 
 /**

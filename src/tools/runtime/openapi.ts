@@ -61,7 +61,9 @@ interface Libraries {
 }
 let libraries: Promise<Libraries> | undefined;
 function loadLibraries(): Promise<Libraries> {
-  libraries ??= Promise.all([import('ajv'), import('yaml')]).then(([ajv, yaml]) => ({
+  // Both are CommonJS: `default` is their module.exports, under Node and in the production bundle alike
+  // (the bundle gives a dynamically imported CommonJS module no named exports).
+  libraries ??= Promise.all([import('ajv'), import('yaml')]).then(([{ default: ajv }, { default: yaml }]) => ({
     newAjv: () => new ajv.Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false }),
     parseYaml: (text: string) => yaml.parse(text, { maxAliasCount: 100 }),
   }));

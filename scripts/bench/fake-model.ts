@@ -1,0 +1,78 @@
+// The model the agent-run cases of `npm run bench` talk to: an OpenAI-compatible chat-completions
+// server on 127.0.0.1 that answers at once, plain or streamed as the request asks, and keeps no
+// record of what it was sent (its memory stays flat however long the benchmark runs). A streamed
+// request whose last message holds the text in HOLD_MARKER (set by the benchmark) gets its first
+// piece of text and is then held open until the client goes away: the open streams of the benchmark.
+//
+//   PORT=0 HOLD_MARKER=word node --import tsx scripts/bench/fake-model.ts
+// On listening it writes one JSON line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`; the
+// OpenAI base URL is that URL + `/v1`. GET /healthz answers 200.
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const HOLD_MARKER = process.env.HOLD_MARKER || undefined;
+const PIECES = ['Hello', ' from', ' the', ' fake', ' model.'];
+const TEXT = PIECES.join('');
+const USAGE = { prompt_tokens: 24, completion_tokens: PIECES.length, total_tokens: 24 + PIECES.length };
+
+let counter = 0;
+const chunk = (id: string, created: number, model: string, delta: object, finish: string | null, usage?: object) =>
+  `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: usage ? [] : [{ index: 0, delta, finish_reason: finish }], ...(usage ? { usage } : {}) })}\n\n`;
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const server = createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/healthz') return json(res, 200, { status: 'ok' });
+  const parts: Buffer[] = [];
+  req.on('data', (part: Buffer) => parts.push(part));
+  req.on('end', () => {
+    if (req.method !== 'POST' || !(req.url ?? '').endsWith('/chat/completions')) {
+      return json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
+    }
+    let body: { model?: string; stream?: boolean; messages?: { content?: unknown }[]; stream_options?: { include_usage?: boolean } };
+    try {
+      body = JSON.parse(Buffer.concat(parts).toString('utf8'));
+    } catch {
+      return json(res, 400, { error: { message: 'the body is not JSON', type: 'invalid_request_error' } });
+    }
+    const id = `chatcmpl-bench-${++counter}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = body.model ?? 'fake-model';
+    if (!body.stream) {
+      return json(res, 200, {
+        id, object: 'chat.completion', created, model,
+        choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }],
+        usage: USAGE,
+      });
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    res.socket?.setNoDelay(true);
+    const last = body.messages?.at(-1)?.content;
+    if (HOLD_MARKER !== undefined && typeof last === 'string' && last.includes(HOLD_MARKER)) {
+      // The first piece, then nothing until the client leaves.
+      res.write(chunk(id, created, model, { role: 'assistant', content: PIECES[0] }, null));
+      return;
+    }
+    let text = chunk(id, created, model, { role: 'assistant', content: '' }, null);
+    for (const piece of PIECES) text += chunk(id, created, model, { content: piece }, null);
+    text += chunk(id, created, model, {}, 'stop');
+    if (body.stream_options?.include_usage) text += chunk(id, created, model, {}, null, USAGE);
+    res.end(`${text}data: [DONE]\n\n`);
+  });
+});
+server.keepAliveTimeout = 60_000;
+
+server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
+  const { address, port } = server.address() as AddressInfo;
+  process.stdout.write(`${JSON.stringify({ msg: 'listening', url: `http://${address}:${port}` })}\n`);
+});
+const stop = () => {
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
