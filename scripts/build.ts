@@ -9,28 +9,14 @@
 // - dist/console/bundle/: the web console's script and stylesheet.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { build } from 'esbuild';
 import { writeConsoleBundle } from '../src/console/serve.js';
 import { ROOT } from '../src/lib/paths.js';
+import { bundleServer } from './bundle.js';
 
 const dist = join(ROOT, 'dist');
 rmSync(dist, { recursive: true, force: true });
 
-await build({
-  entryPoints: [join(ROOT, 'src', 'main.ts')],
-  outdir: dist,
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  external: ['better-sqlite3', 'pdfjs-dist', 'swagger-ui-dist', 'esbuild'],
-  // The CommonJS packages inside the bundle (koa and its helpers) call require() for Node's modules.
-  banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);" },
-  chunkNames: 'chunks/[name]-[hash]',
-  legalComments: 'linked',
-  logLevel: 'warning',
-});
+await bundleServer(join(ROOT, 'src', 'main.ts'), dist);
 
 mkdirSync(join(dist, 'docs'), { recursive: true });
 copyFileSync(join(ROOT, 'src', 'docs', 'swagger-init.js'), join(dist, 'docs', 'swagger-init.js'));

@@ -3,7 +3,8 @@
 // from /proc: memory and CPU time.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
+import { bundleServer } from '../bundle.js';
 import { serviceNodeArgs } from '../service-command.js';
 import { ROOT, SECRET_KEY, log, round } from './options.js';
 
@@ -117,13 +118,16 @@ function serviceStart(): { script: string; args: string[] } {
 const START = serviceStart();
 export const SERVICE_START = `node ${START.args.join(' ')}`;
 let built = false;
+/** `npm run build`, once, before the first server starts (it empties dist/, where references are bundled too). */
+function ensureBuilt(): void {
+  if (START.script !== 'start:prod' || built) return;
+  log('npm run build (the service is started the production way)');
+  execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  built = true;
+}
 
 export function startService(name: string, databasePath: string, options: ServiceOptions = {}): Promise<Proc> {
-  if (START.script === 'start:prod' && !built) {
-    log('npm run build (the service is started the production way)');
-    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-    built = true;
-  }
+  ensureBuilt();
   return startProcess(name, [...(options.nodeArgs ?? []), ...START.args], {
     PORT: '0',
     HOST: '127.0.0.1',
@@ -146,15 +150,33 @@ export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !==
  * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
  * database, with the service's V8 flags: the ratios compare code, not runtime settings.
  */
-export function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}): Promise<Proc> {
+export async function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
-  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), '--import', 'tsx', script], {
+  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), ...(await referenceEntry(script))], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
     SECRET_KEY: SECRET_KEY.toString('hex'),
     ...env,
   });
+}
+
+/**
+ * How a reference server is run: bundled like the service when the service runs its production
+ * build (into dist/bench/, where the stores it imports find the installation as the build does),
+ * through tsx when the service runs through tsx.
+ */
+const bundledReferences = new Map<string, Promise<string>>();
+async function referenceEntry(script: string): Promise<string[]> {
+  if (START.script !== 'start:prod') return ['--import', 'tsx', script];
+  ensureBuilt();
+  const outdir = join(ROOT, 'dist', 'bench');
+  let bundled = bundledReferences.get(script);
+  if (!bundled) {
+    bundled = bundleServer(join(ROOT, script), outdir).then(() => join(outdir, basename(script).replace(/\.ts$/, '.js')));
+    bundledReferences.set(script, bundled);
+  }
+  return [await bundled];
 }
 
 /** Processes the benchmark runs beside the servers (the fake model): their CPU is not "other load". */
