@@ -18,7 +18,7 @@ import { unavailable } from './http/errors.js';
 import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
-import { agentRoutes } from './agents/routes.js';
+import { agentRoutes, libraryRoute } from './agents/routes.js';
 import { agentDocumentRoutes, agentDocumentViaAgentsRoute, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
 import { IngestionQueue } from './documents/ingestion.js';
@@ -31,9 +31,9 @@ import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
 import { createToolProvider } from './tools/runtime/provider.js';
-import { reactStrategy } from './tools/runtime/react.js';
-import { createGuardedFetch } from './ingest/fetch.js';
-import { libraryRoute, runRoutes } from './runs/routes.js';
+import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
+import { runRoutes } from './runs/routes.js';
+import { userRoutes } from './users/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -48,6 +48,8 @@ export interface AppOptions {
   keepAliveMs?: number;
   /** Tests only: awaited right before each password hash runs, to hold it mid-way (see PasswordHasher). */
   beforeHash?: (password: string) => Promise<void>;
+  /** Tests only: answers the DNS lookups of the check of a user's model endpoint before a run. */
+  resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
 
 /**
@@ -56,7 +58,7 @@ export interface AppOptions {
  */
 export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine; stopBackgroundWork(): Promise<void> };
 
-export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, keepAliveMs }: AppOptions): App {
+export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, keepAliveMs, resolveHost }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
   // Koa reports errors after a response began (a client that left a stream) here; by default it
@@ -71,7 +73,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, beforeHash });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
-  const engine = createRunEngine({ stores, config, log });
+  const engine = createRunEngine({ stores, config, log, resolveHost });
   engine.setToolProvider(
     createToolProvider({
       listToolsForRun: stores.tools.listForRun,
@@ -80,7 +82,6 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
       runChild: engine.runChildAgent,
     }),
   );
-  engine.setStrategy('REACT', reactStrategy);
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const health = defineRoute({
@@ -119,6 +120,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
     ...promptRoutes(stores),
     ...tagRoutes(stores),
     ...runRoutes({ ...stores, engine, keepAliveMs }),
+    ...userRoutes(),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
     health,

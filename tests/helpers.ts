@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App } from '../src/app.js';
+import { createApp, type App, type AppOptions } from '../src/app.js';
 import { createHttpServer } from '../src/server.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
@@ -65,13 +65,13 @@ export interface TestService extends Client {
 export async function startService(
   overrides: Partial<Config> = {},
   log: Logger = silentLogger,
-  options: { beforeHash?: (password: string) => Promise<void>; keepAliveMs?: number } = {},
+  options: Pick<AppOptions, 'beforeHash' | 'keepAliveMs' | 'resolveHost'> = {},
 ): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
   const config: Config = { ...testConfig({ DATABASE_PATH: join(dir, 'test.db') }), ...overrides };
   const db = openDatabase(config.databasePath);
   const secretKey = randomBytes(32);
-  const app = createApp({ db, config, log, secretKey, beforeHash: options.beforeHash, keepAliveMs: options.keepAliveMs });
+  const app = createApp({ db, config, log, secretKey, ...options });
   const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = createClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

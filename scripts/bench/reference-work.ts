@@ -114,6 +114,7 @@ export function referenceWork() {
       const system = prompt ? fillPrompt(prompt, input.variables, input.input) : null;
       const started = performance.now();
       const run = stores.runs.startRun({ userId: caller.id, agentId: id, parentRunId: null, sessionId: input.sessionId, input: input.input, model: llm.model });
+      if (!run) throw notFound('Agent');
       const query = anyWordQuery(input.input);
       const chunks = query ? stores.runs.searchContext(caller.id, id, query, CONTEXT_CHUNKS) : [];
       const tools = stores.tools.listForRun(caller.id, id);

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type Router from '@koa/router';
 import type { AppContext, AppState } from '../http/context.js';
 import { codePath, ROOT } from '../lib/paths.js';
-import { packageVersion } from '../openapi/document.js';
+import { packageVersion } from '../lib/version.js';
 
 /** What the console may load and do: its own files and the API on this origin, nothing inline. */
 export const CONSOLE_CSP = [

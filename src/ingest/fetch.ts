@@ -265,7 +265,8 @@ function networkError(error: unknown, url: URL): IngestError {
   return new IngestError('network', `could not fetch from ${host}${code ? ` (${code})` : ''}`);
 }
 
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+/** `promise`, or a rejection with `signal`'s reason as soon as it aborts (the work itself goes on). */
+export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);

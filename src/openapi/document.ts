@@ -1,12 +1,10 @@
 // Builds the OpenAPI 3.1 document from the routes the app mounts: request bodies, query and path
 // parameters from the valibot schemas the routes validate with (their *input* shape, before
 // trimming and defaults), responses from the routes' answer shapes, errors from ERRORS.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { toJsonSchema, toJsonSchemaDefs, type ConversionConfig, type JsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { ERRORS, type ErrorStatus } from '../http/errors.js';
-import { ROOT } from '../lib/paths.js';
+import { packageVersion } from '../lib/version.js';
 import { defineRoute, fullPath, pathParameters, type Route } from '../http/route.js';
 import { ErrorEnvelopeSchema, FieldIssueSchema, successEnvelope } from '../http/shapes.js';
 import { IdSchema, JsonObjectSchema } from '../http/validate.js';
@@ -187,12 +185,6 @@ export function openApiPath(routerPath: string): string {
 /** `createTool` → `CreateToolBody`: the component name of an operation's request body. */
 function bodyName(route: Route): string {
   return `${route.operationId[0].toUpperCase()}${route.operationId.slice(1)}Body`;
-}
-
-/** The service's version, as package.json states it. */
-export function packageVersion(): string {
-  const path = join(ROOT, 'package.json');
-  return (JSON.parse(readFileSync(path, 'utf8')) as { version: string }).version;
 }
 
 /** The schema of `data` in a success answer (the whole body for a raw one). */

@@ -1,6 +1,6 @@
 // What a run tells the model before the conversation: the agent's prompt filled with the request's
 // variables, and the best chunks of the agent's documents for the input, numbered.
-import { validationFailed } from '../http/errors.js';
+import { invalidRun } from './failures.js';
 import type { PromptRow } from '../prompts/store.js';
 import type { ContextChunk, RunSource } from './store.js';
 
@@ -39,7 +39,7 @@ export function anyWordQuery(text: string): string | undefined {
 /**
  * The prompt's template with `{name}` replaced by `variables[name]` (`{input}` by the input when no
  * variable of that name is given) and `{{`/`}}` as literal braces. A variable without a value is a
- * 422 naming it.
+ * `validation_failed` failure naming it.
  */
 export function fillPrompt(prompt: Pick<PromptRow, 'template'>, variables: Record<string, string>, input: string): string {
   const missing: string[] = [];
@@ -54,7 +54,7 @@ export function fillPrompt(prompt: Pick<PromptRow, 'template'>, variables: Recor
     return value;
   });
   if (missing.length > 0) {
-    throw validationFailed(
+    throw invalidRun(
       missing.slice(0, 10).map((name) => ({ path: `variables.${name}`, message: `is used by the agent's prompt and has no value` })),
     );
   }

@@ -3,10 +3,10 @@
 // guard before the run and on every connection (the guarded fetch connects to the vetted address).
 import OpenAI from 'openai';
 import type { RunsConfig } from '../config.js';
-import { validationFailed } from '../http/errors.js';
-import { createGuardedFetch, vetHost, type FetchFunction } from '../ingest/fetch.js';
+import { createGuardedFetch, raceAbort, vetHost, type FetchFunction, type ResolvedAddress } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import type { RunLlmConfig } from '../agents/store.js';
+import { invalidRun } from './failures.js';
 
 export const PROVIDERS = ['openai', 'ollama', 'openai-compatible'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -36,7 +36,7 @@ const OLLAMA_KEY = 'ollama';
 
 const providerList = () => PROVIDERS.map((name) => `"${name}"`).join(', ');
 
-/** The endpoint for an agent's llm; a 422 naming the field when it cannot be run as configured. */
+/** The endpoint for an agent's llm; a `validation_failed` failure naming the field when it cannot be run as configured. */
 export function resolveEndpoint(llm: RunLlmConfig, config: RunsConfig): ModelEndpoint {
   const provider = normalizeProvider(llm.provider);
   const userBase = llm.baseUrl === null ? null : parseBaseUrl(llm.baseUrl);
@@ -52,9 +52,9 @@ export function resolveEndpoint(llm: RunLlmConfig, config: RunsConfig): ModelEnd
     return { baseURL: config.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model: llm.model, userAimed: false };
   }
   if (provider === 'openai-compatible') {
-    throw validationFailed([{ path: 'llm.baseUrl', message: 'is required for provider "openai-compatible": the URL of its OpenAI-compatible API, e.g. http://host:8000/v1' }]);
+    throw invalidRun([{ path: 'llm.baseUrl', message: 'is required for provider "openai-compatible": the URL of its OpenAI-compatible API, e.g. http://host:8000/v1' }]);
   }
-  throw validationFailed([
+  throw invalidRun([
     { path: 'llm.provider', message: `"${llm.provider.slice(0, 60)}" is not a provider this service runs; use one of ${providerList()} (or give llm.baseUrl)` },
   ]);
 }
@@ -64,22 +64,29 @@ function parseBaseUrl(text: string): string {
   try {
     url = new URL(text);
   } catch {
-    throw validationFailed([{ path: 'llm.baseUrl', message: 'is not a valid URL' }]);
+    throw invalidRun([{ path: 'llm.baseUrl', message: 'is not a valid URL' }]);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationFailed([{ path: 'llm.baseUrl', message: 'must be an http or https URL' }]);
-  if (url.username || url.password) throw validationFailed([{ path: 'llm.baseUrl', message: 'must not hold a user name or password; give llm.apiKey' }]);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidRun([{ path: 'llm.baseUrl', message: 'must be an http or https URL' }]);
+  if (url.username || url.password) throw invalidRun([{ path: 'llm.baseUrl', message: 'must not hold a user name or password; give llm.apiKey' }]);
   return url.href.replace(/\/+$/, '');
 }
 
-/** Checks a user's endpoint against the SSRF guard before the run starts: a 422 saying why it is refused. */
-export async function checkEndpoint(endpoint: ModelEndpoint, allowPrivateNetworks: boolean): Promise<void> {
+/**
+ * Checks a user's endpoint against the SSRF guard before the run starts: a `validation_failed`
+ * failure saying why it is refused. The host's lookup has no deadline of its own (a DNS server may
+ * never answer): it rejects with `signal`'s reason when the run's deadline or a shutdown aborts it.
+ */
+export async function checkEndpoint(
+  endpoint: ModelEndpoint,
+  options: { allowPrivateNetworks: boolean; signal: AbortSignal; resolve?: (host: string) => Promise<ResolvedAddress[]> },
+): Promise<void> {
   if (!endpoint.userAimed) return;
   try {
-    await vetHost(new URL(endpoint.baseURL), { allowPrivateNetworks });
+    await raceAbort(vetHost(new URL(endpoint.baseURL), { allowPrivateNetworks: options.allowPrivateNetworks, resolve: options.resolve }), options.signal);
   } catch (error) {
     if (!isIngestError(error)) throw error;
     const hint = error.code === 'refused_address' ? ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)' : '';
-    throw validationFailed([{ path: 'llm.baseUrl', message: `${error.message}${hint}` }]);
+    throw invalidRun([{ path: 'llm.baseUrl', message: `${error.message}${hint}` }]);
   }
 }
 

@@ -1,17 +1,15 @@
 // Running agents over HTTP: invoke (plain or streamed), the runs it records, the sessions of memory,
-// and the original API's predict, traces, users and library endpoints for its existing clients.
+// and the original API's predict and traces for its existing clients. A run's failures (RunFailure)
+// become HTTP answers here.
 import * as v from 'valibot';
 import type { AppContext } from '../http/context.js';
-import { notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
-import { presentLibraryAgent } from '../agents/present.js';
-import { LibraryAgentSchema } from '../agents/schema.js';
-import { presentUser } from '../users/present.js';
-import { UserSchema } from '../users/schema.js';
-import { DEFAULT_SESSION, RunFailure, type RunEngine, type RunOutcome, type RunSink } from './engine.js';
-import { KEEP_ALIVE_MS, SseStream } from './sse.js';
+import type { PreparedRun, RunEngine, RunOutcome, RunSink } from './engine.js';
+import { RunFailure, type FailureCode } from './failures.js';
+import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
 import type { RunRow, RunStore } from './store.js';
 import {
   INVOKE_EVENTS,
@@ -54,6 +52,28 @@ export function presentRun(run: RunRow): RunShape {
   };
 }
 
+/** The session an agent with memory uses when a v0 predict names none (one per agent, as the original had). */
+export const DEFAULT_SESSION = 'default';
+
+const FAILURE_STATUS: Record<FailureCode, number> = {
+  not_found: 404,
+  validation_failed: 422,
+  rate_limited: 429,
+  upstream_error: 502,
+  max_steps: 502,
+  unavailable: 503,
+  upstream_timeout: 504,
+  cancelled: 499, // the client has gone: nobody reads it
+  internal: 500,
+};
+
+/** The HTTP answer of a run that could not run or failed (a RunFailure; anything else is rethrown as is). */
+function httpError(error: unknown): never {
+  if (!(error instanceof RunFailure)) throw error;
+  const code = error.code === 'cancelled' ? 'internal' : error.code;
+  throw new ApiError(FAILURE_STATUS[error.code], code, error.message, error.details, error.code === 'rate_limited' ? 1 : undefined);
+}
+
 /** A signal that fires when the client of a plain (not streamed) request goes away before the answer. */
 function clientGone(ctx: AppContext): AbortSignal {
   const controller = new AbortController();
@@ -61,6 +81,14 @@ function clientGone(ctx: AppContext): AbortSignal {
     if (!ctx.res.writableFinished) controller.abort();
   });
   return controller.signal;
+}
+
+/** Runs `prepared` into `sse` and ends the stream with what `last` makes of the outcome. */
+function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, sink: RunSink, last: (outcome: RunOutcome) => string[]): void {
+  void engine
+    .execute(prepared, sink)
+    .catch((): RunOutcome => ({ ok: false, runId: prepared.runId, failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
+    .then((outcome) => sse.end(...last(outcome)));
 }
 
 /** A sink that writes a run's progress as the named JSON events of a streamed invoke. */
@@ -79,26 +107,6 @@ const ok = (ctx: AppContext, data: unknown) => {
   ctx.status = 200;
   ctx.body = { success: true, data };
 };
-
-/** `GET /agents/library`: the one read across users. Mount it before `GET /agents/:id`. */
-export function libraryRoute({ agents }: { agents: AgentStore }): Route {
-  return defineRoute({
-    method: 'get',
-    path: '/agents/library',
-    operationId: 'listLibraryAgents',
-    summary: 'List the public agent library',
-    description:
-      'Agents their owners listed (`isListed: true`), every user\'s, oldest first: only `id, name, description, avatarUrl, type, llm { model, provider }` — never prompts, keys, base URLs, documents or tools.',
-    tag: 'Agents',
-    auth: true,
-    query: ListQuerySchema,
-    success: { status: 200, description: 'A page of listed agents.', page: LibraryAgentSchema },
-    handler: ({ query }) => {
-      const page = agents.listLibrary(pageRequest(query, (id) => agents.seqOfListed(id)));
-      return { rows: page.rows.map(presentLibraryAgent), hasMore: page.hasMore };
-    },
-  });
-}
 
 export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
   const tag = 'Runs';
@@ -129,21 +137,16 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
         json: RunResultSchema,
       },
       handler: async ({ ctx, caller, params, body }) => {
-        const prepared = await engine.prepare(caller.id, params.id, body);
+        const prepared = await engine.prepare(caller.id, params.id, body).catch(httpError);
         if (!body.stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          if (!outcome.ok) throw outcome.failure.toApiError();
+          if (!outcome.ok) httpError(outcome.failure);
           return ok(ctx, outcome.result);
         }
         const sse = new SseStream(ctx, keepAliveMs);
-        void engine
-          .execute(prepared, eventSink(sse))
-          .catch((): RunOutcome => ({ ok: false, runId: '', failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
-          .then((outcome) => {
-            if (outcome.ok) sse.event('done', outcome.result);
-            else sse.event('error', { code: outcome.failure.code, message: outcome.failure.message });
-            sse.end();
-          });
+        streamRun(engine, prepared, sse, eventSink(sse), (outcome) => [
+          outcome.ok ? formatEvent('done', JSON.stringify(outcome.result)) : formatEvent('error', JSON.stringify({ code: outcome.failure.code, message: outcome.failure.message })),
+        ]);
       },
     }),
     defineRoute({
@@ -167,26 +170,21 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
         json: v.string(),
       },
       handler: async ({ ctx, caller, params, body }) => {
-        const agent = agentOf(caller.id, params.id);
         const stream = body.has_streaming ?? body.hasStreaming ?? false;
-        const sessionId = body.session ?? (agent.hasMemory ? DEFAULT_SESSION : null);
-        const prepared = await engine.prepare(caller.id, params.id, { input: body.input.input, variables: body.input.variables, sessionId, stream });
+        const request = { input: body.input.input, variables: body.input.variables, sessionId: body.session ?? null, defaultSessionId: DEFAULT_SESSION, stream };
+        const prepared = await engine.prepare(caller.id, params.id, request).catch(httpError);
         const headers: Record<string, string> = prepared.sessionId === null ? {} : { 'X-Session-Id': encodeURIComponent(prepared.sessionId) };
         if (!stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
           for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
-          if (!outcome.ok) throw outcome.failure.toApiError();
+          if (!outcome.ok) httpError(outcome.failure);
           return ok(ctx, outcome.result.output);
         }
         const sse = new SseStream(ctx, keepAliveMs, headers);
-        void engine
-          .execute(prepared, { cancel: sse.clientGone, token: (text) => sse.data(text) })
-          .catch((): RunOutcome => ({ ok: false, runId: '', failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
-          .then((outcome) => {
-            if (!outcome.ok) sse.textEvent('error', outcome.failure.message);
-            sse.data('[END]');
-            sse.end();
-          });
+        streamRun(engine, prepared, sse, { cancel: sse.clientGone, token: (text) => sse.text(text) }, (outcome) => [
+          ...(outcome.ok ? [] : [formatEvent('error', outcome.failure.message)]),
+          formatEvent(undefined, '[END]'),
+        ]);
       },
     }),
     defineRoute({
@@ -278,30 +276,6 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
         agentOf(caller.id, params.id);
         if (!runs.deleteSession(params.id, params.sessionId)) throw notFound('Session');
         return null;
-      },
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/users/me',
-      operationId: 'getUserMe',
-      summary: 'Get the caller (the original API)',
-      tag: 'Auth',
-      auth: true,
-      success: { status: 200, description: 'The caller, as GET /auth/me answers.', data: UserSchema },
-      handler: ({ caller }) => presentUser(caller),
-    }),
-    defineRoute({
-      method: 'get',
-      path: '/users/:id',
-      operationId: 'getUser',
-      summary: 'Get a user (the original API)',
-      description: "The caller when the id is the caller's; any other id is a 404.",
-      tag: 'Auth',
-      auth: true,
-      success: { status: 200, description: 'The caller.', data: UserSchema },
-      handler: ({ caller, params }) => {
-        if (params.id !== caller.id) throw notFound('User');
-        return presentUser(caller);
       },
     }),
   ];

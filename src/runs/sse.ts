@@ -1,21 +1,40 @@
 // A server-sent-events response: named JSON events (or raw `data:` lines for the older predict
 // format), a comment line at an interval so proxies keep an idle stream open, and a signal that
-// fires when the client goes away before the stream ended.
+// fires when the client goes away before the stream ended — or stops reading it: once more than
+// STREAM_BUFFER_BYTES wait to be sent, the stream is cut off (the run is cancelled, saying why) and
+// only its last event is still sent, so a client that never reads holds a bounded amount of memory.
 import { PassThrough } from 'node:stream';
 import type { AppContext } from '../http/context.js';
+import { RunAbort } from './failures.js';
 
 export const KEEP_ALIVE_MS = 15_000;
+/** How much of a stream may wait for a client that does not read before it is cut off. */
+export const STREAM_BUFFER_BYTES = 1024 * 1024;
+/** How long a cut-off stream's last bytes may wait for the client before its connection is closed. */
+const CUT_OFF_GRACE_MS = 30_000;
+
+/** One event: `data` as `data:` lines (one per line of it), named when `name` is given. */
+export function formatEvent(name: string | undefined, data: string): string {
+  const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}`).join('\n');
+  return `${name === undefined ? '' : `event: ${name}\n`}${lines}\n\n`;
+}
 
 export class SseStream {
   private readonly body = new PassThrough();
   private readonly timer: NodeJS.Timeout;
   private ended = false;
+  private cutOff = false;
   private readonly gone = new AbortController();
-  /** Fires when the client disconnects before `end()`. */
+  /** Fires when the client disconnects before `end()`, or stopped reading (a RunAbort saying so). */
   readonly clientGone: AbortSignal = this.gone.signal;
 
   /** Starts the response: 200, text/event-stream, and the body this stream writes. */
-  constructor(ctx: AppContext, keepAliveMs = KEEP_ALIVE_MS, headers: Record<string, string> = {}) {
+  constructor(
+    private readonly ctx: AppContext,
+    keepAliveMs = KEEP_ALIVE_MS,
+    headers: Record<string, string> = {},
+    private readonly maxBufferedBytes = STREAM_BUFFER_BYTES,
+  ) {
     ctx.status = 200;
     ctx.type = 'text/event-stream; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
@@ -26,44 +45,56 @@ export class SseStream {
       if (!this.ended) {
         this.ended = true;
         clearInterval(this.timer);
-        this.gone.abort();
+        this.gone.abort(new RunAbort('cancelled'));
       }
     });
     ctx.req.socket.setNoDelay(true);
-    this.timer = setInterval(() => this.write(': keep-alive\n\n'), keepAliveMs);
+    // A keep-alive is only needed while nothing else waits to be sent.
+    this.timer = setInterval(() => {
+      if (this.buffered() === 0) this.write(': keep-alive\n\n');
+    }, keepAliveMs);
     this.timer.unref();
     this.write(': stream open\n\n');
   }
 
-  /** True once the stream ended or the client went away. */
-  get closed(): boolean {
-    return this.ended;
-  }
-
   /** One named event whose data is `data` as JSON. */
   event(name: string, data: unknown): void {
-    this.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.write(formatEvent(name, JSON.stringify(data)));
   }
 
-  /** One unnamed event whose data is `text` as is, a `data:` line per line of it. */
-  data(text: string): void {
-    this.write(`${text.split(/\r\n|\r|\n/).map((line) => `data: ${line}`).join('\n')}\n\n`);
+  /** One event whose data is `text` as is (a `data:` line per line of it), named when `name` is given. */
+  text(text: string, name?: string): void {
+    this.write(formatEvent(name, text));
   }
 
-  /** A named event whose data is plain text. */
-  textEvent(name: string, text: string): void {
-    this.write(`event: ${name}\n${text.split(/\r\n|\r|\n/).map((line) => `data: ${line}`).join('\n')}\n\n`);
-  }
-
-  /** Ends the response. */
-  end(): void {
+  /** Ends the response with `last` (formatted events), which are sent even after a cut-off. */
+  end(...last: string[]): void {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.timer);
+    for (const text of last) this.body.write(text);
     this.body.end();
+    if (this.cutOff) {
+      // A client that never reads would hold the connection (and these bytes) for ever.
+      const grace = setTimeout(() => this.ctx.res.destroy(), CUT_OFF_GRACE_MS);
+      grace.unref();
+      this.ctx.res.once('close', () => clearTimeout(grace));
+    }
+  }
+
+  /** Bytes written but not yet taken by the connection. */
+  private buffered(): number {
+    return this.body.writableLength + this.body.readableLength;
   }
 
   private write(text: string): void {
-    if (!this.ended) this.body.write(text);
+    if (this.ended || this.cutOff) return;
+    if (this.buffered() > this.maxBufferedBytes) {
+      this.cutOff = true;
+      clearInterval(this.timer);
+      this.gone.abort(new RunAbort('cancelled', `The client did not read the stream: more than ${this.maxBufferedBytes} bytes waited to be sent, so the run was cancelled.`));
+      return;
+    }
+    this.body.write(text);
   }
 }

@@ -111,9 +111,12 @@ const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
 export type RunStore = ReturnType<typeof createRunStore>;
 
 export function createRunStore(db: Db) {
+  // Only while the agent (and the parent run) still exist: one deleted meanwhile is not an error of the database.
   const insertRun = db.prepare(
     `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at)
-     VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)`,
+     SELECT @id, @userId, @agentId, @parentRunId, @sessionId, 'running', @input, @model, @startedAt
+      WHERE EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId)
+        AND (@parentRunId IS NULL OR EXISTS (SELECT 1 FROM agent_runs WHERE id = @parentRunId AND user_id = @userId))`,
   );
   const finishRun = db.prepare(
     `UPDATE agent_runs SET status = ?, output = ?, error = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
@@ -177,13 +180,6 @@ export function createRunStore(db: Db) {
       ORDER BY bm25(document_chunks_fts, 1.0, 0.0)
       LIMIT @limit`,
   );
-  const countContextDocuments = db.prepare(
-    `SELECT count(*) FROM documents d
-      WHERE d.user_id = @userId AND d.status = 'ready' AND d.id IN (
-              SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
-              UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)`,
-  ).pluck();
-
   const ensureSession = (agentId: string, sessionId: string, now: string): number => {
     const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
     if (seq !== undefined) return seq;
@@ -209,12 +205,11 @@ export function createRunStore(db: Db) {
   );
 
   return {
-    /** Records a new run as `running`; returns its id and start time. */
-    startRun(input: { userId: string; agentId: string; parentRunId: string | null; sessionId: string | null; input: string; model: string }): { id: string; startedAt: string } {
+    /** Records a new run as `running`; its id and start time, or undefined when the agent (or the parent run) is gone. */
+    startRun(input: { userId: string; agentId: string; parentRunId: string | null; sessionId: string | null; input: string; model: string }): { id: string; startedAt: string } | undefined {
       const id = newId();
       const startedAt = timestamp();
-      insertRun.run(id, input.userId, input.agentId, input.parentRunId, input.sessionId, input.input, input.model, startedAt);
-      return { id, startedAt };
+      return insertRun.run({ ...input, id, startedAt }).changes > 0 ? { id, startedAt } : undefined;
     },
 
     /**
@@ -284,10 +279,6 @@ export function createRunStore(db: Db) {
     searchContext(userId: string, agentId: string, query: string, limit: number): ContextChunk[] {
       const match = `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
       return searchContext.all({ userId, agentId, match, limit }) as ContextChunk[];
-    },
-    /** How many of the agent's documents are ready to be searched. */
-    countReadyDocuments(userId: string, agentId: string): number {
-      return countContextDocuments.get({ userId, agentId }) as number;
     },
   };
 }

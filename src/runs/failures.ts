@@ -1,0 +1,112 @@
+// How a run fails: one error type with a stable code and words safe to show (never a key). The
+// engine only throws and returns these; the routes decide which HTTP answer each code is.
+import OpenAI from 'openai';
+import type { FieldIssue } from '../http/errors.js';
+import { isIngestError } from '../ingest/errors.js';
+import type { ModelEndpoint } from './model.js';
+
+export type FailureCode =
+  // Decided before the run is recorded: the request cannot run as it stands.
+  | 'not_found'
+  | 'validation_failed'
+  | 'rate_limited'
+  // Anything after (and a shutdown or timeout during the checks).
+  | 'upstream_error'
+  | 'upstream_timeout'
+  | 'max_steps'
+  | 'cancelled'
+  | 'unavailable'
+  | 'internal';
+
+/** Why a run could not run or did not finish: a code, and a message safe to show. */
+export class RunFailure extends Error {
+  override readonly name = 'RunFailure';
+  constructor(
+    readonly code: FailureCode,
+    message: string,
+    /** For `validation_failed`: the fields at fault. */
+    readonly details?: FieldIssue[],
+  ) {
+    super(message);
+  }
+}
+
+/** A request the agent cannot run as configured; `details` name the fields (as a 422 does). */
+export const invalidRun = (details: FieldIssue[]) =>
+  new RunFailure('validation_failed', `Invalid ${details.map((issue) => issue.path || 'body').join(', ')}.`, details);
+
+export const agentNotFound = () => new RunFailure('not_found', 'Agent not found.');
+
+export const shuttingDown = () => new RunFailure('unavailable', 'The service is shutting down; try again shortly.');
+
+/** What stopped a run from outside its own work: the reason its signal aborts with. */
+export type AbortKind = 'timeout' | 'cancelled' | 'shutdown';
+
+export class RunAbort extends Error {
+  constructor(
+    readonly kind: AbortKind,
+    /** Overrides the usual words for this kind (a stream that cut off a slow client says so). */
+    readonly said?: string,
+  ) {
+    super(`run ${kind}`);
+    this.name = 'AbortError';
+  }
+}
+
+const MAX_ERROR_TEXT = 500;
+/** How much of a tool's error message is kept for the model and the steps. */
+export const MAX_TOOL_ERROR_TEXT = MAX_ERROR_TEXT * 2;
+
+/** `text` without the endpoint's key (or anything shaped like a key), cut to `max` characters. */
+export function redact(text: string, endpoint: ModelEndpoint, max = MAX_ERROR_TEXT): string {
+  let clean = text;
+  if (endpoint.apiKey.length >= 4) clean = clean.split(endpoint.apiKey).join('[redacted]');
+  clean = clean.replace(/\b(sk|key|token)-[A-Za-z0-9_*.-]{6,}/gi, '$1-[redacted]');
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
+
+/** The failure an aborted run's signal stands for, or undefined when it was not aborted by us. */
+export function abortFailure(signal: AbortSignal, timeoutMs: number, during: 'check' | 'run' = 'run'): RunFailure | undefined {
+  if (!signal.aborted || !(signal.reason instanceof RunAbort)) return undefined;
+  const { kind, said } = signal.reason;
+  if (kind === 'timeout') {
+    return new RunFailure(
+      'upstream_timeout',
+      during === 'check'
+        ? `The host of the agent's llm.baseUrl could not be resolved within ${timeoutMs} ms (RUN_TIMEOUT_MS).`
+        : `The run did not finish within ${timeoutMs} ms (RUN_TIMEOUT_MS).`,
+    );
+  }
+  if (kind === 'shutdown') {
+    return during === 'check' ? shuttingDown() : new RunFailure('unavailable', 'The service is shutting down; the run was stopped. Run it again.');
+  }
+  return new RunFailure('cancelled', said ?? 'The client disconnected; the run was cancelled.');
+}
+
+/** What a model call threw, in words: the server's status and message, or why it could not be reached. */
+export function modelFailure(error: unknown, endpoint: ModelEndpoint, timeoutMs: number): RunFailure {
+  const host = new URL(endpoint.baseURL).host;
+  if (error instanceof OpenAI.APIConnectionTimeoutError) {
+    return new RunFailure('upstream_timeout', `The model endpoint ${host} did not answer within ${timeoutMs} ms (RUN_TIMEOUT_MS).`);
+  }
+  if (error instanceof OpenAI.APIUserAbortError) return new RunFailure('cancelled', 'The run was cancelled.');
+  if (error instanceof OpenAI.APIError) {
+    const inner = (error.error as { message?: unknown } | undefined)?.message;
+    const said = typeof inner === 'string' && inner.trim() !== '' ? inner.trim() : error.message.replace(/^\d{3}\s*/, '');
+    if (error.status === undefined) return new RunFailure('upstream_error', redact(`The model endpoint ${host} reported an error while answering: ${said || 'no message'}`, endpoint));
+    const meaning = error.status === 401 || error.status === 403 ? " (check the agent's llm.apiKey or the operator's key)" : '';
+    return new RunFailure('upstream_error', redact(`The model endpoint ${host} answered ${error.status}${meaning}: ${said || 'no message'}`, endpoint));
+  }
+  const cause = error instanceof OpenAI.APIConnectionError ? error.cause : error;
+  if (isIngestError(cause)) return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${cause.message}`, endpoint));
+  if (error instanceof OpenAI.APIConnectionError) {
+    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+    return new RunFailure('upstream_error', `Could not reach the model endpoint ${host}${code ? ` (${code})` : ''}.`);
+  }
+  if (error instanceof OpenAI.OpenAIError) {
+    return new RunFailure('upstream_error', redact(`The model endpoint ${host} sent an answer that could not be read: ${error.message}`, endpoint));
+  }
+  // The connection broke while the answer streamed in (reset, closed early, not JSON).
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (cause as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
+  return new RunFailure('upstream_error', `The connection to the model endpoint ${host} broke before the answer was complete${code ? ` (${code})` : ''}.`);
+}

@@ -1,0 +1,77 @@
+// Who may run now. A run is admitted before its checks and stays admitted until it ended: its
+// signal (aborted at its deadline, by a shutdown, or with its parent) and, for a top-level run, one
+// of its user's RUN_CONCURRENCY_PER_USER slots. A shutdown refuses new runs, stops every admitted
+// one wherever it is (checking its endpoint, recorded but not yet running, mid-answer) and waits
+// until each has ended — so none is left `running` or with its stream open.
+import { RunAbort, RunFailure, shuttingDown } from './failures.js';
+
+/** One admitted run. */
+export interface Admission {
+  /** Aborted with a RunAbort: at the deadline, at shutdown, when the parent stops or `abort` is called. */
+  readonly signal: AbortSignal;
+  /** ms since epoch when the run (and any run it starts) must have ended. */
+  readonly deadline: number;
+  abort(reason: RunAbort): void;
+  /** Ends the admission: frees the slot, stops the deadline timer. Safe to call more than once. */
+  release(): void;
+}
+
+export type RunSlots = ReturnType<typeof createRunSlots>;
+
+export function createRunSlots(perUser: number) {
+  const running = new Map<string, number>();
+  const admitted = new Set<{ controller: AbortController; done: Promise<void> }>();
+  let closing = false;
+
+  /**
+   * Admits a run: `userId` takes one of that user's slots (a nested run passes null: it runs in its
+   * parent's), `parent` is the signal of the run that started it. Throws a RunFailure when the user
+   * has no slot left or the service is shutting down.
+   */
+  function admit(userId: string | null, deadline: number, parent?: AbortSignal): Admission {
+    if (closing) throw shuttingDown();
+    if (userId !== null) {
+      const count = running.get(userId) ?? 0;
+      if (count >= perUser) throw new RunFailure('rate_limited', `Too many runs at once (at most ${perUser} per user); retry after 1 s.`);
+      running.set(userId, count + 1);
+    }
+    const controller = new AbortController();
+    let settle!: () => void;
+    const entry = { controller, done: new Promise<void>((resolve) => (settle = resolve)) };
+    admitted.add(entry);
+    const timer = setTimeout(() => controller.abort(new RunAbort('timeout')), Math.max(0, deadline - Date.now()));
+    const onParentAbort = () => controller.abort(parent!.reason);
+    parent?.addEventListener('abort', onParentAbort, { once: true });
+    if (parent?.aborted) onParentAbort();
+    let released = false;
+    return {
+      signal: controller.signal,
+      deadline,
+      abort: (reason) => controller.abort(reason),
+      release() {
+        if (released) return;
+        released = true;
+        clearTimeout(timer);
+        parent?.removeEventListener('abort', onParentAbort);
+        if (userId !== null) {
+          const left = (running.get(userId) ?? 1) - 1;
+          if (left <= 0) running.delete(userId);
+          else running.set(userId, left);
+        }
+        admitted.delete(entry);
+        settle();
+      },
+    };
+  }
+
+  return {
+    admit,
+    /** Refuses new runs, stops every admitted one and resolves once all have ended. */
+    async shutdown(): Promise<void> {
+      closing = true;
+      const all = [...admitted];
+      for (const entry of all) entry.controller.abort(new RunAbort('shutdown'));
+      await Promise.all(all.map((entry) => entry.done));
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// How each agent type reaches its answer. A strategy sees the conversation, the tools and two
+// calls — one to the model, one to a tool — and resolves with the final text; the run around it
+// (steps, limits, deadline, records) is the engine's.
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { AgentType } from '../agents/schema.js';
+import { reactStrategy } from '../tools/runtime/react.js';
+import type { RunTool } from './tool-types.js';
+
+/** One model reply: its text and the tool calls it asks for (arguments as the model wrote them). */
+export interface ModelReply {
+  content: string;
+  toolCalls: ToolCallRequest[];
+}
+
+/** A tool call as the model asked for it. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** What one model call is asked. */
+export interface ChatRequest {
+  messages: ChatCompletionMessageParam[];
+  tools?: ChatCompletionTool[];
+  stop?: string[];
+  /** Streamed runs only: send the text to the client as `token` events as it comes. */
+  streamTokens?: boolean;
+  /** Sees the text of a streamed answer as it comes (the ReAct loop streams only its final answer). */
+  onText?: (text: string) => void;
+}
+
+/** What a tool call came to: its output, or an error told to the model. */
+export interface ToolCallResult {
+  output?: string;
+  error?: string;
+}
+
+/** What a strategy works with: the conversation so far, the tools, and one call each to the model and a tool. */
+export interface StrategyContext {
+  /** System message, remembered turns, the user's input. A strategy may append to it. */
+  messages: ChatCompletionMessageParam[];
+  tools: RunTool[];
+  /** True when the client is streamed: `chat` with `streamTokens` forwards text as it comes, `emitToken` sends text. */
+  streaming: boolean;
+  signal: AbortSignal;
+  /** One model call (counted against RUN_MAX_STEPS). */
+  chat(request: ChatRequest): Promise<ModelReply>;
+  /** Runs one tool call: records the step, streams tool_call/tool_result; a failure comes back as `error`, never thrown. */
+  callTool(call: ToolCallRequest): Promise<ToolCallResult>;
+  /** Sends text to a streamed client as `token` events (a strategy that does not stream its model calls). */
+  emitToken(text: string): void;
+}
+
+/** How an agent type reaches its answer; resolves with the final text. */
+export type RunStrategy = (run: StrategyContext) => Promise<string>;
+
+/** The functions offered to a model with native tool calling. */
+function toOpenAiTools(tools: RunTool[]): ChatCompletionTool[] {
+  return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+}
+
+/** Native tool calling (VENDOR_A): the model asks for tool calls, gets their results, until it answers in text. */
+export const nativeToolsStrategy: RunStrategy = async (run) => {
+  const offered = run.tools.length > 0 ? toOpenAiTools(run.tools) : undefined;
+  for (;;) {
+    const reply = await run.chat({ messages: run.messages, tools: offered, streamTokens: true });
+    if (reply.toolCalls.length === 0) return reply.content;
+    run.messages.push({
+      role: 'assistant',
+      content: reply.content === '' ? null : reply.content,
+      tool_calls: reply.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+    });
+    for (const call of reply.toolCalls) {
+      const result = await run.callTool(call);
+      run.messages.push({ role: 'tool', tool_call_id: call.id, content: result.error === undefined ? result.output ?? '' : `Error: ${result.error}` });
+    }
+  }
+};
+
+/** Each agent type's strategy: REACT is the text ReAct loop (src/tools/runtime/react.ts). */
+export const strategies: Record<AgentType, RunStrategy> = {
+  VENDOR_A: nativeToolsStrategy,
+  REACT: reactStrategy,
+};

@@ -1,0 +1,237 @@
+// Running agents at the edges: a DNS server that never answers the endpoint check, an agent
+// deleted while its run is set up, a shutdown that meets a run past its checks, and a streamed
+// client that stops reading. DNS lookups of the endpoint check go through the service's test seam.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { assertNotFound, errorOf, startService, type Json, type TestService } from './helpers.js';
+import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
+import type { ResolvedAddress } from '../src/ingest/fetch.js';
+
+const fake: FakeOpenAI = await startFakeOpenAI();
+
+/** A DNS seam: hosts listed in `held` wait until the test answers them; others never answer. */
+function heldResolver() {
+  const waiting = new Map<string, (addresses: ResolvedAddress[]) => void>();
+  const asked: string[] = [];
+  return {
+    asked,
+    resolve: (host: string) =>
+      new Promise<ResolvedAddress[]>((resolve) => {
+        asked.push(host);
+        waiting.set(host, resolve);
+      }),
+    answer(host: string) {
+      waiting.get(host)?.([{ address: '127.0.0.1', family: 4 }]);
+    },
+  };
+}
+
+async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Rejects when `promise` has not settled within `ms` (a hang becomes a failure, not a stuck test). */
+function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not finish within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const runsConfig = (extra: Record<string, number> = {}) => ({
+  openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 8, ...extra,
+});
+
+function events(text: string): { event: string | undefined; data: string }[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.split('\n').some((line) => line.startsWith('data: ')))
+    .map((block) => ({
+      event: /^event: (.*)$/m.exec(block)?.[1],
+      data: block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'),
+    }));
+}
+
+const post = (service: TestService, path: string, token: string, body: unknown, signal?: AbortSignal) =>
+  fetch(`${service.url}/api/v1${path}`, {
+    method: 'POST',
+    headers: { Autorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal,
+  });
+
+describe('the endpoint check has the run\'s deadline', () => {
+  test('a DNS server that never answers is a 504 upstream_timeout within RUN_TIMEOUT_MS, and the slot is free again', async () => {
+    const dns = heldResolver();
+    const service = await startService({ runs: runsConfig({ timeoutMs: 300, concurrencyPerUser: 1 }) }, undefined, { resolveHost: dns.resolve });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', {
+      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://silent-dns.test:8000/v1' },
+    });
+    for (const stream of [false, true]) {
+      const started = Date.now();
+      const response = await post(service, `/agents/${agent.id}/invoke`, user.token, { input: 'hi', stream }, AbortSignal.timeout(3000));
+      assert.equal(response.status, 504, `stream: ${stream}`);
+      assert.match(response.headers.get('content-type') ?? '', /json/, 'decided before the run: JSON');
+      const body = (await response.json()) as Json;
+      assert.equal(body.error.code, 'upstream_timeout');
+      assert.match(body.error.message, /RUN_TIMEOUT_MS/);
+      assert.ok(Date.now() - started < 2000);
+    }
+    assert.equal(dns.asked.length, 2, 'the second invoke was not refused for want of a slot');
+    const runs = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
+    assert.deepEqual(runs.body.data, [], 'nothing was recorded');
+  });
+});
+
+describe('an agent deleted while its run is set up', () => {
+  test('deleted during the endpoint check: 404 like a missing agent (plain and streamed), and no run', async () => {
+    const dns = heldResolver();
+    const service = await startService({ runs: runsConfig() }, undefined, { resolveHost: dns.resolve });
+    const user = await service.signUp();
+    for (const stream of [false, true]) {
+      const host = `deleted-${stream}.test`;
+      const agent = await service.create(user.token, '/agents', {
+        name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: `http://${host}:8000/v1` },
+      });
+      const pending = service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi', stream } });
+      await waitFor('the endpoint check', () => dns.asked.includes(host));
+      assert.equal((await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token })).status, 200);
+      dns.answer(host);
+      const reply = await pending;
+      assertNotFound(reply, `stream: ${stream}`);
+      assert.equal(errorOf(reply).message, 'Agent not found.');
+    }
+    const traces = await service.request('GET', '/api/v1/traces', { token: user.token });
+    assert.deepEqual(traces.body.data, [], 'no run left behind');
+  });
+
+  test('deleted while the model answers: 404 (plain) or an error event (streamed), not a run id that 404s', async () => {
+    const service = await startService({ runs: runsConfig() });
+    const user = await service.signUp();
+    const llm = { provider: 'openai-compatible', model: 'm', baseUrl: fake.url };
+
+    const plain = await service.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm });
+    fake.reply({ text: 'late answer', delayMs: 300 });
+    const count = fake.requests.length;
+    const pending = service.request('POST', `/api/v1/agents/${plain.id}/invoke`, { token: user.token, body: { input: 'hi' } });
+    await waitFor('the model call', () => fake.requests.length > count);
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${plain.id}`, { token: user.token })).status, 200);
+    assertNotFound(await pending);
+
+    const streamed = await service.create(user.token, '/agents', { name: 'b', type: 'VENDOR_A', llm });
+    fake.reply({ text: 'late answer', delayMs: 300 });
+    const before = fake.requests.length;
+    const response = post(service, `/agents/${streamed.id}/invoke`, user.token, { input: 'hi', stream: true });
+    await waitFor('the model call', () => fake.requests.length > before);
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${streamed.id}`, { token: user.token })).status, 200);
+    const got = events(await (await response).text());
+    assert.equal(got[0].event, 'run');
+    assert.equal(got.at(-1)!.event, 'error');
+    assert.equal(JSON.parse(got.at(-1)!.data).code, 'not_found');
+    const traces = await service.request('GET', '/api/v1/traces', { token: user.token });
+    assert.deepEqual(traces.body.data, []);
+  });
+});
+
+describe('shutdown', () => {
+  test('a run past its checks whose tool waits on a nested agent\'s endpoint check is still ended, its stream and record marked', async () => {
+    const dns = heldResolver();
+    const service = await startService({ runs: runsConfig({ timeoutMs: 60_000 }) }, undefined, { resolveHost: dns.resolve });
+    const user = await service.signUp();
+    const child = await service.create(user.token, '/agents', {
+      name: 'child', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://child-dns.test:8000/v1' },
+    });
+    const lead = await service.create(user.token, '/agents', {
+      name: 'lead', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
+    });
+    const tool = await service.create(user.token, '/tools', { name: 'Ask child', type: 'AGENT', metadata: { agentId: child.id } });
+    await service.create(user.token, '/agent-tools', { agentId: lead.id, toolId: tool.id });
+    fake.reply({ toolCalls: [{ id: 'c1', name: 'ask_child', arguments: '{"query":"x"}' }] });
+    const response = await post(service, `/agents/${lead.id}/invoke`, user.token, { input: 'go', stream: true });
+    assert.equal(response.status, 200);
+    await waitFor('the nested endpoint check', () => dns.asked.includes('child-dns.test'));
+
+    await within(3000, 'shutdown', service.app.stopBackgroundWork());
+    const got = events(await within(3000, 'the stream', response.text()));
+    assert.equal(got[0].event, 'run');
+    assert.equal(got.at(-1)!.event, 'error');
+    assert.equal(JSON.parse(got.at(-1)!.data).code, 'unavailable');
+    const runId = JSON.parse(got[0].data).runId;
+    const row = service.db.prepare('SELECT status, error FROM agent_runs WHERE id = ?').get(runId) as { status: string; error: string };
+    assert.equal(row.status, 'failed');
+    assert.match(row.error, /shutting down/);
+  });
+});
+
+describe('shutdown during the checks', () => {
+  test('a run whose endpoint check waits on DNS is answered 503 at once, nothing recorded; new runs are refused', async () => {
+    const dns = heldResolver();
+    const service = await startService({ runs: runsConfig({ timeoutMs: 60_000 }) }, undefined, { resolveHost: dns.resolve });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', {
+      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://slow-check.test:8000/v1' },
+    });
+    const pending = post(service, `/agents/${agent.id}/invoke`, user.token, { input: 'hi', stream: true }, AbortSignal.timeout(3000));
+    await waitFor('the endpoint check', () => dns.asked.includes('slow-check.test'));
+    const stopping = service.app.runs.shutdown();
+    const response = await pending;
+    assert.equal(response.status, 503);
+    assert.equal(((await response.json()) as Json).error.code, 'unavailable');
+    await within(3000, 'shutdown', stopping);
+    const again = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi' } });
+    assert.equal(again.status, 503);
+    const runs = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
+    assert.deepEqual(runs.body.data, []);
+  });
+});
+
+describe('a streamed client that does not read', () => {
+  test('is cut off after a bounded buffer: the run is cancelled, the model request aborted, the stream ends with an error event', async () => {
+    const service = await startService({ runs: runsConfig() });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', {
+      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
+    });
+    // Far more than the kernel's socket buffers hold: the rest waits in the service unless it stops.
+    const piece = 'x'.repeat(16 * 1024);
+    fake.reply({ text: piece.repeat(1024), chunks: Array.from({ length: 1024 }, () => piece), chunkDelayMs: 1 });
+    const count = fake.requests.length;
+    const url = new URL(`${service.url}/api/v1/agents/${agent.id}/invoke`);
+    const body = JSON.stringify({ input: 'flood', stream: true });
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const request = http.request(url, { method: 'POST', headers: { Autorization: `Bearer ${user.token}`, 'content-type': 'application/json' } }, resolve);
+      request.on('error', reject);
+      request.end(body);
+    });
+    assert.equal(response.statusCode, 200);
+    response.pause(); // never read until the run ended
+
+    const run = await waitFor('the run to end', async () => {
+      const list = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
+      const first = list.body.data[0];
+      return first && first.status !== 'running' ? first : undefined;
+    }, 20_000);
+    assert.equal(run.status, 'cancelled', 'the run did not go on buffering the answer');
+    assert.match(run.error, /did not read/);
+    await fake.waitForAbort(fake.requests[count]);
+
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.resume();
+    await within(10_000, 'the rest of the stream', new Promise((resolve) => response.on('end', resolve)));
+    const text = Buffer.concat(chunks).toString();
+    assert.ok(text.length < 12 * 1024 * 1024, 'far less than the whole answer was kept');
+    const last = events(text).at(-1)!;
+    assert.equal(last.event, 'error');
+    assert.equal(JSON.parse(last.data).code, 'cancelled');
+  });
+});
