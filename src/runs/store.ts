@@ -118,6 +118,10 @@ export function createRunStore(db: Db) {
       WHERE EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId)
         AND (@parentRunId IS NULL OR EXISTS (SELECT 1 FROM agent_runs WHERE id = @parentRunId AND user_id = @userId))`,
   );
+  // The start of a run is committed without waiting for the disk (see startRun); the connection's
+  // synchronous=FULL is restored at once, so every other commit still waits for its fsync.
+  const syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
+  const syncFull = db.prepare('PRAGMA synchronous = FULL');
   const finishRun = db.prepare(
     `UPDATE agent_runs SET status = ?, output = ?, error = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
             finished_at = ?, ms = ?
@@ -205,11 +209,23 @@ export function createRunStore(db: Db) {
   );
 
   return {
-    /** Records a new run as `running`; its id and start time, or undefined when the agent (or the parent run) is gone. */
+    /**
+     * Records a new run as `running`; its id and start time, or undefined when the agent (or the
+     * parent run) is gone. This one commit does not wait for an fsync of the WAL (synchronous=NORMAL
+     * for it alone): it sits before the model call of every run, and what a power cut could lose is
+     * only the record that a run had begun. The run's end is committed with synchronous=FULL, which
+     * makes the WAL, this row included, durable; a run left `running` by a crash is marked failed at
+     * the next start.
+     */
     startRun(input: { userId: string; agentId: string; parentRunId: string | null; sessionId: string | null; input: string; model: string }): { id: string; startedAt: string } | undefined {
       const id = newId();
       const startedAt = timestamp();
-      return insertRun.run({ ...input, id, startedAt }).changes > 0 ? { id, startedAt } : undefined;
+      syncNormal.run();
+      try {
+        return insertRun.run({ ...input, id, startedAt }).changes > 0 ? { id, startedAt } : undefined;
+      } finally {
+        syncFull.run();
+      }
     },
 
     /**
