@@ -3,16 +3,18 @@
 // with the usage the server reports added up. Whatever the call throws comes back as a RunFailure
 // in words (or the signal's reason, when the run was stopped).
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
-import { createModelClient, type ModelEndpoint } from './model.js';
+import type OpenAI from 'openai';
+import type { ModelEndpoint } from './model.js';
 import { modelFailure, RunFailure } from './failures.js';
 import type { ChatRequest, ModelReply, ToolCallRequest } from './strategies.js';
 import type { RunUsage } from './store.js';
 
 export interface ModelCallOptions {
   endpoint: ModelEndpoint;
+  /** The `openai` client for `endpoint`. */
+  client: OpenAI;
   timeoutMs: number;
   maxSteps: number;
-  allowPrivateNetworks: boolean;
   deadline: number;
   signal: AbortSignal;
   /** True when the client is streamed: the model's answers are streamed too. */
@@ -24,7 +26,7 @@ export interface ModelCallOptions {
 /** The run's `chat`, and the usage its calls reported (null while none did). */
 export function createModelCall(options: ModelCallOptions): { chat(request: ChatRequest): Promise<ModelReply>; usage(): RunUsage | null } {
   const { endpoint, signal, streaming } = options;
-  const client = createModelClient(endpoint, { timeoutMs: options.timeoutMs, allowPrivateNetworks: options.allowPrivateNetworks });
+  const { client } = options;
   let usage: RunUsage | null = null;
   let calls = 0;
   const addUsage = (reported: { prompt_tokens?: number; completion_tokens?: number } | null | undefined) => {

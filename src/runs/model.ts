@@ -103,3 +103,30 @@ export function createModelClient(endpoint: ModelEndpoint, options: { timeoutMs:
     ...(endpoint.userAimed ? { fetch: options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks }) } : {}),
   });
 }
+
+/** Clients kept for reuse: constructing one costs more than the call to a fast local model. */
+export const MODEL_CLIENTS_KEPT = 64;
+
+/**
+ * A small cache of `openai` clients, one per endpoint: its URL, its key, whether it is guarded, and
+ * the options. A client holds its key and sends it only to its own URL, so the whole of that pair
+ * is the cache key: a key never reaches another endpoint. The least recently used client goes when
+ * more than `max` are kept. A client keeps no state between requests (the deadline and the signal
+ * are given per request).
+ */
+export function createModelClients(options: { timeoutMs: number; allowPrivateNetworks: boolean; max?: number }): (endpoint: ModelEndpoint) => OpenAI {
+  const max = options.max ?? MODEL_CLIENTS_KEPT;
+  const clients = new Map<string, OpenAI>();
+  return (endpoint) => {
+    const key = JSON.stringify([endpoint.baseURL, endpoint.apiKey, endpoint.userAimed]);
+    let client = clients.get(key);
+    if (client) {
+      clients.delete(key);
+    } else {
+      client = createModelClient(endpoint, options);
+      if (clients.size >= max) clients.delete(clients.keys().next().value as string);
+    }
+    clients.set(key, client);
+    return client;
+  };
+}
