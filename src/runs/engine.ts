@@ -196,7 +196,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (listener && !signal.aborted) listener(...args);
     };
     const ended = (status: 'succeeded' | 'failed' | 'cancelled', output: string | null, error: string | null, memory: boolean) =>
-      stores.runs.finishRun(
+      stores.runs.finishRunSoon(
         runId,
         { status, output, error, steps, sources, warnings, usage: usage(), ms: Math.round(performance.now() - started) },
         memory && agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
@@ -242,7 +242,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         messages, tools: toolSet.tools, streaming, signal, chat: model.chat, callTool, emitToken: (text) => emit('token', text),
       });
       if (signal.aborted) throw signal.reason;
-      const recorded = ended('succeeded', output, null, true);
+      const recorded = await ended('succeeded', output, null, true);
       // Deleted while it ran: its runs went with it, so there is no run to answer with.
       if (!recorded && !stores.agents.get(userId, agent.id)) {
         outcome = { ok: false, runId, failure: agentNotFound() };
@@ -255,7 +255,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     } catch (error) {
       const failure = failureOf(error, signal, endpoint);
       try {
-        ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure.message, false);
+        await ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure.message, false);
       } catch (recordError) {
         log.error({ msg: 'could not record the end of a run', runId, error: describeError(recordError) });
       }

@@ -64,6 +64,13 @@ export interface RunEnd {
   ms: number;
 }
 
+/** The turn a successful run of an agent with memory adds to its session. */
+export interface RunMemory {
+  agentId: string;
+  sessionId: string;
+  input: string;
+}
+
 export interface SessionRow {
   id: string;
   agentId: string;
@@ -191,7 +198,7 @@ export function createRunStore(db: Db) {
   };
 
   const finishInTransaction = db.transaction(
-    (runId: string, end: RunEnd, memory: { agentId: string; sessionId: string; input: string } | null): boolean => {
+    (runId: string, end: RunEnd, memory: RunMemory | null): boolean => {
       const now = timestamp();
       const changed = finishRun.run(
         end.status, end.output, end.error, JSON.stringify(end.steps), JSON.stringify(end.sources), JSON.stringify(end.warnings),
@@ -207,6 +214,37 @@ export function createRunStore(db: Db) {
       return changed;
     },
   );
+
+  // Ends of runs waiting for the next commit (see finishRunSoon).
+  type Queued = { runId: string; end: RunEnd; memory: RunMemory | null; resolve(changed: boolean): void; reject(error: unknown): void };
+  let queued: Queued[] = [];
+  const commitQueued = () => {
+    const batch = queued;
+    queued = [];
+    const results: ({ ok: true; changed: boolean } | { ok: false; error: unknown })[] = [];
+    try {
+      // One transaction, one fsync; each end in a savepoint of its own (a nested better-sqlite3
+      // transaction), so one that fails is rolled back alone and the others still commit.
+      db.transaction(() => {
+        for (const item of batch) {
+          try {
+            results.push({ ok: true, changed: finishInTransaction(item.runId, item.end, item.memory) });
+          } catch (error) {
+            results.push({ ok: false, error });
+          }
+        }
+      })();
+    } catch (error) {
+      // The commit itself failed: nothing of the batch was written.
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, k) => {
+      const result = results[k];
+      if (result.ok) item.resolve(result.changed);
+      else item.reject(result.error);
+    });
+  };
 
   return {
     /**
@@ -233,8 +271,21 @@ export function createRunStore(db: Db) {
      * successful run of an agent with memory, the turn (input and answer) in its session.
      * False when the run had already ended (or its agent was deleted meanwhile).
      */
-    finishRun(runId: string, end: RunEnd, memory: { agentId: string; sessionId: string; input: string } | null): boolean {
+    finishRun(runId: string, end: RunEnd, memory: RunMemory | null): boolean {
       return finishInTransaction(runId, end, memory);
+    },
+
+    /**
+     * As `finishRun`, committed with the other ends recorded in the same turn of the event loop:
+     * one transaction (and one fsync of the WAL, synchronous=FULL) for all of them instead of one
+     * each. Resolves once the end is durable, so an answer sent after it promises no more than
+     * `finishRun` would.
+     */
+    finishRunSoon(runId: string, end: RunEnd, memory: RunMemory | null): Promise<boolean> {
+      return new Promise((resolve, reject) => {
+        if (queued.length === 0) setImmediate(commitQueued);
+        queued.push({ runId, end, memory, resolve, reject });
+      });
     },
 
     /** Marks runs left `running` by a stopped process as failed; returns how many. */
