@@ -7,6 +7,7 @@ import http from 'node:http';
 import { assertNotFound, errorOf, startService, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
+import { createRunStore, type RunEnd } from '../src/runs/store.js';
 
 const fake: FakeOpenAI = await startFakeOpenAI();
 
@@ -233,5 +234,36 @@ describe('a streamed client that does not read', () => {
     const last = events(text).at(-1)!;
     assert.equal(last.event, 'error');
     assert.equal(JSON.parse(last.data).code, 'cancelled');
+  });
+});
+
+describe('ends of runs committed together', () => {
+  test('one commit for the ends queued in a turn: each resolves with its own result, one that fails is rolled back alone', async () => {
+    const service = await startService({ runs: runsConfig() });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm' }, hasMemory: true });
+    const runs = createRunStore(service.db);
+    const start = (input: string) => runs.startRun({ userId: user.user.id, agentId: agent.id, parentRunId: null, sessionId: 's1', input, model: 'm' })!.id;
+    const end = (output: string): RunEnd => ({
+      status: 'succeeded', output, error: null, steps: [], sources: [], warnings: [], usage: null, ms: 1,
+    });
+    const [a, b, c] = [start('one'), start('two'), start('three')];
+    assert.equal(runs.finishRun(c, end('first end'), null), true);
+    // An input SQLite cannot bind fails that end after its UPDATE ran: the savepoint takes it back.
+    const unwritable = { agentId: agent.id, sessionId: 's1', input: { not: 'text' } as unknown as string };
+    const settled = await Promise.allSettled([
+      runs.finishRunSoon(a, end('answer one'), { agentId: agent.id, sessionId: 's1', input: 'one' }),
+      runs.finishRunSoon(b, end('never'), unwritable),
+      runs.finishRunSoon(c, end('second end'), null),
+    ]);
+    assert.deepEqual(settled[0], { status: 'fulfilled', value: true });
+    assert.equal(settled[1].status, 'rejected');
+    assert.deepEqual(settled[2], { status: 'fulfilled', value: false }, 'the first end wins');
+    const get = (id: string) => runs.getRun(user.user.id, id)!;
+    assert.equal(get(a).status, 'succeeded');
+    assert.equal(get(a).output, 'answer one');
+    assert.equal(get(b).status, 'running', 'the failed end left nothing behind');
+    assert.equal(get(c).output, 'first end');
+    assert.deepEqual(runs.recentMessages(agent.id, 's1', 10).map((m) => m.content), ['one', 'answer one'], 'only the end that was written added its turn');
   });
 });
