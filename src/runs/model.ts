@@ -7,6 +7,7 @@ import { createGuardedFetch, raceAbort, vetHost, type FetchFunction, type Resolv
 import { isIngestError } from '../ingest/errors.js';
 import type { RunLlmConfig } from '../agents/store.js';
 import { invalidRun } from './failures.js';
+import { keepAliveFetch } from './keep-alive-fetch.js';
 
 export const PROVIDERS = ['openai', 'ollama', 'openai-compatible'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -90,7 +91,7 @@ export async function checkEndpoint(
   }
 }
 
-/** The `openai` client for an endpoint: explicit key, no retries, the run's timeout, the guarded fetch for a user's URL. */
+/** The `openai` client for an endpoint: explicit key, no retries, the run's timeout, the guarded fetch for a user's URL (kept-alive node:http for the operator's). */
 export function createModelClient(endpoint: ModelEndpoint, options: { timeoutMs: number; allowPrivateNetworks: boolean; fetch?: FetchFunction }): OpenAI {
   return new OpenAI({
     apiKey: endpoint.apiKey,
@@ -100,7 +101,7 @@ export function createModelClient(endpoint: ModelEndpoint, options: { timeoutMs:
     // Never forward the operator's OPENAI_ORG_ID / OPENAI_PROJECT_ID (read from the environment) to any endpoint.
     organization: null,
     project: null,
-    ...(endpoint.userAimed ? { fetch: options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks }) } : {}),
+    fetch: endpoint.userAimed ? (options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks })) : (options.fetch ?? keepAliveFetch),
   });
 }
 
