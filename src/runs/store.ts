@@ -191,6 +191,12 @@ export function createRunStore(db: Db) {
       ORDER BY bm25(document_chunks_fts, 1.0, 0.0)
       LIMIT @limit`,
   );
+  // Whether the agent has any document at all: the full-text search costs more than the rest of a
+  // run's reads together, and most agents have none.
+  const selectHasDocuments = db.prepare(
+    `SELECT EXISTS (SELECT 1 FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId)
+         OR EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)`,
+  ).pluck();
   const ensureSession = (agentId: string, sessionId: string, now: string): number => {
     const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
     if (seq !== undefined) return seq;
@@ -344,6 +350,7 @@ export function createRunStore(db: Db) {
 
     /** The best chunks of the agent's ready documents for an FTS5 query (BM25 order). */
     searchContext(userId: string, agentId: string, query: string, limit: number): ContextChunk[] {
+      if (!selectHasDocuments.get({ userId, agentId })) return [];
       const match = `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
       return searchContext.all({ userId, agentId, match, limit }) as ContextChunk[];
     },
