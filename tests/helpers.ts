@@ -166,3 +166,14 @@ export async function assertHiddenFrom(
   assert.equal(read.status, 200, failure(read, `the owner's GET ${path}`));
   assert.deepEqual(read.body.data, record);
 }
+
+/** Polls `check` until it gives a value (not undefined or false), or fails naming `what` after `ms`. */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

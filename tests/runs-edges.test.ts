@@ -4,7 +4,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { assertNotFound, errorOf, startService, type Json, type TestService } from './helpers.js';
+import { assertNotFound, errorOf, startService, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
 import { createRunStore, type RunEnd } from '../src/runs/store.js';
@@ -26,16 +26,6 @@ function heldResolver() {
       waiting.get(host)?.([{ address: '127.0.0.1', family: 4 }]);
     },
   };
-}
-
-async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** Rejects when `promise` has not settled within `ms` (a hang becomes a failure, not a stuck test). */

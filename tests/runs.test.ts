@@ -4,7 +4,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { assertNotFound, errorOf, startService, type Json, type TestService } from './helpers.js';
+import { assertNotFound, errorOf, startService, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { RunTool } from '../src/runs/tool-types.js';
 import { createApp } from '../src/app.js';
@@ -69,16 +69,6 @@ async function streamUntil(service: TestService, path: string, token: string, bo
       return text;
     },
   };
-}
-
-async function waitFor<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 const lines: string[] = [];
