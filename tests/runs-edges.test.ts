@@ -1,13 +1,17 @@
 // Running agents at the edges: a DNS server that never answers the endpoint check, an agent
 // deleted while its run is set up, a shutdown that meets a run past its checks, and a streamed
-// client that stops reading. DNS lookups of the endpoint check go through the service's test seam.
+// client that stops reading; run ends committed together; the kept-alive fetch of the operator's
+// model endpoints. DNS lookups of the endpoint check go through the service's test seam.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { assertNotFound, errorOf, startService, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
 import { createRunStore, type RunEnd } from '../src/runs/store.js';
+import { keepAliveFetch } from '../src/runs/keep-alive-fetch.js';
 
 const fake: FakeOpenAI = await startFakeOpenAI();
 
@@ -255,5 +259,36 @@ describe('ends of runs committed together', () => {
     assert.equal(get(b).status, 'running', 'the failed end left nothing behind');
     assert.equal(get(c).output, 'first end');
     assert.deepEqual(runs.recentMessages(agent.id, 's1', 10).map((m) => m.content), ['one', 'answer one'], 'only the end that was written added its turn');
+  });
+});
+
+describe('the kept-alive fetch of the operator\'s endpoints', () => {
+  test('sends the body, decodes a compressed answer, and reuses its connection', async () => {
+    const ports: number[] = [];
+    const server = http.createServer((req, res) => {
+      ports.push(req.socket.remotePort ?? 0);
+      const parts: Buffer[] = [];
+      req.on('data', (part: Buffer) => parts.push(part));
+      req.on('end', () => {
+        const said = JSON.stringify({ got: Buffer.concat(parts).toString('utf8'), auth: req.headers.authorization ?? null });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+        res.end(gzipSync(said));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+      for (let i = 0; i < 2; i++) {
+        const response = await keepAliveFetch(url, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{"a":1}' });
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get('content-encoding'), null, 'decoded');
+        assert.deepEqual(await response.json(), { got: '{"a":1}', auth: 'Bearer k' });
+      }
+      assert.equal(ports.length, 2);
+      assert.equal(ports[0], ports[1], 'the second request came over the same connection');
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   });
 });
