@@ -2,41 +2,19 @@
 // for URLs a user gives. Fixture servers on 127.0.0.1 only.
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
 import { createGuardedFetch } from '../src/ingest/fetch.js';
 import { IngestError } from '../src/ingest/errors.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
+import { startRecordingServer } from './fixtures/recording-server.js';
 
-interface Seen {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-function startServer(handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
-  const seen: Seen[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      handler(req, res, body);
-    });
-  });
-  return new Promise<{ server: http.Server; base: string; seen: Seen[] }>((resolve) => {
-    server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen }));
-  });
-}
-
-let main: Awaited<ReturnType<typeof startServer>>;
-let other: Awaited<ReturnType<typeof startServer>>;
+let main: Awaited<ReturnType<typeof startRecordingServer>>;
+let other: Awaited<ReturnType<typeof startRecordingServer>>;
 
 before(async () => {
-  other = await startServer((_req, res) => res.end('other'));
-  main = await startServer((req, res, body) => {
+  other = await startRecordingServer((_req, res) => res.end('other'));
+  main = await startRecordingServer((req, res, body) => {
     if (req.url === '/echo') {
       res.writeHead(201, { 'content-type': 'application/json', 'x-custom': 'yes' });
       res.end(JSON.stringify({ method: req.method, body }));

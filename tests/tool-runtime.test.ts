@@ -4,7 +4,6 @@
 // text loop (parsing, arguments, the streamed final answer, the step limit).
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import type { RunTool, ToolCallContext } from '../src/runs/tool-types.js';
 import { createFunctionNamer, functionNameOf } from '../src/tools/runtime/naming.js';
@@ -14,30 +13,7 @@ import { clearOpenApiCache, MAX_OPERATIONS } from '../src/tools/runtime/openapi.
 import { createGuardedFetch } from '../src/ingest/fetch.js';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { createFinalAnswerFilter, parseReactOutput, reactArguments, reactStrategy, type ReactRun } from '../src/tools/runtime/react.js';
-
-interface Seen {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
-
-async function startServer(handler: Handler) {
-  const seen: Seen[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      handler(req, res, body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { server, base, seen };
-}
+import { startRecordingServer } from './fixtures/recording-server.js';
 
 const SECRET = 'sk-tool-secret-4242';
 const json = (res: http.ServerResponse, status: number, value: unknown) => {
@@ -103,12 +79,12 @@ components:
         parent: { $ref: '#/components/schemas/NewPet' }
 `;
 
-let api: Awaited<ReturnType<typeof startServer>>;
-let other: Awaited<ReturnType<typeof startServer>>;
+let api: Awaited<ReturnType<typeof startRecordingServer>>;
+let other: Awaited<ReturnType<typeof startRecordingServer>>;
 
 before(async () => {
-  other = await startServer((_req, res) => json(res, 200, { other: true }));
-  api = await startServer((req, res, body) => {
+  other = await startRecordingServer((_req, res) => json(res, 200, { other: true }));
+  api = await startRecordingServer((req, res, body) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (url.pathname === '/spec.yaml') {
       res.writeHead(200, { 'content-type': 'application/yaml' });
@@ -256,7 +232,7 @@ describe('plain HTTP tools', () => {
     const started = Date.now();
     await assert.rejects(slow.call({ input: 'x' }, context({ deadline: Date.now() + 300 })), /did not answer within 0\.3 s/);
     assert.ok(Date.now() - started < 2000);
-    const gone = await startServer(() => {});
+    const gone = await startRecordingServer(() => {});
     gone.server.close();
     const closed = only(await toolSet(tool('ENGINE_ALPHA', { url: gone.base })));
     await assert.rejects(closed.call({ input: 'x' }, context()), /could not connect to 127\.0\.0\.1:\d+: connection refused/);
