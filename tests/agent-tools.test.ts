@@ -12,16 +12,10 @@ import { createGuardedFetch } from '../src/ingest/fetch.js';
 import { createToolStore } from '../src/tools/store.js';
 import { createToolProvider } from '../src/tools/runtime/provider.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
+import { startRecordingServer, type SeenRequest } from './fixtures/recording-server.js';
 import { startService, type Json, type TestService } from './helpers.js';
 
 const SECRET = 'sk-tool-header-secret-9137';
-
-interface Seen {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
 
 const SPEC = {
   openapi: '3.0.3',
@@ -38,7 +32,7 @@ const SPEC = {
   },
 };
 
-let fixture: { base: string; seen: Seen[]; server: http.Server };
+let fixture: { base: string; seen: SeenRequest[]; server: http.Server };
 let fake: FakeOpenAI;
 let service: TestService;
 const logLines: string[] = [];
@@ -48,32 +42,24 @@ const log: Logger = {
 };
 
 {
-  const seen: Seen[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk) => (body += chunk));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
-      const url = new URL(req.url ?? '/', 'http://x');
-      const json = (status: number, value: unknown) => {
-        res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(value));
-      };
-      if (url.pathname === '/openapi.json') json(200, SPEC);
-      else if (url.pathname.startsWith('/api/pets/')) json(200, { id: decodeURIComponent(url.pathname.slice(10)), name: 'Rex' });
-      else if (url.pathname === '/search') {
-        json(200, { results: Array.from({ length: 7 }, (_, i) => ({ title: `Result ${i}`, url: `https://r.test/${i}`, content: `About ${url.searchParams.get('q')}${req.headers['x-api-key'] ? ` (key ${req.headers['x-api-key']})` : ''}` })) });
-      } else if (url.pathname === '/echo') {
-        res.writeHead(200, { 'content-type': 'text/plain' });
-        res.end(`echo ${JSON.parse(body).input} (key ${req.headers['x-api-key']})`);
-      } else if (url.pathname === '/down') {
-        res.writeHead(503, { 'content-type': 'text/plain' });
-        res.end('Service Unavailable');
-      } else json(404, { error: 'no' });
-    });
+  fixture = await startRecordingServer((req, res, body) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const json = (status: number, value: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(value));
+    };
+    if (url.pathname === '/openapi.json') json(200, SPEC);
+    else if (url.pathname.startsWith('/api/pets/')) json(200, { id: decodeURIComponent(url.pathname.slice(10)), name: 'Rex' });
+    else if (url.pathname === '/search') {
+      json(200, { results: Array.from({ length: 7 }, (_, i) => ({ title: `Result ${i}`, url: `https://r.test/${i}`, content: `About ${url.searchParams.get('q')}${req.headers['x-api-key'] ? ` (key ${req.headers['x-api-key']})` : ''}` })) });
+    } else if (url.pathname === '/echo') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`echo ${JSON.parse(body).input} (key ${req.headers['x-api-key']})`);
+    } else if (url.pathname === '/down') {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('Service Unavailable');
+    } else json(404, { error: 'no' });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  fixture = { base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
   fake = await startFakeOpenAI();
   service = await startService(
     { runs: { openaiBaseUrl: fake.url, openaiApiKey: 'operator-key', ollamaBaseUrl: fake.url, timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 4 } },
