@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { waitFor } from './helpers.js';
 import { startServiceProcess, type ServiceProcess } from './run-script.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-crash-'));
@@ -30,7 +31,7 @@ async function namesById(service: ServiceProcess, resource: string, token: strin
 }
 
 describe('crash safety: SIGKILL under concurrent writes', () => {
-  test(`every record acknowledged with a 2xx survives a SIGKILL after ${LOAD_MS} ms of ${CLIENTS} concurrent writers`, async (t) => {
+  test(`every record acknowledged with a 2xx survives a SIGKILL after at least ${LOAD_MS} ms of ${CLIENTS} concurrent writers`, async (t) => {
     const first = await startServiceProcess({ DATABASE_PATH: databasePath });
     // Two users, signed up at the production scrypt cost (a few hundred ms each).
     const tokens = [(await first.signUp()).token, (await first.signUp()).token];
@@ -70,6 +71,9 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
 
     const clients = Array.from({ length: CLIENTS }, (_, index) => client(index));
     await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
+    // On a loaded machine 700 ms may not be enough for the writers to get going: wait (boundedly)
+    // for a few acknowledged writes per client, so the kill always lands in the middle of the load.
+    await waitFor('acknowledged writes before the kill', () => acknowledged.length >= 2 * CLIENTS || unexpected.length > 0 || undefined, 10_000);
     const inFlightAtKill = inFlight;
     killed = true;
     first.child.kill('SIGKILL');
