@@ -147,7 +147,7 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     assert.ok(existsSync(`${databasePath}.key`));
 
     const restored = await litestream('restore', '-config', env.LITESTREAM_CONFIG, databasePath);
-    assert.equal(restored.code, 0, restored.stderr);
+    assert.equal(restored.code, 0, restored.stdout + restored.stderr);
     assert.ok(existsSync(databasePath), 'litestream restore wrote the database');
 
     const service = await start();
@@ -162,7 +162,7 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     // Under Litestream the service leaves the WAL alone at shutdown: no wait on Litestream's read
     // lock (the 5 s busy timeout), and the service still exits 0 when Litestream forwards SIGTERM.
     const stopped = await stop(service);
-    assert.equal(stopped.code, 0, service.stderrText());
+    assert.equal(stopped.code, 0, service.stdoutText() + service.stderrText());
     assert.ok(stopped.ms < 4_000, `stopped in ${stopped.ms} ms`);
 
     // The sealed tool metadata is readable with the kept key file.

@@ -11,7 +11,7 @@ import { assertNotFound, errorOf, startService, waitFor, type Json, type TestSer
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
 import { createRunStore, type RunEnd } from '../src/runs/store.js';
-import { keepAliveFetch } from '../src/runs/keep-alive-fetch.js';
+import { createChatApi } from '../src/runs/chat-api.js';
 
 const fake: FakeOpenAI = await startFakeOpenAI();
 
@@ -262,30 +262,32 @@ describe('ends of runs committed together', () => {
   });
 });
 
-describe('the kept-alive fetch of the operator\'s endpoints', () => {
-  test('sends the body, decodes a compressed answer, and reuses its connection', async () => {
+describe('the chat call to the operator\'s endpoints', () => {
+  test('sends the call with its key, decodes a compressed answer, and reuses its connection', async () => {
     const ports: number[] = [];
+    const seen: { body: string; auth: string | null }[] = [];
     const server = http.createServer((req, res) => {
       ports.push(req.socket.remotePort ?? 0);
       const parts: Buffer[] = [];
       req.on('data', (part: Buffer) => parts.push(part));
       req.on('end', () => {
-        const said = JSON.stringify({ got: Buffer.concat(parts).toString('utf8'), auth: req.headers.authorization ?? null });
+        seen.push({ body: Buffer.concat(parts).toString('utf8'), auth: req.headers.authorization ?? null });
         res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-        res.end(gzipSync(said));
+        res.end(gzipSync(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'packed answer' } }] })));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+      const api = createChatApi({ allowPrivateNetworks: false });
+      const endpoint = { baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k', model: 'm', userAimed: false };
       for (let i = 0; i < 2; i++) {
-        const response = await keepAliveFetch(url, { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{"a":1}' });
-        assert.equal(response.status, 200);
-        assert.equal(response.headers.get('content-encoding'), null, 'decoded');
-        assert.deepEqual(await response.json(), { got: '{"a":1}', auth: 'Bearer k' });
+        const completion = await api.complete(endpoint, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, new AbortController().signal);
+        assert.equal(completion.choices[0].message.content, 'packed answer', 'decoded');
       }
+      assert.deepEqual(JSON.parse(seen[0].body), { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: false });
+      assert.equal(seen[0].auth, 'Bearer k');
       assert.equal(ports.length, 2);
-      assert.equal(ports[0], ports[1], 'the second request came over the same connection');
+      assert.equal(ports[0], ports[1], 'the second call came over the same connection');
     } finally {
       server.closeAllConnections();
       server.close();

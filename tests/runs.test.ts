@@ -1,5 +1,6 @@
-// Running agents end to end: the service talks to a fake OpenAI-compatible server through the real
-// `openai` client, and the tests check what the model received as well as what the client got.
+// Running agents end to end: the service talks to a fake OpenAI-compatible server (which the real
+// `openai` client also accepts, tests/fake-openai.test.ts), and the tests check what the model
+// received as well as what the client got.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';

@@ -358,7 +358,7 @@ export interface GuardedFetchOptions extends Pick<FetchOptions, 'allowPrivateNet
   keepContentLength?: boolean;
 }
 
-/** The signature of the global `fetch`, which the `openai` client and the tools accept. */
+/** The signature of the global `fetch`: what the model call and the tools are given. */
 export type FetchFunction = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 /** Headers sent only to the origin the caller addressed, never to one a redirect leads to. */

@@ -13,7 +13,8 @@ import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from './context.js';
 import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
-import { checkEndpoint, createModelClients, resolveEndpoint, type ModelEndpoint } from './model.js';
+import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
+import { createChatApi } from './chat-api.js';
 import { createModelCall } from './model-call.js';
 import { createRunSlots, type Admission } from './slots.js';
 import { strategies } from './strategies.js';
@@ -96,7 +97,7 @@ export function createRunEngine(deps: RunEngineDeps) {
   const { stores, config, log } = deps;
   const timeoutMs = config.runs.timeoutMs;
   const slots = createRunSlots(config.runs.concurrencyPerUser);
-  const modelClient = createModelClients({ timeoutMs, allowPrivateNetworks: config.allowPrivateNetworks });
+  const chatApi = createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks });
   let toolProvider: ToolProvider = noTools;
   /** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
   const chains = new Map<string, { agentId: string; parentRunId: string | null }>();
@@ -229,8 +230,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         { role: 'user', content: prepared.input },
       ];
       const model = createModelCall({
-        endpoint, client: modelClient(endpoint), timeoutMs, maxSteps: config.runs.maxSteps,
-        deadline: admission.deadline, signal, streaming, emitToken: (text) => emit('token', text),
+        endpoint, api: chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken: (text) => emit('token', text),
       });
       usage = model.usage;
       const callTool = createToolCaller(toolSet.tools, toolContext, steps, {

@@ -1,8 +1,6 @@
 // How a run fails: one error type with a stable code and words safe to show (never a key). The
 // engine only throws and returns these; the routes decide which HTTP answer each code is.
-import OpenAI from 'openai';
 import type { FieldIssue } from '../http/errors.js';
-import { isIngestError } from '../ingest/errors.js';
 import type { ModelEndpoint } from './model.js';
 
 export type FailureCode =
@@ -81,32 +79,4 @@ export function abortFailure(signal: AbortSignal, timeoutMs: number, during: 'ch
     return during === 'check' ? shuttingDown() : new RunFailure('unavailable', 'The service is shutting down; the run was stopped. Run it again.');
   }
   return new RunFailure('cancelled', said ?? 'The client disconnected; the run was cancelled.');
-}
-
-/** What a model call threw, in words: the server's status and message, or why it could not be reached. */
-export function modelFailure(error: unknown, endpoint: ModelEndpoint, timeoutMs: number): RunFailure {
-  const host = new URL(endpoint.baseURL).host;
-  if (error instanceof OpenAI.APIConnectionTimeoutError) {
-    return new RunFailure('upstream_timeout', `The model endpoint ${host} did not answer within ${timeoutMs} ms (RUN_TIMEOUT_MS).`);
-  }
-  if (error instanceof OpenAI.APIUserAbortError) return new RunFailure('cancelled', 'The run was cancelled.');
-  if (error instanceof OpenAI.APIError) {
-    const inner = (error.error as { message?: unknown } | undefined)?.message;
-    const said = typeof inner === 'string' && inner.trim() !== '' ? inner.trim() : error.message.replace(/^\d{3}\s*/, '');
-    if (error.status === undefined) return new RunFailure('upstream_error', redact(`The model endpoint ${host} reported an error while answering: ${said || 'no message'}`, endpoint));
-    const meaning = error.status === 401 || error.status === 403 ? " (check the agent's llm.apiKey or the operator's key)" : '';
-    return new RunFailure('upstream_error', redact(`The model endpoint ${host} answered ${error.status}${meaning}: ${said || 'no message'}`, endpoint));
-  }
-  const cause = error instanceof OpenAI.APIConnectionError ? error.cause : error;
-  if (isIngestError(cause)) return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${cause.message}`, endpoint));
-  if (error instanceof OpenAI.APIConnectionError) {
-    const code = (cause as NodeJS.ErrnoException | undefined)?.code;
-    return new RunFailure('upstream_error', `Could not reach the model endpoint ${host}${code ? ` (${code})` : ''}.`);
-  }
-  if (error instanceof OpenAI.OpenAIError) {
-    return new RunFailure('upstream_error', redact(`The model endpoint ${host} sent an answer that could not be read: ${error.message}`, endpoint));
-  }
-  // The connection broke while the answer streamed in (reset, closed early, not JSON).
-  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (cause as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
-  return new RunFailure('upstream_error', `The connection to the model endpoint ${host} broke before the answer was complete${code ? ` (${code})` : ''}.`);
 }

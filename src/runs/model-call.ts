@@ -1,21 +1,17 @@
 // One model call of a run: plain or streamed (tokens forwarded as they come, tool calls put
-// together from their pieces), counted against RUN_MAX_STEPS, under the run's deadline and signal,
-// with the usage the server reports added up. Whatever the call throws comes back as a RunFailure
-// in words (or the signal's reason, when the run was stopped).
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
-import type OpenAI from 'openai';
+// together from their pieces), counted against RUN_MAX_STEPS, under the run's signal (aborted at
+// its deadline), with the usage the server reports added up. A call that fails throws a
+// RunFailure in words (or the signal's reason, when the run was stopped).
+import type { ChatApi, ChatParams } from './chat-api.js';
 import type { ModelEndpoint } from './model.js';
-import { modelFailure, RunFailure } from './failures.js';
+import { RunFailure } from './failures.js';
 import type { ChatRequest, ModelReply, ToolCallRequest } from './strategies.js';
 import type { RunUsage } from './store.js';
 
 export interface ModelCallOptions {
   endpoint: ModelEndpoint;
-  /** The `openai` client for `endpoint`. */
-  client: OpenAI;
-  timeoutMs: number;
+  api: ChatApi;
   maxSteps: number;
-  deadline: number;
   signal: AbortSignal;
   /** True when the client is streamed: the model's answers are streamed too. */
   streaming: boolean;
@@ -25,8 +21,7 @@ export interface ModelCallOptions {
 
 /** The run's `chat`, and the usage its calls reported (null while none did). */
 export function createModelCall(options: ModelCallOptions): { chat(request: ChatRequest): Promise<ModelReply>; usage(): RunUsage | null } {
-  const { endpoint, signal, streaming } = options;
-  const { client } = options;
+  const { endpoint, api, signal, streaming } = options;
   let usage: RunUsage | null = null;
   let calls = 0;
   const addUsage = (reported: { prompt_tokens?: number; completion_tokens?: number } | null | undefined) => {
@@ -37,38 +32,39 @@ export function createModelCall(options: ModelCallOptions): { chat(request: Chat
     };
   };
 
-  async function plain(params: ChatCompletionCreateParamsBase, requestOptions: { signal: AbortSignal; timeout: number }): Promise<ModelReply> {
-    const completion = await client.chat.completions.create({ ...params, stream: false }, requestOptions);
+  async function plain(params: ChatParams): Promise<ModelReply> {
+    const completion = await api.complete(endpoint, params, signal);
     addUsage(completion.usage);
-    const message = completion.choices[0]?.message;
-    const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
-      call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }] : [],
+    const message = completion.choices?.[0]?.message;
+    // The answer is the endpoint's JSON, whatever it holds: anything not shaped as expected is left out.
+    const toolCalls = (Array.isArray(message?.tool_calls) ? message.tool_calls : []).flatMap((call) =>
+      call?.type === 'function' && typeof call.function?.name === 'string'
+        ? [{ id: String(call.id ?? ''), name: call.function.name, arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '' }]
+        : [],
     );
-    return { content: message?.content ?? '', toolCalls };
+    return { content: typeof message?.content === 'string' ? message.content : '', toolCalls };
   }
 
-  async function streamed(
-    params: ChatCompletionCreateParamsBase,
-    requestOptions: { signal: AbortSignal; timeout: number },
-    request: ChatRequest,
-  ): Promise<ModelReply> {
-    const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } }, requestOptions);
+  async function streamed(params: ChatParams, request: ChatRequest): Promise<ModelReply> {
     let content = '';
     const toolCalls: ToolCallRequest[] = [];
-    for await (const chunk of stream) {
+    for await (const chunk of api.stream(endpoint, params, signal)) {
       addUsage(chunk.usage);
-      const delta = chunk.choices[0]?.delta;
+      const delta = chunk.choices?.[0]?.delta;
       if (!delta) continue;
-      if (delta.content) {
+      if (typeof delta.content === 'string' && delta.content !== '') {
         content += delta.content;
         if (request.streamTokens) options.emitToken(delta.content);
         request.onText?.(delta.content);
       }
-      for (const piece of delta.tool_calls ?? []) {
-        const call = (toolCalls[piece.index ?? toolCalls.length] ??= { id: '', name: '', arguments: '' });
-        if (piece.id) call.id = piece.id;
-        if (piece.function?.name && call.name !== piece.function.name) call.name += piece.function.name;
-        if (piece.function?.arguments) call.arguments += piece.function.arguments;
+      for (const piece of Array.isArray(delta.tool_calls) ? delta.tool_calls : []) {
+        if (typeof piece !== 'object' || piece === null) continue;
+        const index = Number.isInteger(piece.index) && piece.index >= 0 && piece.index < 1000 ? piece.index : toolCalls.length;
+        const call = (toolCalls[index] ??= { id: '', name: '', arguments: '' });
+        if (typeof piece.id === 'string' && piece.id) call.id = piece.id;
+        const { name, arguments: args } = piece.function ?? {};
+        if (typeof name === 'string' && name && call.name !== name) call.name += name;
+        if (typeof args === 'string') call.arguments += args;
       }
     }
     return { content, toolCalls: toolCalls.filter(Boolean).map((call, index) => ({ ...call, id: call.id || `call_${index}` })) };
@@ -80,19 +76,13 @@ export function createModelCall(options: ModelCallOptions): { chat(request: Chat
         throw new RunFailure('max_steps', `The agent made ${options.maxSteps} model calls without reaching an answer (RUN_MAX_STEPS).`);
       }
       calls += 1;
-      const params: ChatCompletionCreateParamsBase = {
+      const params: ChatParams = {
         model: endpoint.model,
         messages: request.messages,
         ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
         ...(request.stop ? { stop: request.stop } : {}),
       };
-      const requestOptions = { signal, timeout: Math.max(1, options.deadline - Date.now()) };
-      try {
-        return streaming ? await streamed(params, requestOptions, request) : await plain(params, requestOptions);
-      } catch (error) {
-        if (signal.aborted) throw error;
-        throw modelFailure(error, endpoint, options.timeoutMs);
-      }
+      return streaming ? streamed(params, request) : plain(params);
     },
     usage: () => usage,
   };

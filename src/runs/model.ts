@@ -1,13 +1,11 @@
-// Which model endpoint an agent talks to, and the `openai` client for it. The operator's endpoints
-// (OPENAI_BASE_URL, OLLAMA_BASE_URL) are trusted; a `baseUrl` a user gave goes through the SSRF
-// guard before the run and on every connection (the guarded fetch connects to the vetted address).
-import OpenAI from 'openai';
+// Which model endpoint an agent talks to. The operator's endpoints (OPENAI_BASE_URL,
+// OLLAMA_BASE_URL) are trusted; a `baseUrl` a user gave goes through the SSRF guard before the run
+// and on every connection (src/runs/chat-api.ts connects to it through the guarded fetch).
 import type { RunsConfig } from '../config.js';
-import { createGuardedFetch, raceAbort, vetHost, type FetchFunction, type ResolvedAddress } from '../ingest/fetch.js';
+import { raceAbort, vetHost, type ResolvedAddress } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import type { RunLlmConfig } from '../agents/store.js';
 import { invalidRun } from './failures.js';
-import { keepAliveFetch } from './keep-alive-fetch.js';
 
 export const PROVIDERS = ['openai', 'ollama', 'openai-compatible'] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -31,7 +29,8 @@ export interface ModelEndpoint {
   userAimed: boolean;
 }
 
-// The `openai` constructor throws without a key; servers that need none ignore what is sent.
+// A keyless endpoint still gets `Authorization: Bearer none` (as the `openai` client would send):
+// servers that need no key ignore it, and a proxy in front of one sees a well-formed header.
 const NO_KEY = 'none';
 const OLLAMA_KEY = 'ollama';
 
@@ -89,45 +88,4 @@ export async function checkEndpoint(
     const hint = error.code === 'refused_address' ? ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)' : '';
     throw invalidRun([{ path: 'llm.baseUrl', message: `${error.message}${hint}` }]);
   }
-}
-
-/** The `openai` client for an endpoint: explicit key, no retries, the run's timeout, the guarded fetch for a user's URL (kept-alive node:http for the operator's). */
-export function createModelClient(endpoint: ModelEndpoint, options: { timeoutMs: number; allowPrivateNetworks: boolean; fetch?: FetchFunction }): OpenAI {
-  return new OpenAI({
-    apiKey: endpoint.apiKey,
-    baseURL: endpoint.baseURL,
-    maxRetries: 0,
-    timeout: options.timeoutMs,
-    // Never forward the operator's OPENAI_ORG_ID / OPENAI_PROJECT_ID (read from the environment) to any endpoint.
-    organization: null,
-    project: null,
-    fetch: endpoint.userAimed ? (options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks })) : (options.fetch ?? keepAliveFetch),
-  });
-}
-
-/** Clients kept for reuse: constructing one costs more than the call to a fast local model. */
-export const MODEL_CLIENTS_KEPT = 64;
-
-/**
- * A small cache of `openai` clients, one per endpoint: its URL, its key, whether it is guarded, and
- * the options. A client holds its key and sends it only to its own URL, so the whole of that pair
- * is the cache key: a key never reaches another endpoint. The least recently used client goes when
- * more than `max` are kept. A client keeps no state between requests (the deadline and the signal
- * are given per request).
- */
-export function createModelClients(options: { timeoutMs: number; allowPrivateNetworks: boolean; max?: number }): (endpoint: ModelEndpoint) => OpenAI {
-  const max = options.max ?? MODEL_CLIENTS_KEPT;
-  const clients = new Map<string, OpenAI>();
-  return (endpoint) => {
-    const key = JSON.stringify([endpoint.baseURL, endpoint.apiKey, endpoint.userAimed]);
-    let client = clients.get(key);
-    if (client) {
-      clients.delete(key);
-    } else {
-      client = createModelClient(endpoint, options);
-      if (clients.size >= max) clients.delete(clients.keys().next().value as string);
-    }
-    clients.set(key, client);
-    return client;
-  };
 }

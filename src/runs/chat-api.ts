@@ -1,0 +1,266 @@
+// The model call on the wire: POST <baseURL>/chat/completions of an OpenAI-compatible API, its
+// answer read whole (JSON) or as it streams (server-sent events), written by hand rather than
+// through the `openai` client. The first token of every streamed run waits on this path: measured
+// against the benchmark's fake model, the client spent about 0.5 ms of it building the request and
+// turning the node:http response into a web stream, a quarter of what the service may add.
+//
+// The operator's endpoints (OPENAI_BASE_URL, OLLAMA_BASE_URL) are trusted and reached over
+// kept-alive node:http(s) connections, redirects not followed (an API that redirects is answered
+// as it is). A user's baseUrl goes through the guarded fetch: the SSRF guard vets every connection
+// and every redirect. Whatever goes wrong comes back as a RunFailure in words, never with the key;
+// when the run's signal aborts, its reason is thrown instead (the engine says what it means).
+import http from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import { createGuardedFetch, type FetchFunction } from '../ingest/fetch.js';
+import { isIngestError } from '../ingest/errors.js';
+import { redact, RunFailure } from './failures.js';
+import type { ModelEndpoint } from './model.js';
+
+/** What a call sends besides `stream`: the model, the messages, the tools, the stop words. */
+export type ChatParams = Omit<ChatCompletionCreateParamsBase, 'stream' | 'stream_options'>;
+
+export interface ChatApi {
+  /** A plain call: the whole answer. */
+  complete(endpoint: ModelEndpoint, params: ChatParams, signal: AbortSignal): Promise<ChatCompletion>;
+  /** A streamed call: its chunks as they come (the last one carries the usage, when the server reports it). */
+  stream(endpoint: ModelEndpoint, params: ChatParams, signal: AbortSignal): AsyncGenerator<ChatCompletionChunk>;
+}
+
+/** More than this from one call fails it: a model's answer is far smaller, an endless one would fill the memory. */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+/** How much of an error answer is read for its message. */
+const MAX_ERROR_BYTES = 64 * 1024;
+
+/** An answer as it arrives: its status, and its body (content-decoded). */
+interface Answer {
+  status: number;
+  body: AsyncIterable<Uint8Array | string>;
+}
+
+type Send = (url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) => Promise<Answer>;
+
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
+  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
+};
+
+function decoded(response: http.IncomingMessage): Readable {
+  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip()
+      : encoding === 'deflate' ? zlib.createInflate()
+        : encoding === 'br' ? zlib.createBrotliDecompress()
+          : null;
+  if (decoder === null) return response;
+  response.on('error', (error) => decoder.destroy(error));
+  return response.pipe(decoder);
+}
+
+/** The operator's endpoints: node:http(s) over kept-alive connections. */
+const sendKeptAlive: Send = (url, headers, body, signal) =>
+  new Promise((resolve, reject) => {
+    const agent = agents[url.protocol as keyof typeof agents];
+    const request = (url.protocol === 'https:' ? https : http).request({
+      hostname: url.hostname.replace(/^\[|\]$/g, ''),
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      headers: { ...headers, 'accept-encoding': 'gzip, deflate, br', 'content-length': String(Buffer.byteLength(body)) },
+      agent,
+      signal,
+    });
+    request.once('response', (response) => resolve({ status: response.statusCode ?? 0, body: decoded(response) }));
+    request.on('error', reject); // a later error (after the response) reaches the reader through the body
+    request.end(body);
+  });
+
+/** A user's endpoint: the guarded fetch (SSRF guard on every connection). */
+function sendGuarded(fetch: FetchFunction): Send {
+  return async (url, headers, body, signal) => {
+    const response = await fetch(url, { method: 'POST', headers, body, signal });
+    return { status: response.status, body: (response.body ?? []) as AsyncIterable<Uint8Array> };
+  };
+}
+
+/** The host an endpoint's failures name (never the path: it may hold a key). */
+const hostOf = (endpoint: ModelEndpoint) => new URL(endpoint.baseURL).host;
+
+/** The answer's text, up to `max` bytes; past it, a RunFailure (`tooLarge`) or, when `tooLarge` is null, what came so far. */
+async function readText(body: AsyncIterable<Uint8Array | string>, max: number, tooLarge: (() => RunFailure) | null): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  let bytes = 0;
+  for await (const part of body) {
+    bytes += part.length;
+    text += typeof part === 'string' ? part : decoder.decode(part, { stream: true });
+    if (bytes > max) {
+      if (tooLarge) throw tooLarge();
+      return text;
+    }
+  }
+  return text + decoder.decode();
+}
+
+/** One server-sent event: its `event` field and its data lines joined. */
+interface ServerEvent {
+  event: string;
+  data: string;
+}
+
+/** The events of a `text/event-stream` body as they arrive (lines end in \n or \r\n). */
+async function* serverEvents(body: AsyncIterable<Uint8Array | string>, tooLarge: () => RunFailure): AsyncGenerator<ServerEvent> {
+  const decoder = new TextDecoder();
+  let pending = '';
+  let bytes = 0;
+  let event = '';
+  let data: string[] = [];
+  for await (const part of body) {
+    bytes += part.length;
+    if (bytes > MAX_ANSWER_BYTES) throw tooLarge();
+    pending += typeof part === 'string' ? part : decoder.decode(part, { stream: true });
+    let end: number;
+    while ((end = pending.indexOf('\n')) !== -1) {
+      const line = pending.charCodeAt(end - 1) === 13 ? pending.slice(0, end - 1) : pending.slice(0, end);
+      pending = pending.slice(end + 1);
+      if (line === '') {
+        if (data.length > 0) yield { event, data: data.join('\n') };
+        event = '';
+        data = [];
+        continue;
+      }
+      const colon = line.indexOf(':');
+      if (colon === 0) continue; // a comment (a keep-alive)
+      const field = colon === -1 ? line : line.slice(0, colon);
+      const value = colon === -1 ? '' : line.slice(line.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') event = value;
+    }
+  }
+  // A server that ends without the blank line after its last event still meant it.
+  const last = pending + decoder.decode();
+  if (last.startsWith('data:')) data.push(last.slice(last.startsWith('data: ') ? 6 : 5).replace(/\r$/, ''));
+  if (data.length > 0) yield { event, data: data.join('\n') };
+}
+
+/** The message in an error body: OpenAI's `{ error: { message } }`, Ollama's `{ error: "..." }`, or the text itself. */
+function errorText(text: string): string {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return text.trim();
+  }
+  const error = (json as { error?: unknown } | null)?.error ?? json;
+  if (typeof error === 'string') return error.trim();
+  const message = (error as { message?: unknown } | null)?.message;
+  if (typeof message === 'string' && message.trim() !== '') return message.trim();
+  return JSON.stringify(error);
+}
+
+function statusFailure(status: number, text: string, endpoint: ModelEndpoint): RunFailure {
+  const meaning = status === 401 || status === 403 ? " (check the agent's llm.apiKey or the operator's key)" : '';
+  const said = errorText(text);
+  return new RunFailure('upstream_error', redact(`The model endpoint ${hostOf(endpoint)} answered ${status}${meaning}: ${said || 'no message'}`, endpoint));
+}
+
+const unreadable = (endpoint: ModelEndpoint, why: string) =>
+  new RunFailure('upstream_error', redact(`The model endpoint ${hostOf(endpoint)} sent an answer that could not be read: ${why}`, endpoint));
+
+const answerTooLarge = (endpoint: ModelEndpoint) => () =>
+  new RunFailure('upstream_error', `The model endpoint ${hostOf(endpoint)} sent an answer larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB.`);
+
+/** Why the endpoint could not be reached (nothing of it answered). */
+function unreachable(error: unknown, endpoint: ModelEndpoint): RunFailure {
+  const host = hostOf(endpoint);
+  if (isIngestError(error)) return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${error.message}`, endpoint));
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return new RunFailure('upstream_error', `Could not reach the model endpoint ${host}${code ? ` (${code})` : ''}.`);
+}
+
+/** The connection broke while the answer came in (reset, closed early). */
+function broken(error: unknown, endpoint: ModelEndpoint): RunFailure {
+  if (error instanceof RunFailure) return error;
+  const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
+  return new RunFailure('upstream_error', `The connection to the model endpoint ${hostOf(endpoint)} broke before the answer was complete${code ? ` (${code})` : ''}.`);
+}
+
+/** The chat-completions call for every endpoint; a user's endpoints get the guarded fetch (`fetch` replaces it in tests). */
+export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: FetchFunction }): ChatApi {
+  const sendGuardedFetch = sendGuarded(options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks }));
+
+  /** Sends the call; resolves with a 2xx answer, throws a RunFailure for anything else. */
+  async function open(endpoint: ModelEndpoint, body: object, accept: string, signal: AbortSignal): Promise<Answer> {
+    if (signal.aborted) throw signal.reason;
+    const headers = { 'content-type': 'application/json', accept, authorization: `Bearer ${endpoint.apiKey}` };
+    const send = endpoint.userAimed ? sendGuardedFetch : sendKeptAlive;
+    let answer: Answer;
+    try {
+      answer = await send(new URL(`${endpoint.baseURL}/chat/completions`), headers, JSON.stringify(body), signal);
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw unreachable(error, endpoint);
+    }
+    if (answer.status >= 200 && answer.status < 300) return answer;
+    let text: string;
+    try {
+      text = await readText(answer.body, MAX_ERROR_BYTES, null);
+    } catch {
+      if (signal.aborted) throw signal.reason;
+      text = '';
+    }
+    throw statusFailure(answer.status, text, endpoint);
+  }
+
+  return {
+    async complete(endpoint, params, signal) {
+      const answer = await open(endpoint, { ...params, stream: false }, 'application/json', signal);
+      let text: string;
+      try {
+        text = await readText(answer.body, MAX_ANSWER_BYTES, answerTooLarge(endpoint));
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        throw broken(error, endpoint);
+      }
+      let completion: unknown;
+      try {
+        completion = JSON.parse(text);
+      } catch {
+        throw unreadable(endpoint, 'it is not JSON');
+      }
+      if (typeof completion !== 'object' || completion === null) throw unreadable(endpoint, 'it is not a JSON object');
+      return completion as ChatCompletion;
+    },
+
+    async *stream(endpoint, params, signal) {
+      const answer = await open(endpoint, { ...params, stream: true, stream_options: { include_usage: true } }, 'text/event-stream', signal);
+      let done = false;
+      try {
+        for await (const { event, data } of serverEvents(answer.body, answerTooLarge(endpoint))) {
+          // Read on to the end after [DONE], so the kept-alive connection can be used again.
+          if (done || data === '[DONE]') {
+            done = true;
+            continue;
+          }
+          let chunk: unknown;
+          try {
+            chunk = JSON.parse(data);
+          } catch {
+            throw unreadable(endpoint, 'an event is not JSON');
+          }
+          const error = (chunk as { error?: unknown } | null)?.error;
+          if (event === 'error' || (error !== undefined && error !== null)) {
+            const said = errorText(JSON.stringify(error ?? chunk));
+            throw new RunFailure('upstream_error', redact(`The model endpoint ${hostOf(endpoint)} reported an error while answering: ${said || 'no message'}`, endpoint));
+          }
+          if (typeof chunk === 'object' && chunk !== null) yield chunk as ChatCompletionChunk;
+        }
+      } catch (error) {
+        if (signal.aborted) throw signal.reason;
+        throw broken(error, endpoint);
+      }
+    },
+  };
+}
