@@ -107,7 +107,7 @@ export function referenceWork() {
       const input = parse(InvokeSchema, asObject(body));
       if (input.stream) throw new ApiError(422, 'validation_failed', 'This reference does not stream.');
       const agent = stores.agents.get(caller.id, id);
-      const llm = agent && stores.agents.getModelSettings(caller.id, id);
+      const llm = agent && stores.agents.getModelSettings(caller.id, agent);
       if (!agent || !llm) throw notFound('Agent');
       if (!modelBase) throw new ApiError(422, 'validation_failed', 'OPENAI_BASE_URL is not set.');
       const prompt = agent.promptId ? stores.prompts.get(caller.id, agent.promptId) : undefined;

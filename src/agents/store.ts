@@ -112,6 +112,7 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = ?, llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
   );
   const selectLlmSecrets = db.prepare(`SELECT llm_extra AS extra, llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
+  const selectLlmKey = db.prepare(`SELECT llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
   const sealOrNull = (value: string | null) => (value === null ? null : sealer.seal(value));
 
   /** The sealed llm columns of a stored agent, opened. */
@@ -209,11 +210,12 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     /** Applies a partial change in one transaction; undefined when the user has no such agent. */
     update: updateInTransaction,
 
-    /** What a run needs to reach the agent's model: its server and key (opened), or undefined. */
-    getModelSettings(userId: string, id: string): RunLlmConfig | undefined {
-      const agent = table.get(userId, id);
-      if (!agent) return undefined;
-      return { provider: agent.llmProvider, model: agent.llmModel, baseUrl: agent.llmBaseUrl, apiKey: storedLlmSecrets(userId, id).apiKey };
+    /** What a run needs to reach `agent`'s model: its server and key (opened); undefined once the agent is gone. */
+    getModelSettings(userId: string, agent: AgentRow): RunLlmConfig | undefined {
+      // Only the key is opened: a run needs nothing else of the sealed columns, and it has the agent.
+      const sealed = selectLlmKey.get(agent.id, userId) as { apiKey: string | null } | undefined;
+      if (!sealed) return undefined;
+      return { provider: agent.llmProvider, model: agent.llmModel, baseUrl: agent.llmBaseUrl, apiKey: sealed.apiKey === null ? null : sealer.open(sealed.apiKey) };
     },
 
     /** A page of the agents their owners listed publicly, every user's (the one cross-user read). */

@@ -117,7 +117,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     parent: { runId: string; depth: number } | null,
   ): Promise<PreparedRun> {
     try {
-      const llm = stores.agents.getModelSettings(userId, agent.id);
+      const llm = stores.agents.getModelSettings(userId, agent);
       if (!llm) throw agentNotFound();
       const endpoint = resolveEndpoint(llm, config.runs);
       const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
