@@ -106,9 +106,9 @@ export function referenceWork() {
       const id = parse(IdSchema, rawId, 'id');
       const input = parse(InvokeSchema, asObject(body));
       if (input.stream) throw new ApiError(422, 'validation_failed', 'This reference does not stream.');
-      const agent = stores.agents.get(caller.id, id);
-      const llm = agent && stores.agents.getModelSettings(caller.id, agent);
-      if (!agent || !llm) throw notFound('Agent');
+      const agent = stores.agents.getForRun(caller.id, id);
+      if (!agent) throw notFound('Agent');
+      const { llm } = agent;
       if (!modelBase) throw new ApiError(422, 'validation_failed', 'OPENAI_BASE_URL is not set.');
       const prompt = agent.promptId ? stores.prompts.get(caller.id, agent.promptId) : undefined;
       const system = prompt ? fillPrompt(prompt, input.variables, input.input) : null;

@@ -67,6 +67,16 @@ export interface RunLlmConfig {
   apiKey: string | null;
 }
 
+/** What a run needs of an agent: how it runs and its llm (the key opened: never present it). */
+export interface RunAgent {
+  id: string;
+  name: string;
+  type: AgentType;
+  hasMemory: boolean;
+  promptId: string | null;
+  llm: RunLlmConfig;
+}
+
 /** A listed agent as the library shows it: public fields only. */
 export interface LibraryAgentRow {
   id: string;
@@ -112,7 +122,11 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = ?, llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
   );
   const selectLlmSecrets = db.prepare(`SELECT llm_extra AS extra, llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
-  const selectLlmKey = db.prepare(`SELECT llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
+  const selectForRun = db.prepare(
+    `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, llm_provider AS provider, llm_model AS model,
+            llm_base_url AS baseUrl, llm_api_key AS apiKey
+       FROM agents WHERE id = ? AND user_id = ?`,
+  );
   const sealOrNull = (value: string | null) => (value === null ? null : sealer.seal(value));
 
   /** The sealed llm columns of a stored agent, opened. */
@@ -210,12 +224,16 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     /** Applies a partial change in one transaction; undefined when the user has no such agent. */
     update: updateInTransaction,
 
-    /** What a run needs to reach `agent`'s model: its server and key (opened); undefined once the agent is gone. */
-    getModelSettings(userId: string, agent: AgentRow): RunLlmConfig | undefined {
-      // Only the key is opened: a run needs nothing else of the sealed columns, and it has the agent.
-      const sealed = selectLlmKey.get(agent.id, userId) as { apiKey: string | null } | undefined;
-      if (!sealed) return undefined;
-      return { provider: agent.llmProvider, model: agent.llmModel, baseUrl: agent.llmBaseUrl, apiKey: sealed.apiKey === null ? null : sealer.open(sealed.apiKey) };
+    /** The user's agent as a run needs it, in one read (only the key of the sealed columns is opened); undefined if there is none. */
+    getForRun(userId: string, id: string): RunAgent | undefined {
+      type Raw = Omit<RunAgent, 'llm' | 'hasMemory'> & RunLlmConfig & { hasMemory: number };
+      const raw = selectForRun.get(id, userId) as Raw | undefined;
+      if (!raw) return undefined;
+      const apiKey = raw.apiKey === null ? null : sealer.open(raw.apiKey);
+      return {
+        id: raw.id, name: raw.name, type: raw.type, hasMemory: raw.hasMemory === 1, promptId: raw.promptId,
+        llm: { provider: raw.provider, model: raw.model, baseUrl: raw.baseUrl, apiKey },
+      };
     },
 
     /** A page of the agents their owners listed publicly, every user's (the one cross-user read). */

@@ -6,7 +6,7 @@
 // shutdown ends it. Every recorded run's end is recorded; the engine never answers HTTP itself.
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Config } from '../config.js';
-import type { AgentRow, AgentStore } from '../agents/store.js';
+import type { AgentStore, RunAgent } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
@@ -64,7 +64,7 @@ export interface RunSink {
 export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
 
 /** Gives a run its tools (none until a provider is plugged in). */
-export type ToolProvider = (agent: AgentRow, caller: { id: string }, context: ToolCallContext) => Promise<RunToolSet>;
+export type ToolProvider = (agent: RunAgent, caller: { id: string }, context: ToolCallContext) => Promise<RunToolSet>;
 
 const noTools: ToolProvider = async () => ({ tools: [], warnings: [] });
 
@@ -72,7 +72,7 @@ const noTools: ToolProvider = async () => ({ tools: [], warnings: [] });
 export interface PreparedRun {
   runId: string;
   userId: string;
-  agent: AgentRow;
+  agent: RunAgent;
   endpoint: ModelEndpoint;
   system: string | null;
   input: string;
@@ -111,15 +111,13 @@ export function createRunEngine(deps: RunEngineDeps) {
    */
   async function begin(
     userId: string,
-    agent: AgentRow,
+    agent: RunAgent,
     request: RunRequest,
     admission: Admission,
     parent: { runId: string; depth: number } | null,
   ): Promise<PreparedRun> {
     try {
-      const llm = stores.agents.getModelSettings(userId, agent);
-      if (!llm) throw agentNotFound();
-      const endpoint = resolveEndpoint(llm, config.runs);
+      const endpoint = resolveEndpoint(agent.llm, config.runs);
       const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
       const system = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
       try {
@@ -156,7 +154,7 @@ export function createRunEngine(deps: RunEngineDeps) {
 
   /** Admits, checks and records a top-level run; throws the RunFailure that says why it cannot run. */
   async function prepare(userId: string, agentId: string, request: RunRequest): Promise<PreparedRun> {
-    const agent = stores.agents.get(userId, agentId);
+    const agent = stores.agents.getForRun(userId, agentId);
     if (!agent) throw agentNotFound();
     // Admitted (a slot taken) before the endpoint check: its DNS lookup uses libuv's small thread
     // pool (shared with password hashing), so a user may not have more lookups in flight than runs.
@@ -283,7 +281,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       chain.push(run.agentId);
     }
     if (chain.includes(agentId)) throw new Error('That agent is already running in this chain of calls; calling it again would loop.');
-    const agent = stores.agents.get(parent.userId, agentId);
+    const agent = stores.agents.getForRun(parent.userId, agentId);
     if (!agent) throw new Error('The agent this tool calls no longer exists.');
     let prepared: PreparedRun;
     try {
