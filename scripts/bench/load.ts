@@ -4,8 +4,9 @@
 // alternate the servers round by round.
 import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { OPTS, log, median, percentile, round, sleep } from './options.js';
-import { CLOCK_TICKS, cpuSnapshot, cpuTicks, otherLoad, type Proc } from './processes.js';
+import { CLOCK_TICKS, cpuSnapshot, cpuTicks, otherLoad, runQueueWaitNs, type Proc } from './processes.js';
 
 // ---- autocannon (no bundled types; this is the part of its API used here) ----------------------
 
@@ -166,6 +167,25 @@ export interface PacedResult extends RunResult {
   rate: number;
   /** The service's own time per request (request log `ms`), when it logs requests. */
   inside?: { p50: number; p99: number; count: number };
+  /** Where a slow request's time went, when the server runs scripts/bench/loop-monitor.ts. */
+  stalls?: Stalls;
+}
+
+/**
+ * What held requests up during a paced round, in ms: the server's event loop (its longest delay and
+ * its worst per-second p99), its garbage collection (longest pause, time in all), the time its main
+ * thread waited for a core (ready to run, another process on the CPU), and the longest delay of the
+ * load generator's own event loop (a late generator sends late, and the lateness counts as latency).
+ */
+export interface Stalls {
+  loopMaxMs: number;
+  loopP99Ms: number;
+  gcMaxMs: number;
+  /** The longest full (mark-sweep-compact) collection; the rest are scavenges of the young generation. */
+  majorGcMaxMs: number;
+  gcMs: number;
+  runQueueMs: number | null;
+  generatorLoopMaxMs: number;
 }
 
 /**
@@ -183,6 +203,9 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
   let finished = 0;
   const logged = proc.requestMs.length;
   const meter = cpuMeter(proc);
+  const generatorLoop = monitorEventLoopDelay({ resolution: 2 });
+  generatorLoop.enable();
+  const waitedBefore = runQueueWaitNs(proc.pid);
   const start = performance.now() + 5;
   await new Promise<void>((resolve) => {
     const settle = () => {
@@ -222,7 +245,13 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
   });
   agent.destroy();
   const cpu = meter();
+  generatorLoop.disable();
+  const waitedAfter = runQueueWaitNs(proc.pid);
+  const end = performance.now();
   await waitIdle(proc.pid);
+  // The loop monitor's reports for the seconds of the round (each arrives at the end of its second).
+  if (proc.loopReports.length > 0) await sleep(1100);
+  const reports = proc.loopReports.filter((report) => report.at > start + 1000 && report.at <= end + 1000);
   const sorted = latencies.sorted();
   const result: PacedResult = {
     rate,
@@ -238,6 +267,17 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
   };
   const inside = proc.requestMs.slice(logged).sort((a, b) => a - b);
   if (inside.length > 0) result.inside = { p50: round(percentile(inside, 50), 3), p99: round(percentile(inside, 99), 3), count: inside.length };
+  if (reports.length > 0) {
+    result.stalls = {
+      loopMaxMs: round(Math.max(...reports.map((r) => r.loopMaxMs)), 2),
+      loopP99Ms: round(Math.max(...reports.map((r) => r.loopP99Ms)), 2),
+      gcMaxMs: round(Math.max(...reports.map((r) => r.gcMaxMs)), 2),
+      majorGcMaxMs: round(Math.max(...reports.map((r) => r.majorGcMaxMs)), 2),
+      gcMs: round(reports.reduce((sum, r) => sum + r.gcMs, 0), 2),
+      runQueueMs: waitedBefore === undefined || waitedAfter === undefined ? null : round((waitedAfter - waitedBefore) / 1e6, 1),
+      generatorLoopMaxMs: round(Math.max(0, generatorLoop.max / 1e6 - 2), 2),
+    };
+  }
   return result;
 }
 

@@ -32,7 +32,7 @@ import {
   bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
 } from './load.js';
 import { countStatements } from './statements.js';
-import { comparisonTable, summariseProfile, targetTable, type Target } from './report.js';
+import { comparisonTable, stallTable, summariseProfile, targetTable, type Target } from './report.js';
 
 let tempDir: string | undefined;
 /** In the input of an agent run, asks the fake model to hold its stream open after the first token. */
@@ -135,7 +135,8 @@ async function main(): Promise<void> {
     await sleep(1000);
     idleRssMiB = memoryOf(svc.pid)?.rssMiB;
     const koa = await startReference('koa', 'bare Koa', koaDb);
-    const plain = await startReference('plain', 'plain', plainDb);
+    // The plain reference and the logged service carry the loop monitor for the fixed-rate cases.
+    const plain = await startReference('plain', 'plain', plainDb, {}, { monitor: true });
     const procs = [svc, koa, plain];
 
     const getAgent: Load = {
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
 
     if (wants('fixed-rate')) {
       // The service as it runs in production: the request log on (its `ms` is the service's own time).
-      const logged = await service('service (request log on)', loggedDb, { logRequests: true });
+      const logged = await service('service (request log on)', loggedDb, { logRequests: true, monitor: true });
       const rates: [string, Load, number][] = [['GET /agents/{id}', getAgent, 1000], ['POST /tools', postTool, 300]];
       const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
       const fixed: Record<string, unknown> = {};
@@ -530,6 +531,8 @@ async function main(): Promise<void> {
   if (rest.length) lines.push('', ...comparisonTable(rest));
   // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
   for (const c of cases.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
+  const stalls = stallTable(cases.filter((c) => c.key === 'fixed-rate'));
+  if (stalls.length) lines.push('', 'Where the time of the fixed-rate rounds went (ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
   if (notes.length) lines.push('', ...notes);
   const problems = cases.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
   if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);

@@ -19,6 +19,18 @@ export interface Proc {
   rssAtStartMiB: number | null;
   /** The `ms` of every request log line so far (services started with `logRequests`). */
   requestMs: number[];
+  /** What scripts/bench/loop-monitor.ts reported each second (servers started with `monitor`), with when it arrived. */
+  loopReports: LoopReport[];
+}
+
+export interface LoopReport {
+  at: number;
+  loopP99Ms: number;
+  loopMaxMs: number;
+  gcCount: number;
+  gcMs: number;
+  gcMaxMs: number;
+  majorGcMaxMs: number;
 }
 
 const children = new Set<ChildProcess>();
@@ -44,7 +56,18 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   let stderr = '';
   /** The last lines of stdout that are not request log lines (errors the service logged). */
   let otherLines: string[] = [];
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
+  const loopReports: LoopReport[] = [];
+  let stderrLine = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderrLine += chunk;
+    let newline: number;
+    while ((newline = stderrLine.indexOf('\n')) !== -1) {
+      const line = stderrLine.slice(0, newline);
+      stderrLine = stderrLine.slice(newline + 1);
+      if (line.startsWith('{"loopMonitor":')) loopReports.push({ at: performance.now(), ...(JSON.parse(line) as { loopMonitor: Omit<LoopReport, 'at'> }).loopMonitor });
+      else stderr = `${stderr}${line}\n`.slice(-4000);
+    }
+  });
   // A server that dies during a case says why (stopProcess sends SIGTERM; anything else is unexpected).
   child.on('exit', (code, signal) => {
     if (!stopping.has(child)) log(`${name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}; stderr: ${stderr.trim() || '(empty)'}; last log lines: ${otherLines.join('\n') || '(none)'}`);
@@ -95,6 +118,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
     spawnToFirstAnswerMs: round(spawnToFirstAnswerMs),
     rssAtStartMiB: memoryOf(child.pid!)?.rssMiB ?? null,
     requestMs,
+    loopReports,
   };
 }
 
@@ -102,6 +126,8 @@ export interface ServiceOptions {
   nodeArgs?: string[];
   /** Write the request log (the production default); the throughput cases run without it. */
   logRequests?: boolean;
+  /** Load scripts/bench/loop-monitor.ts (event-loop delay and GC, reported each second). */
+  monitor?: boolean;
   env?: Record<string, string>;
 }
 
@@ -126,9 +152,10 @@ function ensureBuilt(): void {
   built = true;
 }
 
-export function startService(name: string, databasePath: string, options: ServiceOptions = {}): Promise<Proc> {
+export async function startService(name: string, databasePath: string, options: ServiceOptions = {}): Promise<Proc> {
   ensureBuilt();
-  return startProcess(name, [...(options.nodeArgs ?? []), ...START.args], {
+  const monitor = options.monitor ? await monitorArgs() : [];
+  return startProcess(name, [...(options.nodeArgs ?? []), ...monitor, ...START.args], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
@@ -150,9 +177,10 @@ export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !==
  * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
  * database, with the service's V8 flags: the ratios compare code, not runtime settings.
  */
-export async function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}): Promise<Proc> {
+export async function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}, options: { monitor?: boolean } = {}): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
-  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), ...(await referenceEntry(script))], {
+  const monitor = options.monitor ? await monitorArgs() : [];
+  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), ...monitor, ...(await referenceEntry(script))], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
@@ -177,6 +205,14 @@ async function referenceEntry(script: string): Promise<string[]> {
     bundledReferences.set(script, bundled);
   }
   return [await bundled];
+}
+
+/** `--import` of scripts/bench/loop-monitor.ts: bundled beside the references, or through tsx. */
+async function monitorArgs(): Promise<string[]> {
+  const script = 'scripts/bench/loop-monitor.ts';
+  if (START.script !== 'start:prod') return ['--import', 'tsx', '--import', join(ROOT, script)];
+  const [entry] = await referenceEntry(script);
+  return ['--import', entry];
 }
 
 /** Processes the benchmark runs beside the servers (the fake model): their CPU is not "other load". */
@@ -206,6 +242,15 @@ export function memoryOf(pid: number): { peakRssMiB: number; rssMiB: number } | 
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
     return { peakRssMiB: round(kib('VmHWM') / 1024, 1), rssMiB: round(kib('VmRSS') / 1024, 1) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Nanoseconds the process's main thread has waited for a core so far (/proc/<pid>/schedstat), or undefined. */
+export function runQueueWaitNs(pid: number): number | undefined {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
   } catch {
     return undefined;
   }

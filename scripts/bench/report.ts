@@ -2,7 +2,7 @@
 // CPU profile (hottest functions by self time).
 import { readFileSync } from 'node:fs';
 import { ROOT, fmt, round } from './options.js';
-import type { Comparison } from './load.js';
+import type { Comparison, PacedResult } from './load.js';
 
 export interface Target {
   target: string;
@@ -26,6 +26,30 @@ export function comparisonTable(cases: Comparison[]): string[] {
     lines.push(`| ${c.title}${warn} | ${cells.join(' | ')} | ${ratios.join(' | ')} | ${c.otherLoad === null ? 'n/a' : `${Math.round(c.otherLoad * 100)}%`} |`);
   }
   return lines;
+}
+
+/**
+ * Where the slow requests of paced rounds came from, round by round: the latency p99 and max next
+ * to the server's event-loop delay, GC pauses and wait for a core, and the load generator's own delay.
+ */
+export function stallTable(cases: (Comparison & { raw?: unknown[][] })[]): string[] {
+  const rows: string[] = [];
+  for (const c of cases) {
+    c.sides.forEach((s, i) => {
+      const rounds = (c.raw?.[i] ?? []) as PacedResult[];
+      rounds.forEach((r, n) => {
+        const st = r.stalls;
+        if (!st) return;
+        rows.push(`| ${c.title} | ${s.name} | ${n + 1} | ${fmt(r.p99, 2)} | ${fmt(r.max, 2)} | ${fmt(st.loopP99Ms, 2)} | ${fmt(st.loopMaxMs, 2)} | ${fmt(st.gcMaxMs, 2)} (${fmt(st.gcMs, 1)}) | ${fmt(st.majorGcMaxMs, 2)} | ${st.runQueueMs === null ? 'n/a' : fmt(st.runQueueMs, 1)} | ${fmt(st.generatorLoopMaxMs, 2)} |`);
+      });
+    });
+  }
+  if (rows.length === 0) return [];
+  return [
+    '| case | server | round | p99 | max | server loop delay: worst p99 of a second | max | GC: longest pause (all) | longest full GC | waited for a core | generator loop delay max |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...rows,
+  ];
 }
 
 export function targetTable(targets: Target[]): string[] {
