@@ -37,6 +37,8 @@ import { userRoutes } from './users/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
+/** A sign-in (or sign-up) that would wait longer than this for its password hash is answered 503 at once. */
+const MAX_HASH_WAIT_MS = 1_000;
 
 export interface AppOptions {
   db: Db;
@@ -70,7 +72,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
-  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, beforeHash });
+  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, beforeHash });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const engine = createRunEngine({ stores, config, log, resolveHost });

@@ -3,7 +3,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import scryptJs from 'scrypt-js';
-import { hashPassword, verifyPassword } from '../src/auth/password.js';
+import { hashPassword, PasswordHasher, verifyPassword } from '../src/auth/password.js';
+import { ApiError } from '../src/http/errors.js';
 
 const FAST = { logN: 10, r: 8, p: 1 };
 const HASH = /^\$scrypt\$ln=(\d+),r=(\d+),p=(\d+)\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
@@ -84,5 +85,25 @@ describe('verifyPassword', () => {
     for (const stored of ['', 'correct horse battery', '$scrypt$ln=10,r=8,p=1$', '$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA']) {
       assert.equal(await verifyPassword('correct horse battery', stored), false, stored);
     }
+  });
+});
+
+describe('PasswordHasher', () => {
+  test('refuses at once (503, Retry-After) a hash that would wait longer than maxWaitMs, though the queue has room', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // Until it has measured its own pace, the hasher counts 200 ms a hash.
+    const hasher = new PasswordHasher({ concurrency: 1, queueMax: 20, maxWaitMs: 300, beforeHash: () => held });
+    const running = hasher.hash('the first', FAST); // holds the only slot
+    const waiting = hasher.hash('the second', FAST); // one hash ahead: about 200 ms, within 300
+    const started = performance.now();
+    const refused = await hasher.hash('the third', FAST).then(() => undefined, (error: unknown) => error as ApiError);
+    assert.ok(refused instanceof ApiError, 'two hashes ahead, about 400 ms: refused');
+    assert.equal(refused.status, 503);
+    assert.ok(refused.retryAfterSeconds !== undefined && refused.retryAfterSeconds >= 1);
+    assert.ok(performance.now() - started < 100, 'without waiting');
+    release();
+    assert.match(await running, /^\$scrypt\$/);
+    assert.match(await waiting, /^\$scrypt\$/);
   });
 });

@@ -20,6 +20,13 @@ export interface PasswordHasherOptions {
    */
   queueMax?: number;
   /**
+   * The longest a hash may expect to wait for its slot, at the pace hashes have taken lately: one
+   * that would wait longer is refused at once with 503 and Retry-After, however short the line. A
+   * flood slows every hash (they share the cores with it), so a full line of 20 could mean 10 s; this
+   * keeps a real sign-in's answer, a 200 or a 503, within about a second. Unbounded when left out.
+   */
+  maxWaitMs?: number;
+  /**
    * Awaited once a hash holds its slot, right before scrypt runs. Tests use it to hold a hash mid-way
    * and drive a race deterministically; the service never sets it.
    */
@@ -60,12 +67,15 @@ export class PasswordHasher {
   }
 
   private scrypt(password: string, salt: Buffer, cost: ScryptCost, behind = false): Promise<Buffer> {
-    const { queueMax, concurrency } = this.options;
-    if (queueMax !== undefined && !this.slots.hasFreeSlot && this.slots.waitingCount(behind) >= queueMax) {
+    const { queueMax, maxWaitMs, concurrency } = this.options;
+    if (!this.slots.hasFreeSlot) {
       // When the hashes ahead would be done, at the pace measured lately.
       const ahead = this.slots.waitingCount() + (behind ? this.slots.waitingCount(true) : 0);
-      const retryAfter = Math.max(1, Math.ceil((((ahead + 1) / concurrency) * this.averageMs) / 1000));
-      return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', retryAfter));
+      const waitMs = ((ahead + 1) / concurrency) * this.averageMs;
+      const lineFull = queueMax !== undefined && this.slots.waitingCount(behind) >= queueMax;
+      if (lineFull || (maxWaitMs !== undefined && waitMs > maxWaitMs)) {
+        return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', Math.max(1, Math.ceil(waitMs / 1000))));
+      }
     }
     return this.slots.run(async () => {
       await this.options.beforeHash?.(password);
