@@ -37,7 +37,7 @@ import { userRoutes } from './users/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
-/** A sign-in (or sign-up) that would wait longer than this for its password hash is answered 503 at once. */
+/** A sign-in (or sign-up) whose password hash would take longer than this, its wait included, is answered 503 at once. */
 const MAX_HASH_WAIT_MS = 1_000;
 
 export interface AppOptions {

@@ -20,10 +20,11 @@ export interface PasswordHasherOptions {
    */
   queueMax?: number;
   /**
-   * The longest a hash may expect to wait for its slot, at the pace hashes have taken lately: one
-   * that would wait longer is refused at once with 503 and Retry-After, however short the line. A
-   * flood slows every hash (they share the cores with it), so a full line of 20 could mean 10 s; this
-   * keeps a real sign-in's answer, a 200 or a 503, within about a second. Unbounded when left out.
+   * The longest a hash may expect to take, its wait for a slot included, at the pace hashes have
+   * taken lately: one that would take longer is refused at once with 503 and Retry-After, however
+   * short the line. A flood slows every hash (they share the cores with it), so a full line of 20
+   * could mean 10 s; this keeps a real sign-in's answer, a 200 or a 503, near `maxWaitMs`.
+   * Unbounded when left out.
    */
   maxWaitMs?: number;
   /**
@@ -73,7 +74,7 @@ export class PasswordHasher {
       const ahead = this.slots.waitingCount() + (behind ? this.slots.waitingCount(true) : 0);
       const waitMs = ((ahead + 1) / concurrency) * this.averageMs;
       const lineFull = queueMax !== undefined && this.slots.waitingCount(behind) >= queueMax;
-      if (lineFull || (maxWaitMs !== undefined && waitMs > maxWaitMs)) {
+      if (lineFull || (maxWaitMs !== undefined && waitMs + this.averageMs > maxWaitMs)) {
         return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', Math.max(1, Math.ceil(waitMs / 1000))));
       }
     }
