@@ -49,4 +49,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
 # CMD as given, or, with LITESTREAM=on, under `litestream replicate` (README "Replication").
 ENTRYPOINT ["/usr/bin/tini", "--", "/app/scripts/docker-entrypoint.sh"]
 # The same command as `npm run start:prod` (a test keeps the two equal).
-CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "--v8-pool-size=1", "dist/main.js"]
+CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "dist/main.js"]
