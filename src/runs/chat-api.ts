@@ -72,7 +72,10 @@ const sendKeptAlive: Send = (url, headers, body, signal) =>
       agent,
       signal,
     });
-    request.once('response', (response) => resolve({ status: response.statusCode ?? 0, body: decoded(response) }));
+    request.once('response', (response) => {
+      response.on('error', () => {}); // errors reach the reader through its iterator; never unhandled
+      resolve({ status: response.statusCode ?? 0, body: decoded(response) });
+    });
     request.on('error', reject); // a later error (after the response) reaches the reader through the body
     request.end(body);
   });
