@@ -48,6 +48,20 @@ export function killAll(): void {
   }
 }
 
+/** Calls `each` with every whole line `stream` writes, as the lines come. */
+function onLines(stream: NodeJS.ReadableStream, each: (line: string) => void): void {
+  let pending = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) !== -1) {
+      each(pending.slice(0, newline));
+      pending = pending.slice(newline + 1);
+    }
+  });
+}
+
 async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Proc> {
   const started = performance.now();
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -57,16 +71,9 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   /** The last lines of stdout that are not request log lines (errors the service logged). */
   let otherLines: string[] = [];
   const loopReports: LoopReport[] = [];
-  let stderrLine = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderrLine += chunk;
-    let newline: number;
-    while ((newline = stderrLine.indexOf('\n')) !== -1) {
-      const line = stderrLine.slice(0, newline);
-      stderrLine = stderrLine.slice(newline + 1);
-      if (line.startsWith('{"loopMonitor":')) loopReports.push({ at: performance.now(), ...(JSON.parse(line) as { loopMonitor: Omit<LoopReport, 'at'> }).loopMonitor });
-      else stderr = `${stderr}${line}\n`.slice(-4000);
-    }
+  onLines(child.stderr!, (line) => {
+    if (line.startsWith('{"loopMonitor":')) loopReports.push({ at: performance.now(), ...(JSON.parse(line) as { loopMonitor: Omit<LoopReport, 'at'> }).loopMonitor });
+    else stderr = `${stderr}${line}\n`.slice(-4000);
   });
   // A server that dies during a case says why (stopProcess sends SIGTERM; anything else is unexpected).
   child.on('exit', (code, signal) => {
@@ -74,32 +81,25 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   });
   const requestMs: number[] = [];
   const url = await new Promise<string>((resolveUrl, reject) => {
-    let buffered = '';
     let found = false;
     const timer = setTimeout(() => reject(new Error(`${name}: no "listening" line within 60 s; stderr: ${stderr}`)), 60_000);
     // Drained for the whole run (a full pipe would stall the server); request lines give their `ms`.
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) !== -1) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        if (found) {
-          const ms = /"ms":([0-9.]+)/.exec(line);
-          if (ms) requestMs.push(Number(ms[1]));
-          else otherLines = [...otherLines.slice(-9), line.slice(0, 1000)];
-          continue;
+    onLines(child.stdout!, (line) => {
+      if (found) {
+        const ms = /"ms":([0-9.]+)/.exec(line);
+        if (ms) requestMs.push(Number(ms[1]));
+        else otherLines = [...otherLines.slice(-9), line.slice(0, 1000)];
+        return;
+      }
+      try {
+        const entry = JSON.parse(line) as { msg?: unknown; url?: unknown };
+        if (entry.msg === 'listening' && typeof entry.url === 'string') {
+          found = true;
+          clearTimeout(timer);
+          resolveUrl(entry.url.replace('://0.0.0.0:', '://127.0.0.1:'));
         }
-        try {
-          const entry = JSON.parse(line) as { msg?: unknown; url?: unknown };
-          if (entry.msg === 'listening' && typeof entry.url === 'string') {
-            found = true;
-            clearTimeout(timer);
-            resolveUrl(entry.url.replace('://0.0.0.0:', '://127.0.0.1:'));
-          }
-        } catch {
-          // not a JSON line
-        }
+      } catch {
+        // not a JSON line
       }
     });
     child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before listening; stderr: ${stderr}`)));
