@@ -121,7 +121,7 @@ describe('URL (HTML)', () => {
 
   it('parses HTML without a content type and survives broken markup', async () => {
     assert.equal((await extractText('URL', utf8('<p>one<p>two<div>three'), null)).text, 'one\n\ntwo\n\nthree');
-    assert.equal(htmlToText('<body><p>unclosed <b>bold <i>both</p>after'), 'unclosed bold both\n\nafter');
+    assert.equal(await htmlToText('<body><p>unclosed <b>bold <i>both</p>after'), 'unclosed bold both\n\nafter');
   });
 });
 

@@ -13,8 +13,6 @@
 // Paragraphs are separated by a blank line ("\n\n"), which is what the character splitter splits on.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
-import { parseDocument } from 'htmlparser2';
 import { IngestError } from './errors.js';
 
 export type DocumentType = 'TXT' | 'PDF' | 'VIDEO' | 'CSV' | 'URL';
@@ -57,9 +55,9 @@ export async function extractText(
     case 'TXT':
       return { text: decodeText(bytes, contentType, 'the text file') };
     case 'CSV':
-      return { text: csvToText(decodeText(bytes, contentType, 'the CSV file'), contentType) };
+      return { text: await csvToText(decodeText(bytes, contentType, 'the CSV file'), contentType) };
     case 'URL':
-      return { text: webPageToText(bytes, contentType) };
+      return { text: await webPageToText(bytes, contentType) };
     case 'PDF':
       return pdfToText(bytes, contentType, range);
     case 'VIDEO':
@@ -160,8 +158,12 @@ function sniffDelimiter(text: string, contentType: string | null): string {
   return best;
 }
 
+// The CSV and HTML parsers are loaded with the first document that needs them, not at start-up: a
+// service that never ingests such a document does not hold them (or htmlparser2's entity tables).
+
 /** CSV text as "header: value" lines per row, rows separated by a blank line. */
-export function csvToText(text: string, contentType: string | null = null): string {
+export async function csvToText(text: string, contentType: string | null = null): Promise<string> {
+  const { parse: parseCsv } = await import('csv-parse/sync');
   let records: string[][];
   try {
     records = parseCsv(text, {
@@ -226,7 +228,8 @@ function isHidden(attribs: Record<string, string>): boolean {
 }
 
 /** Readable text of an HTML document: paragraphs separated by blank lines, whitespace collapsed. */
-export function htmlToText(html: string): string {
+export async function htmlToText(html: string): Promise<string> {
+  const { parseDocument } = await import('htmlparser2');
   const document = parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
   const paragraphs: string[] = [];
   let line = ''; // the paragraph being built (inline text)
@@ -290,7 +293,7 @@ function sniffHtmlCharset(bytes: Uint8Array): string | undefined {
   return match?.[1].toLowerCase();
 }
 
-function webPageToText(bytes: Uint8Array, contentType: string | null): string {
+async function webPageToText(bytes: Uint8Array, contentType: string | null): Promise<string> {
   const type = mediaType(contentType);
   if (startsWithPdf(bytes) || type === 'application/pdf') {
     throw new IngestError('unsupported', 'the URL answered a PDF, not a web page; give the document type PDF');
