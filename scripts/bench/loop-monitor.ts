@@ -6,7 +6,8 @@
 //   {"loopMonitor":{"loopP99Ms":1.1,"loopMaxMs":3.2,"gcCount":4,"gcMs":2.1,"gcMaxMs":0.9,"majorGcMaxMs":0}}
 import { constants, monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
-const loop = monitorEventLoopDelay({ resolution: 2 });
+const RESOLUTION_MS = 2;
+const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 loop.enable();
 let gcCount = 0;
 let gcMs = 0;
@@ -24,7 +25,7 @@ new PerformanceObserver((list) => {
 
 const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 // The histogram counts a late timer of `resolution` ms: what is over it is the delay.
-const late = (ns: number) => Math.max(0, ms(ns) - 2);
+const late = (ns: number) => Math.max(0, ms(ns) - RESOLUTION_MS);
 setInterval(() => {
   const report = { loopP99Ms: late(loop.percentile(99)), loopMaxMs: late(loop.max), gcCount, gcMs: Math.round(gcMs * 100) / 100, gcMaxMs: Math.round(gcMaxMs * 100) / 100, majorGcMaxMs: Math.round(majorGcMaxMs * 100) / 100 };
   loop.reset();
