@@ -5,8 +5,8 @@
 //   npm run bench                       full run (about 25 minutes: it seeds a million agents and a million chunks)
 //   npm run bench -- --quick            smoke run: 1 round of 1 s per case, no warm-up, 100,000-row scale cases
 //   npm run bench -- --only get-agent,post-tool --rounds 5 --duration 8
-//   npm run bench -- --cpu-prof --only get-agent   also profile the service (bench-profiles/) and print
-//                                                  its hottest functions by self time
+//   npm run bench -- --cpu-prof --only get-agent   also profile the service and the bare-Koa reference
+//                                                  (bench-profiles/) and print their hottest functions by self time
 //
 // Cases (--only): get-agent, list-agents, post-tool, post-agent, patch-agent (closed loop, 50
 // connections, service ÷ bare Koa and ÷ plain); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     const svc = await service('service', main.path, { nodeArgs: profileArgs });
     await sleep(1000);
     idleRssMiB = memoryOf(svc.pid)?.rssMiB;
-    const koa = await startReference('koa', 'bare Koa', koaDb);
+    const koa = await startReference('koa', 'bare Koa', koaDb, {}, { nodeArgs: profileArgs });
     // The plain reference and the logged service carry the loop monitor for the fixed-rate cases.
     const plain = await startReference('plain', 'plain', plainDb, {}, { monitor: true });
     const procs = [svc, koa, plain];
@@ -252,7 +252,7 @@ async function main(): Promise<void> {
 
     results.mainMemory = Object.fromEntries(procs.map((p) => [p.name, memoryOf(p.pid)]));
     for (const proc of procs) await stop(proc);
-    if (OPTS.cpuProf) summariseProfileOf(svc);
+    if (OPTS.cpuProf) for (const proc of [svc, koa]) summariseProfileOf(proc);
   }
 
   // ---- sign-in under attack ----
@@ -521,7 +521,7 @@ async function main(): Promise<void> {
 
   // ---- report ----
   const lines: string[] = [];
-  lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (service under --cpu-prof: figures are skewed)' : ''}`);
+  lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
   lines.push('');
   lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
     + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers alternating; medians of the rounds, latency in ms. `

@@ -177,10 +177,10 @@ export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !==
  * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
  * database, with the service's V8 flags: the ratios compare code, not runtime settings.
  */
-export async function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}, options: { monitor?: boolean } = {}): Promise<Proc> {
+export async function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}, options: { monitor?: boolean; nodeArgs?: string[] } = {}): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
   const monitor = options.monitor ? await monitorArgs() : [];
-  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), ...monitor, ...(await referenceEntry(script))], {
+  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), ...monitor, ...(options.nodeArgs ?? []), ...(await referenceEntry(script))], {
     PORT: '0',
     HOST: '127.0.0.1',
     DATABASE_PATH: databasePath,
