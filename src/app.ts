@@ -8,7 +8,7 @@ import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
 import { wellFormedQuery } from './http/unicode.js';
-import { requireCaller } from './api-tokens/authenticate.js';
+import { authenticator } from './api-tokens/authenticate.js';
 import { cors } from './http/cors.js';
 import { createRateLimits } from './http/rate-limit.js';
 import { defineRoute, mountRoutes, type Route } from './http/route.js';
@@ -133,7 +133,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
-  const router = mountRoutes(routes, requireCaller(stores.apiTokens, rateLimits));
+  const router = mountRoutes(routes, authenticator(stores.apiTokens, rateLimits));
   router.all(DOCS_PATHS, docsPage());
   consoleRoutes(router);
   app.use(router.routes());

@@ -32,6 +32,15 @@ describe('strings that are not well-formed Unicode', () => {
     assertInvalid(reply, 'template');
   });
 
+  test('every spelling of a surrogate escape (either case, high or low) is refused', async () => {
+    const before = countOf('prompts');
+    for (const escape of ['\\uD800', '\\uDBFF', '\\uDc00', '\\udfff', 'x\\uD83Dy']) {
+      const reply = await request('POST', '/api/v1/prompts', { token, raw: `{"name":"ok","template":"${escape}","input_variables":[]}` });
+      assertInvalid(reply, 'template', escape);
+    }
+    assert.equal(countOf('prompts'), before);
+  });
+
   test('nested strings, array items and object keys are named by their path', async () => {
     const tool = { name: 'Search', type: 'SEARCH', metadata: { headers: { 'x-key': ['fine', 'bad\ud800'] } } };
     assertInvalid(await request('POST', '/api/v1/tools', { token, raw: JSON.stringify(tool) }), 'metadata.headers.x-key.1');

@@ -1,6 +1,5 @@
-// Bearer-token authentication: the middleware every route with `auth: true` runs first.
-import type { AppMiddleware } from '../http/context.js';
-import { bearerSecret } from '../http/auth.js';
+// Bearer-token authentication: what every route with `auth: true` runs first.
+import { bearerSecret, type Authenticate } from '../http/auth.js';
 import { unauthorized } from '../http/errors.js';
 import type { RateLimits } from '../http/rate-limit.js';
 import { formatTimestamp } from '../lib/ids.js';
@@ -9,9 +8,9 @@ import type { ApiTokenStore } from './store.js';
 /** `lastUsedAt` is written at most this often per token, so authenticated reads stay reads. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
-/** Middleware: lets the request through only with a known, unexpired token; sets the caller. */
-export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMiddleware {
-  return function requireCallerMiddleware(ctx, next) {
+/** Authentication by API token: the caller, its token checked against the per-token rate limit and its use noted. */
+export function authenticator(tokens: ApiTokenStore, limits: RateLimits): Authenticate {
+  return function authenticate(ctx) {
     const secret = bearerSecret(ctx);
     if (secret === undefined) throw unauthorized();
     const found = secret.length <= 256 ? tokens.findCaller(secret) : undefined;
@@ -23,7 +22,6 @@ export function requireCaller(tokens: ApiTokenStore, limits: RateLimits): AppMid
       tokens.touch(found.tokenId, formatTimestamp(nowMs));
     }
     const { expiresAt, lastUsedAt, ...caller } = found;
-    ctx.state.caller = caller;
-    return next();
+    return caller;
   };
 }

@@ -4,7 +4,7 @@
 import type bodyParser from 'koa-bodyparser';
 import { ApiError, invalidJson, payloadTooLarge, unsupportedMediaType } from './errors.js';
 import type { AppMiddleware } from './context.js';
-import { assertWellFormedBody } from './unicode.js';
+import { assertWellFormedBody, mayHoldLoneSurrogate } from './unicode.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -23,7 +23,7 @@ export function jsonBody(limitBytes: number): AppMiddleware {
   let parseJson: Promise<ReturnType<typeof bodyParser>> | undefined;
 
   const readJson: AppMiddleware = async (ctx, next) => {
-    if (!ctx.request.is(JSON_TYPES)) throw unsupportedMediaType();
+    if (!isJson(ctx.req.headers['content-type']) && !ctx.request.is(JSON_TYPES)) throw unsupportedMediaType();
     parseJson ??= import('koa-bodyparser').then(({ default: create }) => create(options));
     const parse = await parseJson;
     try {
@@ -33,7 +33,7 @@ export function jsonBody(limitBytes: number): AppMiddleware {
     }
     // An empty body is no body: creates with nothing required (an API token) take it as `{}`.
     if (ctx.request.body === '') ctx.request.body = undefined;
-    assertWellFormedBody(ctx.request.body);
+    if (mayHoldLoneSurrogate(ctx.request.rawBody)) assertWellFormedBody(ctx.request.body);
     return next();
   };
   // Most requests have no body: they pass straight on, without an async step of their own.
@@ -43,6 +43,9 @@ export function jsonBody(limitBytes: number): AppMiddleware {
     return next();
   };
 }
+
+/** The common spelling, `application/json` with or without parameters, told without parsing the header. */
+const isJson = (type: string | undefined) => type !== undefined && (type === 'application/json' || type.startsWith('application/json;'));
 
 function hasBody(headers: Record<string, string | string[] | undefined>): boolean {
   if (headers['transfer-encoding'] !== undefined) return true;

@@ -15,7 +15,7 @@ export interface Caller {
 
 export interface AppState {
   requestId: string;
-  /** Set by `requireCaller`; read it through `callerOf(ctx)`. */
+  /** Set by authentication (src/api-tokens/authenticate.ts); read it through `callerOf(ctx)`. */
   caller?: Caller;
 }
 

@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import * as v from 'valibot';
 import type { AppContext, AppMiddleware, AppState, Caller } from './context.js';
 import { validationFailed, type ErrorStatus } from './errors.js';
-import { callerOf } from './auth.js';
+import { callerOf, type Authenticate } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
 import { nextPageUrl } from './respond.js';
 import type { Page } from '../lib/paging.js';
@@ -95,7 +95,7 @@ export const fullPath = (route: Route) => (route.root ? route.path : API_PREFIX 
 export const pathParameters = (path: string) => [...path.matchAll(/:(\w+)/g)].map((match) => match[1]);
 
 /** One Koa middleware serving a route: authenticate, run `before`, validate, call the handler, answer. */
-function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
+function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   const parameters = pathParameters(route.path);
   const { success, when } = route;
   // A query parameter the route does not take is a mistake worth naming (a misspelt filter would
@@ -130,17 +130,22 @@ function serve(route: Route, requireCaller: AppMiddleware): AppMiddleware {
     if (answer instanceof Promise) return answer.then((value) => respond(ctx, value));
     respond(ctx, answer);
   };
-  const steps: AppMiddleware[] = [...(route.auth ? [requireCaller] : []), ...(route.before ?? [])];
-  // What throws synchronously here reaches the router's compose, which turns it into a rejection.
+  const before = route.before ?? [];
+  // `before` is Koa middleware: each step gets the next as a promise.
   const run = (ctx: AppContext, index: number): unknown =>
-    index === steps.length ? handle(ctx) : steps[index](ctx, () => Promise.resolve(run(ctx, index + 1)));
+    index === before.length ? handle(ctx) : before[index](ctx, () => Promise.resolve(run(ctx, index + 1)));
   // `next` is the next route matching this method and path: a route whose `when` declines passes on.
-  return (ctx, next) => (when && !when(ctx) ? next() : run(ctx, 0));
+  // What throws synchronously here reaches the router's compose, which turns it into a rejection.
+  return (ctx, next) => {
+    if (when && !when(ctx)) return next();
+    if (route.auth) ctx.state.caller = authenticate(ctx);
+    return run(ctx, 0);
+  };
 }
 
 /** One router serving `routes` in order; a known path with the wrong method answers 405 with `Allow`. */
-export function mountRoutes(routes: Route[], requireCaller: AppMiddleware): Router<AppState> {
+export function mountRoutes(routes: Route[], authenticate: Authenticate): Router<AppState> {
   const router = new Router<AppState>();
-  for (const route of routes) router[route.method](fullPath(route), serve(route, requireCaller));
+  for (const route of routes) router[route.method](fullPath(route), serve(route, authenticate));
   return router;
 }
