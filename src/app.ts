@@ -133,11 +133,11 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
-  const router = mountRoutes(routes, authenticator(stores.apiTokens, rateLimits));
-  router.all(DOCS_PATHS, docsPage());
-  consoleRoutes(router);
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  const table = mountRoutes(routes, authenticator(stores.apiTokens, rateLimits));
+  const docs = docsPage();
+  for (const path of DOCS_PATHS) table.add('all', path, docs);
+  consoleRoutes(table);
+  app.use(table.middleware());
 
   ingestion.start();
   sweeper.start();

@@ -66,6 +66,13 @@ describe('the error table', () => {
     }
   });
 
+  test('paths match in any letter case and with a trailing slash; a partial or doubled path is 404', async () => {
+    for (const path of ['/API/V1/api-tokens', '/api/v1/API-TOKENS', '/api/v1/api-tokens/', '/HEALTHZ']) {
+      assert.equal((await request('GET', path, { token })).status, 200, path);
+    }
+    for (const path of ['/api/v1', '/api/v1/', '/api/v1//api-tokens', '/api']) assertError(await request('GET', path, { token }), 404, 'not_found');
+  });
+
   test('405 method_not_allowed with an Allow header: a known path, a wrong method', async () => {
     const reply = await request('PUT', '/api/v1/api-tokens', { token, body: {} });
     assertError(reply, 405, 'method_not_allowed');

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type Router from '@koa/router';
-import type { AppContext, AppState } from '../http/context.js';
+import type { AppContext } from '../http/context.js';
+import type { RouteRegistry } from '../http/route.js';
 import { codePath, ROOT } from '../lib/paths.js';
 import { packageVersion } from '../lib/version.js';
 
@@ -132,7 +132,7 @@ function pageHtml(script: string, stylesheet: string): string {
 }
 
 /** Mounts `GET /` and `GET /console/<hashed file>` on the root router (no middleware of their own). */
-export function consoleRoutes(router: Router<AppState>, build: () => Promise<ConsoleBundle> = loadConsole): void {
+export function consoleRoutes(router: RouteRegistry, build: () => Promise<ConsoleBundle> = loadConsole): void {
   let bundle: Promise<ConsoleBundle> | undefined;
   // Concurrent first requests share one build; a failed build is tried again by the next request.
   const load = () =>

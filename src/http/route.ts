@@ -143,9 +143,59 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   };
 }
 
-/** One router serving `routes` in order; a known path with the wrong method answers 405 with `Allow`. */
-export function mountRoutes(routes: Route[], authenticate: Authenticate): Router<AppState> {
-  const router = new Router<AppState>();
-  for (const route of routes) router[route.method](fullPath(route), serve(route, authenticate));
-  return router;
+/** Where routes are registered by path (the route table; a plain @koa/router in tests). */
+export interface RouteRegistry {
+  get(path: string, middleware: AppMiddleware): unknown;
+}
+
+/**
+ * The routes, served by one @koa/router per group of paths: the first segment of the path, under
+ * /api/v1 for API routes (`/api/v1/agents/:id/runs` is in `/api/v1/agents`, `/docs/:file` in
+ * `/docs`). @koa/router tests every pattern it holds against every request; with all 65 routes in
+ * one router that was ~4 µs of each request, and a request now meets its own group's patterns
+ * only (13 at most). Every route of a path is in the same group, so a known path with the wrong
+ * method still answers 405 with `Allow`. Matching stays case-insensitive, as @koa/router's is.
+ */
+export class RouteTable implements RouteRegistry {
+  readonly #groups = new Map<string, Router<AppState>>();
+
+  add(method: HttpMethod | 'all', path: string, middleware: AppMiddleware): void {
+    const key = groupOf(path);
+    let router = this.#groups.get(key);
+    if (!router) this.#groups.set(key, (router = new Router<AppState>()));
+    router[method](path, middleware);
+  }
+
+  get(path: string, middleware: AppMiddleware): void {
+    this.add('get', path, middleware);
+  }
+
+  /** The middleware serving every route added so far. */
+  middleware(): AppMiddleware {
+    const served = new Map(
+      [...this.#groups].map(([key, router]): [string, AppMiddleware] => {
+        const [routes, allowedMethods] = [router.routes(), router.allowedMethods()];
+        // A path of the group that no route takes goes on to allowedMethods (405 or nothing).
+        return [key, (ctx, next) => routes(ctx, () => allowedMethods(ctx, next))];
+      }),
+    );
+    return function routeTable(ctx, next) {
+      const serve = served.get(groupOf(ctx.path));
+      return serve ? serve(ctx, next) : next();
+    };
+  }
+}
+
+/** The group of a path: up to the end of its first segment (after /api/v1/ for the API), lower case. */
+function groupOf(path: string): string {
+  const lower = path.toLowerCase();
+  const end = lower.indexOf('/', lower.startsWith(`${API_PREFIX}/`) ? API_PREFIX.length + 1 : 1);
+  return end === -1 ? lower : lower.slice(0, end);
+}
+
+/** A route table serving `routes` in order. */
+export function mountRoutes(routes: Route[], authenticate: Authenticate): RouteTable {
+  const table = new RouteTable();
+  for (const route of routes) table.add(route.method, fullPath(route), serve(route, authenticate));
+  return table;
 }
