@@ -95,7 +95,7 @@ server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', ()
 });
 
 const stop = () => server.close(() => {
-  work.db.close();
+  work.close();
   process.exit(0);
 });
 process.on('SIGTERM', stop);

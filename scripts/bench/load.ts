@@ -44,6 +44,8 @@ export interface Load {
   requests: AcRequest[];
   connections?: number;
   expectStatus: number;
+  /** Seconds of unmeasured load before each measured run (default OPTS.settle). */
+  settle?: number;
 }
 
 export interface RunResult {
@@ -329,8 +331,9 @@ function side(name: string, rounds: RunResult[]): Side {
 }
 
 /**
- * A warm-up on each server, then `rounds` rounds in which each server is measured for `seconds`,
- * the order rotating from round to round. `procs[0]` is the service.
+ * A warm-up on each server, then `rounds` rounds in which each server is measured for `seconds`
+ * (after `settle` seconds of the same load, unmeasured), the order rotating from round to
+ * round. `procs[0]` is the service.
  */
 export async function compare<R extends RunResult>(
   key: string,
@@ -338,6 +341,7 @@ export async function compare<R extends RunResult>(
   procs: Proc[],
   run: (proc: Proc, seconds: number) => Promise<R>,
   seconds = OPTS.duration,
+  settle = OPTS.settle,
 ): Promise<Comparison & { raw: R[][] }> {
   if (OPTS.warmup > 0) {
     log(`${title}: warm-up`);
@@ -346,7 +350,10 @@ export async function compare<R extends RunResult>(
   const results: R[][] = procs.map(() => []);
   for (let round_ = 0; round_ < OPTS.rounds; round_++) {
     const order = procs.map((_, i) => (i + round_) % procs.length);
-    for (const i of order) results[i].push(await run(procs[i], seconds));
+    for (const i of order) {
+      if (settle > 0) await run(procs[i], settle);
+      results[i].push(await run(procs[i], seconds));
+    }
     log(`${title}: round ${round_ + 1}/${OPTS.rounds}: ${procs.map((p, i) => `${p.name} ${results[i][round_].rps} req/s p99 ${results[i][round_].p99} ms`).join(', ')}`);
   }
   const problems: string[] = [];

@@ -9,7 +9,9 @@
 //                                                  (bench-profiles/) and print their hottest functions by self time
 //
 // Cases (--only): get-agent, list-agents, post-tool, post-agent, patch-agent (closed loop, 50
-// connections, service ÷ bare Koa and ÷ plain); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
+// connections, service ÷ bare Koa and ÷ plain); in-process (GET /agents/{id} and POST /tools through
+// the service's Koa app and the bare-Koa app in the bench's own process, no network: CPU per
+// request, see in-process.ts); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
 // POST /tools at 300/s, the service with its request log on, as in production); sign-in;
 // sign-in-flood (a legitimate sign-in during a flood from many addresses); scale (GET by id and
 // pages at 1,000 vs a million agents in one file); search-scale (one user's searches while other
@@ -27,12 +29,13 @@ import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
 import { OPTS, PASSWORD, fmt, log, median, percentile, round, sleep, wants, type CaseKey } from './options.js';
 import { MAIN_PLAN, COMMON_WORD, RARE_WORD, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
+import { inProcess, type InProcessCase } from './in-process.js';
 import { SERVICE_START, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
 import {
   bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
 } from './load.js';
 import { countStatements } from './statements.js';
-import { comparisonTable, stallTable, summariseProfile, targetTable, type Target } from './report.js';
+import { comparisonTable, inProcessTable, stallTable, summariseProfile, targetTable, type Target } from './report.js';
 
 let tempDir: string | undefined;
 /** In the input of an agent run, asks the fake model to hold its stream open after the first token. */
@@ -100,8 +103,9 @@ async function main(): Promise<void> {
   const results: Record<string, unknown> = {};
 
   // ---- the main database, the service and the two references ----
-  const mainCases: CaseKey[] = ['get-agent', 'list-agents', 'post-tool', 'post-agent', 'patch-agent', 'fixed-rate', 'sign-in'];
+  const mainCases: CaseKey[] = ['get-agent', 'list-agents', 'post-tool', 'post-agent', 'patch-agent', 'in-process', 'fixed-rate', 'sign-in'];
   let idleRssMiB: number | undefined;
+  let inProcessCases: InProcessCase[] = [];
   if (mainCases.some(wants)) {
     const main = seedAgents(join(dir, 'main.db'), MAIN_PLAN, passwordHash);
     log(`seeded the main database in ${main.ms} ms: ${JSON.stringify(main.counts)}`);
@@ -128,6 +132,13 @@ async function main(): Promise<void> {
       copyFileSync(main.path, path);
       return path;
     };
+    // Before any server starts: nothing else runs meanwhile.
+    if (wants('in-process')) {
+      log('in process: the service app and the bare-Koa app, alternating');
+      inProcessCases = await inProcess(copy('in-process'), main.users);
+      for (const c of inProcessCases) log(`in process: ${c.title}: service ${c.serviceUs} µs, bare Koa ${c.bareUs} µs of CPU per request`);
+      results.inProcess = inProcessCases;
+    }
     const koaDb = copy('koa');
     const plainDb = copy('plain');
     const loggedDb = copy('logged');
@@ -176,8 +187,10 @@ async function main(): Promise<void> {
     };
     const signIn: Load = {
       expectStatus: 200,
-      // Each connection's sign-in still runs after the load generator stops: few connections.
+      // Each connection's sign-in still runs after the load generator stops: few connections, and
+      // no unmeasured run right before a measured one (its hashes would still be running in it).
       connections: OPTS.quick ? 4 : 10,
+      settle: 0,
       requests: main.users.map((user) => ({
         method: 'POST', path: '/api/v1/auth/sign-in', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: user.email, password: PASSWORD }),
@@ -187,7 +200,7 @@ async function main(): Promise<void> {
     const closedLoop = async (key: CaseKey, title: string, load: Load, seconds = OPTS.duration) => {
       if (!wants(key)) return;
       for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
-      const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), seconds);
+      const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), seconds, load.settle);
       cases.push(result);
       return result;
     };
@@ -524,9 +537,10 @@ async function main(): Promise<void> {
   lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
   lines.push('');
   lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
-    + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers alternating; medians of the rounds, latency in ms. `
+    + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers alternating${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
     + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
   lines.push('', ...comparisonTable(cases.filter((c) => c.sides.length === 3)));
+  if (inProcessCases.length) lines.push('', ...inProcessTable(inProcessCases));
   const rest = cases.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
   if (rest.length) lines.push('', ...comparisonTable(rest));
   // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).

@@ -12,6 +12,7 @@ export const CASE_KEYS = [
   'post-tool',
   'post-agent',
   'patch-agent',
+  'in-process',
   'fixed-rate',
   'sign-in',
   'sign-in-flood',
@@ -27,6 +28,7 @@ const { values: argv } = parseArgs({
     rounds: { type: 'string' },
     duration: { type: 'string' },
     warmup: { type: 'string' },
+    settle: { type: 'string' },
     connections: { type: 'string', default: '50' },
     only: { type: 'string' },
     'scale-agents': { type: 'string' },
@@ -38,7 +40,7 @@ const { values: argv } = parseArgs({
   },
 });
 if (argv.help) {
-  process.stdout.write(`npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N]
+  process.stdout.write(`npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup S] [--settle S] [--connections N]
   [--only ${CASE_KEYS.join(',')}]
   [--scale-agents N] [--search-chunks N] [--out FILE] [--cpu-prof] [--keep]\n`);
   process.exit(0);
@@ -57,6 +59,12 @@ export const OPTS = {
   duration: positive(argv.duration, argv.quick ? 1 : 5, 'duration'),
   /** 0: no warm-up (--quick). */
   warmup: positive(argv.warmup, argv.quick ? 0 : 2, 'warmup', true),
+  /**
+   * Unmeasured load right before each measured run (0: none, --quick). A server left idle while the
+   * others were measured (20 s for the one that moves from first to last in the round order) was
+   * ~10% slower for its next run: that run's ratio then said more about its place in the order.
+   */
+  settle: positive(argv.settle, argv.quick ? 0 : 1, 'settle', true),
   connections: Math.round(positive(argv.connections, 50, 'connections')),
   /** Agents in the large database of the scale case (a million; --quick: 100,000). */
   scaleAgents: Math.round(positive(argv['scale-agents'], argv.quick ? 100_000 : 1_000_000, 'scale-agents')),

@@ -27,19 +27,24 @@ const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
 const LAST_USED_RESOLUTION_MS = 60_000;
 const SIGN_IN_TOKEN_TTL_MS = 30 * 86_400_000;
 
-/** Opens DATABASE_PATH (never creating the schema) with SECRET_KEY, or exits. */
-export function referenceWork() {
+/** DATABASE_PATH and SECRET_KEY of a reference server's environment, or exits. */
+function fromEnvironment(): { path: string; key: Buffer } {
   const path = process.env.DATABASE_PATH;
   const key = Buffer.from(process.env.SECRET_KEY ?? '', 'hex');
   if (!path || key.length !== 32) {
     process.stderr.write('DATABASE_PATH and SECRET_KEY (64 hex digits) are required\n');
     process.exit(2);
   }
+  return { path, key };
+}
+
+/** Opens the seeded database at `path` (never creating the schema) with the sealing key `key`. */
+export function referenceWork({ path, key } = fromEnvironment()) {
   const db = openDatabase(path);
   const stores = createStores(db, createSealer(key));
   const health = db.prepare('SELECT 1').pluck();
   // As the service: token uses noted per request, written every 5 s in one transaction.
-  setInterval(() => stores.apiTokens.flushTouches(), 5_000).unref();
+  const flushTimer = setInterval(() => stores.apiTokens.flushTouches(), 5_000).unref();
   // The model endpoint of every agent run (the operator's OPENAI_BASE_URL: the benchmark's fake model).
   const modelBase = process.env.OPENAI_BASE_URL ? new URL(`${process.env.OPENAI_BASE_URL.replace(/\/+$/, '')}/chat/completions`) : undefined;
   const modelAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
@@ -47,6 +52,11 @@ export function referenceWork() {
 
   return {
     db,
+    /** Stops the flush of token uses and closes the database. */
+    close() {
+      clearInterval(flushTimer);
+      db.close();
+    },
     health: () => (health.get(), { status: 'ok' }),
 
     /** The caller of a request with this Autorization/Authorization header, as the service checks it. */

@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { ROOT, fmt, round } from './options.js';
 import type { Comparison, PacedResult } from './load.js';
+import type { InProcessCase } from './in-process.js';
 
 export interface Target {
   target: string;
@@ -26,6 +27,15 @@ export function comparisonTable(cases: Comparison[]): string[] {
     lines.push(`| ${c.title}${warn} | ${cells.join(' | ')} | ${ratios.join(' | ')} | ${c.otherLoad === null ? 'n/a' : `${Math.round(c.otherLoad * 100)}%`} |`);
   }
   return lines;
+}
+
+/** The in-process comparison: CPU per request of the two Koa apps without the network. */
+export function inProcessTable(cases: InProcessCase[]): string[] {
+  return [
+    '| in one process, no network (scripts/bench/in-process.ts) | service CPU µs/req | bare Koa CPU µs/req | ÷ bare Koa: CPU (rounds) |',
+    '|---|---:|---:|---:|',
+    ...cases.map((c) => `| ${c.title} | ${fmt(c.serviceUs, 1)} | ${fmt(c.bareUs, 1)} | ${fmt(c.ratio, 2)} (${c.spread.map((x) => fmt(x, 2)).join('–')}) |`),
+  ];
 }
 
 /**
