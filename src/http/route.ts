@@ -161,6 +161,8 @@ export class RouteTable implements RouteRegistry {
 
   add(method: HttpMethod | 'all', path: string, middleware: AppMiddleware): void {
     const key = groupOf(path);
+    // A pattern in the first segment could match paths of other groups: grouping needs it literal.
+    if (/[:*(?]/.test(key)) throw new Error(`route ${path}: the first segment of a path must be literal`);
     let router = this.#groups.get(key);
     if (!router) this.#groups.set(key, (router = new Router<AppState>()));
     router[method](path, middleware);
