@@ -537,7 +537,7 @@ async function main(): Promise<void> {
   lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
   lines.push('');
   lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
-    + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers alternating${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
+    + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
     + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
   lines.push('', ...comparisonTable(cases.filter((c) => c.sides.length === 3)));
   if (inProcessCases.length) lines.push('', ...inProcessTable(inProcessCases));

@@ -59,11 +59,7 @@ export const OPTS = {
   duration: positive(argv.duration, argv.quick ? 1 : 5, 'duration'),
   /** 0: no warm-up (--quick). */
   warmup: positive(argv.warmup, argv.quick ? 0 : 2, 'warmup', true),
-  /**
-   * Unmeasured load right before each measured run (0: none, --quick). A server left idle while the
-   * others were measured (20 s for the one that moves from first to last in the round order) was
-   * ~10% slower for its next run: that run's ratio then said more about its place in the order.
-   */
+  /** Unmeasured load right before each measured run (0: none, --quick): every run starts warm. */
   settle: positive(argv.settle, argv.quick ? 0 : 1, 'settle', true),
   connections: Math.round(positive(argv.connections, 50, 'connections')),
   /** Agents in the large database of the scale case (a million; --quick: 100,000). */
