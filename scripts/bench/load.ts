@@ -1,7 +1,7 @@
 // Load generation: closed loop with autocannon (a fixed number of connections, each sending its next
 // request when the last is answered: throughput), open loop with a small paced client (requests
 // sent on a fixed schedule whatever the answers: latency at an offered rate), and comparisons that
-// alternate the servers round by round.
+// measure the servers in turn, in the same order every round.
 import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
 import { monitorEventLoopDelay } from 'node:perf_hooks';

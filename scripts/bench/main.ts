@@ -2,7 +2,7 @@
 // (bare Koa + @koa/router + koa-bodyparser, and plain node:http; see reference-work.ts) and checks
 // its targets, printing each with PASS/FAIL.
 //
-//   npm run bench                       full run (about 25 minutes: it seeds a million agents and a million chunks)
+//   npm run bench                       full run (about 20 minutes: it seeds a million agents and a million chunks)
 //   npm run bench -- --quick            smoke run: 1 round of 1 s per case, no warm-up, 100,000-row scale cases
 //   npm run bench -- --only get-agent,post-tool --rounds 5 --duration 8
 //   npm run bench -- --cpu-prof --only get-agent   also profile the service and the bare-Koa reference
