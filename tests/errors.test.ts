@@ -3,6 +3,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { errorOf, startService, type Reply } from './helpers.js';
+import { RouteTable } from '../src/http/route.js';
 
 const service = await startService();
 /** A second service with a small body limit, for the 413 row. */
@@ -71,6 +72,13 @@ describe('the error table', () => {
       assert.equal((await request('GET', path, { token })).status, 200, path);
     }
     for (const path of ['/api/v1', '/api/v1/', '/api/v1//api-tokens', '/api']) assertError(await request('GET', path, { token }), 404, 'not_found');
+  });
+
+  test('a route whose first path segment is a pattern is refused when it is added (routes are grouped by that segment)', () => {
+    for (const path of ['/api/v1/:kind', '/:page', '/api/v1/(.*)']) {
+      assert.throws(() => new RouteTable().add('get', path, () => {}), /first segment of a path must be literal/, path);
+    }
+    assert.doesNotThrow(() => new RouteTable().add('get', '/api/v1/agents/:id', () => {}));
   });
 
   test('405 method_not_allowed with an Allow header: a known path, a wrong method', async () => {

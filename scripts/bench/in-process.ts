@@ -10,6 +10,7 @@ import { Duplex } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { closeDatabase, openDatabase } from '../../src/db.js';
+import { silentLogger } from '../../src/lib/log.js';
 import { OPTS, SECRET_KEY, median, round } from './options.js';
 import { bareKoaApp } from './bare-koa-app.js';
 import { referenceWork } from './reference-work.js';
@@ -59,8 +60,7 @@ function send(listener: RequestListener, request: MockRequest): Promise<number> 
 export async function inProcess(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
   const db = openDatabase(path);
   const env = { DATABASE_PATH: path, RATE_LIMIT: 'off', INGEST: 'off', LOG_REQUESTS: 'off' };
-  const silent = { info() {}, warn() {}, error() {} };
-  const service = createApp({ db, config: loadConfig(env), secretKey: SECRET_KEY, log: silent });
+  const service = createApp({ db, config: loadConfig(env), secretKey: SECRET_KEY, log: silentLogger });
   const work = referenceWork({ path, key: SECRET_KEY });
   const apps = [service.callback() as RequestListener, bareKoaApp(work).callback() as RequestListener];
   const token = (user: SeededUser) => ({ autorization: `Bearer ${user.tokens[0]}` });
