@@ -77,7 +77,9 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     handler: ({ caller, query }) => {
       const words = searchWords(query.q);
       if (words === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
-      return chunks.search(caller.id, words, query).map(({ rawSnippet, ...hit }) => ({ ...hit, snippet: snippetHtml(rawSnippet) }));
+      return chunks.search(caller.id, words, query).map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => (
+        { chunkId, documentId, documentName, position, score, snippet: snippetHtml(rawSnippet) }
+      ));
     },
   });
 

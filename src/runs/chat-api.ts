@@ -63,12 +63,14 @@ function decoded(response: http.IncomingMessage): Readable {
 const sendKeptAlive: Send = (url, headers, body, signal) =>
   new Promise((resolve, reject) => {
     const agent = agents[url.protocol as keyof typeof agents];
+    // Object.assign rather than a spread with new keys, which on Node 20 builds a new hidden class
+    // per call (see presentAgent in src/agents/present.ts); the same for the bodies below.
     const request = (url.protocol === 'https:' ? https : http).request({
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,
       method: 'POST',
-      headers: { ...headers, 'accept-encoding': 'gzip, deflate, br', 'content-length': String(Buffer.byteLength(body)) },
+      headers: Object.assign({}, headers, { 'accept-encoding': 'gzip, deflate, br', 'content-length': String(Buffer.byteLength(body)) }),
       agent,
       signal,
     });
@@ -219,7 +221,7 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
 
   return {
     async complete(endpoint, params, signal) {
-      const answer = await open(endpoint, { ...params, stream: false }, 'application/json', signal);
+      const answer = await open(endpoint, Object.assign({}, params, { stream: false }), 'application/json', signal);
       let text: string;
       try {
         text = await readText(answer.body, MAX_ANSWER_BYTES, answerTooLarge(endpoint));
@@ -238,7 +240,7 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
     },
 
     async *stream(endpoint, params, signal) {
-      const answer = await open(endpoint, { ...params, stream: true, stream_options: { include_usage: true } }, 'text/event-stream', signal);
+      const answer = await open(endpoint, Object.assign({}, params, { stream: true, stream_options: { include_usage: true } }), 'text/event-stream', signal);
       let done = false;
       try {
         for await (const { event, data } of serverEvents(answer.body, answerTooLarge(endpoint))) {

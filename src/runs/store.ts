@@ -266,7 +266,8 @@ export function createRunStore(db: Db) {
       const startedAt = timestamp();
       syncNormal.run();
       try {
-        return insertRun.run({ ...input, id, startedAt }).changes > 0 ? { id, startedAt } : undefined;
+        // Not `{ ...input, id, startedAt }`: see presentAgent in src/agents/present.ts.
+        return insertRun.run(Object.assign({}, input, { id, startedAt })).changes > 0 ? { id, startedAt } : undefined;
       } finally {
         syncFull.run();
       }

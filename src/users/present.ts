@@ -12,5 +12,6 @@ export function presentUser(user: PublicUser | Caller): User {
 
 /** The user as sign-up returns it: with the hash and null related fields. */
 export function presentSignedUpUser(user: UserRow): SignedUpUser {
-  return { ...presentUser(user), password: user.passwordHash, profile: null, Agent: null, ApiToken: null, Document: null };
+  // Extended in place rather than spread into a new object with more keys (see presentAgent).
+  return Object.assign(presentUser(user), { password: user.passwordHash, profile: null, Agent: null, ApiToken: null, Document: null });
 }
