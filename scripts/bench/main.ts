@@ -11,7 +11,7 @@
 // Cases (--only): get-agent, list-agents, post-tool, post-agent, patch-agent (closed loop, 50
 // connections, service ÷ bare Koa and ÷ plain); in-process (GET /agents/{id} and POST /tools through
 // the service's Koa app and the bare-Koa app in the bench's own process, no network: CPU per
-// request, see in-process.ts); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
+// request, in a child process, see in-process.ts); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
 // POST /tools at 300/s, the service with its request log on, as in production); sign-in;
 // sign-in-flood (a legitimate sign-in during a flood from many addresses); scale (GET by id and
 // pages at 1,000 vs a million agents in one file); search-scale (one user's searches while other
@@ -29,7 +29,7 @@ import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
 import { OPTS, PASSWORD, fmt, log, median, percentile, round, sleep, wants, type CaseKey } from './options.js';
 import { MAIN_PLAN, COMMON_WORD, RARE_WORD, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
-import { inProcess, type InProcessCase } from './in-process.js';
+import { inProcessInChild, type InProcessCase } from './in-process.js';
 import { SERVICE_START, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
 import {
   bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
@@ -135,7 +135,7 @@ async function main(): Promise<void> {
     // Before any server starts: nothing else runs meanwhile.
     if (wants('in-process')) {
       log('in process: the service app and the bare-Koa app, alternating');
-      inProcessCases = await inProcess(copy('in-process'), main.users);
+      inProcessCases = await inProcessInChild(copy('in-process'), main.users);
       for (const c of inProcessCases) log(`in process: ${c.title}: service ${c.serviceUs} µs, bare Koa ${c.bareUs} µs of CPU per request`);
       results.inProcess = inProcessCases;
     }
