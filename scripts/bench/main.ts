@@ -413,8 +413,9 @@ async function main(): Promise<void> {
     const modelEnv = { OPENAI_BASE_URL: `${fake.url}/v1` };
     // The operator's endpoint (no SSRF check needed, allowed anyway as a home server would), and
     // enough runs at once per user that 50 connections and 100 streams are never answered 429.
+    // With the loop monitor, for the open-streams case's table of stalls.
     const svc = await service('service (agent runs)', seeded.path, {
-      nodeArgs: profileArgs,
+      nodeArgs: profileArgs, monitor: true,
       env: { ...modelEnv, ALLOW_PRIVATE_NETWORKS: 'on', RUN_CONCURRENCY_PER_USER: '1000' },
     });
     const plain = await startReference('plain', 'plain', plainDb, modelEnv);
@@ -545,8 +546,8 @@ async function main(): Promise<void> {
   if (rest.length) lines.push('', ...comparisonTable(rest));
   // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
   for (const c of cases.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
-  const stalls = stallTable(cases.filter((c) => c.key === 'fixed-rate'));
-  if (stalls.length) lines.push('', 'Where the time of the fixed-rate rounds went (ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
+  const stalls = stallTable(cases);
+  if (stalls.length) lines.push('', 'Where the time of the open-loop rounds went (fixed rate and open streams; ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
   if (notes.length) lines.push('', ...notes);
   const problems = cases.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
   if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);
