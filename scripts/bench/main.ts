@@ -10,8 +10,8 @@
 //
 // Cases (--only): get-agent, list-agents, post-tool, post-agent, patch-agent (closed loop, 50
 // connections, service ÷ bare Koa and ÷ plain); in-process (GET /agents/{id} and POST /tools through
-// the service's Koa app and the bare-Koa app in the bench's own process, no network: CPU per
-// request, in a child process, see in-process.ts); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
+// the service's Koa app and the bare-Koa app in one process of their own (a child of the bench),
+// no network: CPU per request, see in-process.ts); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
 // POST /tools at 300/s, the service with its request log on, as in production); sign-in;
 // sign-in-flood (a legitimate sign-in during a flood from many addresses); scale (GET by id and
 // pages at 1,000 vs a million agents in one file); search-scale (one user's searches while other
