@@ -50,6 +50,8 @@ export interface AppOptions {
   keepAliveMs?: number;
   /** Tests only: awaited right before each password hash runs, to hold it mid-way (see PasswordHasher). */
   beforeHash?: (password: string) => Promise<void>;
+  /** Tests only: told when a password hash has to wait for a slot. */
+  onHashWait?: (password: string) => void;
   /** Tests only: answers the DNS lookups of the check of a user's model endpoint before a run. */
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
@@ -60,7 +62,7 @@ export interface AppOptions {
  */
 export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine; stopBackgroundWork(): Promise<void> };
 
-export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, keepAliveMs, resolveHost }: AppOptions): App {
+export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, onHashWait, keepAliveMs, resolveHost }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
   // Koa reports errors after a response began (a client that left a stream) here; by default it
@@ -72,7 +74,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer);
   const rateLimits = createRateLimits(config.rateLimit);
-  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, beforeHash });
+  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, beforeHash, onWait: onHashWait });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const engine = createRunEngine({ stores, config, log, resolveHost });

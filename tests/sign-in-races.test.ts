@@ -9,6 +9,11 @@ import { errorOf, startService, type Reply } from './helpers.js';
 class HashGate {
   /** Every password a hash was asked for, in order. */
   readonly hashed: string[] = [];
+  /** Every password whose hash had to wait for a slot, in order. */
+  readonly waited: string[] = [];
+  readonly onWait = (password: string): void => {
+    this.waited.push(password);
+  };
   private holds: { match: (password: string) => boolean; reached: () => void }[] = [];
   private holdAll = false;
   private released: Promise<void> = Promise.resolve();
@@ -224,7 +229,7 @@ describe('the password-hash queue', () => {
   test('during a flood of wrong guesses, a sign-in from an address that has not failed goes ahead of them', async () => {
     const gate = new HashGate();
     const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 1000, perTokenPerMinute: 6000 };
-    const service = await startService({ hashConcurrency: 1, hashQueueMax: 5, rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash });
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 5, rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash, onHashWait: gate.onWait });
     const { email, password } = await service.signUp();
     const from = (address: string, given: string) =>
       service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
@@ -239,7 +244,10 @@ describe('the password-hash queue', () => {
     await eventually(() => replies.length >= 2);
     assert.deepEqual(replies.map((reply) => reply.status), [503, 503]);
     const real = from('203.0.113.9', password);
-    await eventually(() => gate.hashed.length === start + 1);
+    // Released only once the real sign-in waits in its line (released before, the next guess in line
+    // ran first whenever the request had not reached the hasher yet).
+    await eventually(() => gate.waited.includes(password));
+    assert.equal(gate.hashed.length, start + 1);
     gate.release();
     const reply = await real;
     assert.equal(reply.status, 200, JSON.stringify(reply.body));

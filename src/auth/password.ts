@@ -32,6 +32,8 @@ export interface PasswordHasherOptions {
    * and drive a race deterministically; the service never sets it.
    */
   beforeHash?: (password: string) => Promise<void>;
+  /** Called when a hash joins a line to wait for a slot. Tests use it to know a request waits; the service never sets it. */
+  onWait?: (password: string) => void;
 }
 
 /**
@@ -77,6 +79,7 @@ export class PasswordHasher {
       if (lineFull || (maxWaitMs !== undefined && waitMs + this.averageMs > maxWaitMs)) {
         return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', Math.max(1, Math.ceil(waitMs / 1000))));
       }
+      this.options.onWait?.(password);
     }
     return this.slots.run(async () => {
       await this.options.beforeHash?.(password);
