@@ -6,11 +6,11 @@
 // handling) and repeats within a few percent. Both run from the TypeScript sources here (tsx),
 // not the production bundle.
 //
-// The benchmark runs this file as a child process (`inProcessInChild`): loaded into the benchmark's
-// own process, the two apps stayed in the load generator's heap, and for minutes afterwards its
-// event loop ran 12-28 ms late (1-4 ms otherwise), which the open-loop cases charged to the servers.
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+// The benchmark runs this file as a child process (`inProcessInChild` in processes.ts, which does
+// not import it): loaded into the benchmark's own process, the two apps stayed in the load
+// generator's heap, and for minutes afterwards its event loop ran 12-28 ms late (1-4 ms otherwise),
+// which the open-loop cases charged to the servers.
+import { readFileSync } from 'node:fs';
 import { IncomingMessage, ServerResponse, type RequestListener } from 'node:http';
 import { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ import { createApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { closeDatabase, openDatabase } from '../../src/db.js';
 import { silentLogger } from '../../src/lib/log.js';
-import { OPTS, ROOT, SECRET_KEY, median, round } from './options.js';
+import { OPTS, SECRET_KEY, median, round } from './options.js';
 import { bareKoaApp } from './bare-koa-app.js';
 import { referenceWork } from './reference-work.js';
 import type { SeededUser } from './seed.js';
@@ -64,7 +64,7 @@ function send(listener: RequestListener, request: MockRequest): Promise<number> 
 }
 
 /** GET /agents/{id} and POST /tools through both apps on the database at `path` (written to: use a copy). */
-export async function inProcess(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
+async function inProcess(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
   const db = openDatabase(path);
   const env = { DATABASE_PATH: path, RATE_LIMIT: 'off', INGEST: 'off', LOG_REQUESTS: 'off' };
   const service = createApp({ db, config: loadConfig(env), secretKey: SECRET_KEY, log: silentLogger });
@@ -128,22 +128,7 @@ export async function inProcess(path: string, users: SeededUser[]): Promise<InPr
   return results;
 }
 
-/** `inProcess` in a child process started with the benchmark's own options; its results come back as JSON. */
-export async function inProcessInChild(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
-  const usersFile = `${path}.users.json`;
-  writeFileSync(usersFile, JSON.stringify(users));
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_IN_PROCESS: JSON.stringify({ path, usersFile }) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  if (code !== 0) throw new Error(`the in-process case exited with code ${code}`);
-  return JSON.parse(out) as InProcessCase[];
-}
-
+// Started by inProcessInChild: the database and the seeded users' file come in BENCH_IN_PROCESS.
 if (process.env.BENCH_IN_PROCESS && process.argv[1] === fileURLToPath(import.meta.url)) {
   const { path, usersFile } = JSON.parse(process.env.BENCH_IN_PROCESS) as { path: string; usersFile: string };
   const cases = await inProcess(path, JSON.parse(readFileSync(usersFile, 'utf8')) as SeededUser[]);

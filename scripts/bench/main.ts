@@ -29,8 +29,8 @@ import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
 import { OPTS, PASSWORD, fmt, log, median, percentile, round, sleep, wants, type CaseKey } from './options.js';
 import { MAIN_PLAN, COMMON_WORD, RARE_WORD, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
-import { inProcessInChild, type InProcessCase } from './in-process.js';
-import { SERVICE_START, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
+import type { InProcessCase } from './in-process.js';
+import { SERVICE_START, inProcessInChild, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
 import {
   bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
 } from './load.js';

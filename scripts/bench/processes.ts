@@ -1,12 +1,14 @@
 // The servers the benchmark measures, each a child process: the service (started as `npm start`
 // starts it), the bare-Koa reference and the plain node:http reference. Plus what is read of them
-// from /proc: memory and CPU time.
+// from /proc: memory and CPU time. And the in-process case, in a child process of its own.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { bundleServer } from '../bundle.js';
 import { serviceNodeArgs } from '../service-command.js';
+import type { InProcessCase } from './in-process.js';
 import { ROOT, SECRET_KEY, log, round } from './options.js';
+import type { SeededUser } from './seed.js';
 
 export interface Proc {
   name: string;
@@ -293,4 +295,25 @@ export function otherLoad(before: CpuSnapshot | undefined, after: CpuSnapshot | 
   if (!before || !after || after.total === before.total) return null;
   const foreign = after.busy - before.busy - (after.ours - before.ours);
   return round(Math.max(0, foreign) / (after.total - before.total), 2);
+}
+
+/**
+ * The in-process case (scripts/bench/in-process.ts) in a child process started with the benchmark's
+ * own options, on the database at `path` (written to: a copy); its results come back as JSON.
+ */
+export async function inProcessInChild(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
+  const usersFile = `${path}.users.json`;
+  writeFileSync(usersFile, JSON.stringify(users));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/in-process.ts'), ...process.argv.slice(2)], {
+    cwd: ROOT,
+    env: { ...process.env, BENCH_IN_PROCESS: JSON.stringify({ path, usersFile }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  children.delete(child);
+  if (code !== 0) throw new Error(`the in-process case exited with code ${code}`);
+  return JSON.parse(out) as InProcessCase[];
 }

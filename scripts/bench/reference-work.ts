@@ -51,7 +51,6 @@ export function referenceWork({ path, key } = fromEnvironment()) {
   const asObject = (body: unknown) => (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {});
 
   return {
-    db,
     /** Stops the flush of token uses and closes the database. */
     close() {
       clearInterval(flushTimer);
