@@ -4,9 +4,9 @@
 // measure the servers in turn, in the same order every round.
 import { Agent, request as httpRequest } from 'node:http';
 import { createRequire } from 'node:module';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { OPTS, log, median, percentile, round, sleep } from './options.js';
-import { CLOCK_TICKS, cpuSnapshot, cpuTicks, otherLoad, runQueueWaitNs, type Proc } from './processes.js';
+import { Latencies } from './latencies.js';
+import { CLOCK_TICKS, cpuSnapshot, cpuTicks, otherLoad, pacedClientInChild, runQueueWaitNs, type Proc } from './processes.js';
 
 // ---- autocannon (no bundled types; this is the part of its API used here) ----------------------
 
@@ -85,26 +85,11 @@ export async function waitIdle(pid: number, maxMs = 60_000): Promise<void> {
   }
 }
 
-class Latencies {
-  values = new Float64Array(1 << 16);
-  count = 0;
-  add(ms: number) {
-    if (this.count === this.values.length) {
-      const bigger = new Float64Array(this.values.length * 2);
-      bigger.set(this.values);
-      this.values = bigger;
-    }
-    this.values[this.count++] = ms;
-  }
-  sorted() {
-    return this.values.slice(0, this.count).sort();
-  }
-}
-
-function cpuMeter(proc: Proc) {
-  const pids = [process.pid, proc.pid];
+/** CPU used by the server and by the load generator (this process, or the paced client's) from now. */
+function cpuMeter(proc: Proc, generatorPid = process.pid) {
+  const pids = [process.pid, generatorPid, proc.pid];
   const before = cpuSnapshot(pids);
-  const started = { at: performance.now(), server: cpuTicks(proc.pid), generator: cpuTicks(process.pid) };
+  const started = { at: performance.now(), server: cpuTicks(proc.pid), generator: cpuTicks(generatorPid) };
   return () => {
     const seconds = (performance.now() - started.at) / 1000;
     const cores = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round((b - a) / CLOCK_TICKS / seconds, 2));
@@ -113,7 +98,7 @@ function cpuMeter(proc: Proc) {
       serverTicks: started.server === undefined || serverNow === undefined ? null : serverNow - started.server,
       otherLoad: otherLoad(before, cpuSnapshot(pids)),
       serverCores: cores(started.server, cpuTicks(proc.pid)),
-      generatorCores: cores(started.generator, cpuTicks(process.pid)),
+      generatorCores: cores(started.generator, cpuTicks(generatorPid)),
     };
   };
 }
@@ -190,88 +175,42 @@ export interface Stalls {
   generatorLoopMaxMs: number;
 }
 
-/** The load generator's own event-loop delay is sampled like the servers' (scripts/bench/loop-monitor.ts). */
-const GENERATOR_LOOP_RESOLUTION_MS = 2;
-
 /**
- * Open loop: `rate` requests a second for `seconds`, each sent at its scheduled time on a pool of
- * keep-alive connections whatever happened to earlier ones; latency counts from the scheduled time,
- * so a stalled server is charged for the requests queued behind the stall.
+ * Open loop: `rate` requests a second for `settle` seconds (not measured), then `seconds`, sent on
+ * schedule by a fresh child process (scripts/bench/paced-client.ts, which says how); latency counts
+ * from each request's scheduled time. The settling load is part of the run (compare() is given
+ * settle 0 for open-loop cases).
  */
-export async function paced(proc: Proc, load: Load, rate: number, seconds: number): Promise<PacedResult> {
-  // The generator starts with its garbage collected (npm run bench exposes gc): what earlier cases
-  // left (seeding a million rows, the last round's requests) is not collected in the middle of this one.
-  (globalThis as { gc?: () => void }).gc?.();
-  const url = new URL(proc.url);
-  const agent = new Agent({ keepAlive: true, maxSockets: 512 });
-  const total = Math.round(rate * seconds);
-  const latencies = new Latencies();
-  let non2xx = 0;
-  let errors = 0;
-  let finished = 0;
-  const logged = proc.requestMs.length;
-  const meter = cpuMeter(proc);
-  const generatorLoop = monitorEventLoopDelay({ resolution: GENERATOR_LOOP_RESOLUTION_MS });
-  generatorLoop.enable();
-  const waitedBefore = runQueueWaitNs(proc.pid);
-  const start = performance.now() + 5;
-  await new Promise<void>((resolve) => {
-    const settle = () => {
-      if (++finished === total) resolve();
-    };
-    const fire = (i: number) => {
-      const scheduled = start + (i * 1000) / rate;
-      const r = load.requests[i % load.requests.length];
-      const body = r.body === undefined ? undefined : Buffer.from(r.body);
-      const req = httpRequest(
-        {
-          agent, host: url.hostname, port: url.port, method: r.method ?? 'GET', path: r.path,
-          headers: { ...r.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (res.statusCode === load.expectStatus) latencies.add(performance.now() - scheduled);
-            else non2xx++;
-            settle();
-          });
-        },
-      );
-      req.on('error', () => {
-        errors++;
-        settle();
-      });
-      req.end(body);
-    };
-    let sent = 0;
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1000) + 1);
-      while (sent < due) fire(sent++);
-      if (sent < total) setTimeout(tick, 1);
-    };
-    setTimeout(tick, 5);
+export async function paced(proc: Proc, load: Load, rate: number, seconds: number, settle = OPTS.settle): Promise<PacedResult> {
+  const generator = await pacedClientInChild({ url: proc.url, requests: load.requests, expectStatus: load.expectStatus, rate, seconds, settleSeconds: settle });
+  let logged = proc.requestMs.length;
+  let meter = cpuMeter(proc, generator.pid);
+  let waitedBefore = runQueueWaitNs(proc.pid);
+  const outcome = await generator.run(() => {
+    logged = proc.requestMs.length;
+    meter = cpuMeter(proc, generator.pid);
+    waitedBefore = runQueueWaitNs(proc.pid);
   });
-  agent.destroy();
   const cpu = meter();
-  generatorLoop.disable();
   const waitedAfter = runQueueWaitNs(proc.pid);
-  const end = performance.now();
   await waitIdle(proc.pid);
   // The loop monitor's reports for the seconds of the round (each arrives at the end of its second).
   if (proc.loopReports.length > 0) await sleep(1100);
+  const start = outcome.startedAt - performance.timeOrigin;
+  const end = outcome.endedAt - performance.timeOrigin;
   const reports = proc.loopReports.filter((report) => report.at > start + 1000 && report.at <= end + 1000);
-  const sorted = latencies.sorted();
+  const sorted = outcome.latencies.sort();
   const result: PacedResult = {
     rate,
-    rps: round(latencies.count / seconds),
+    rps: round(sorted.length / seconds),
     p50: round(percentile(sorted, 50), 2),
     p99: round(percentile(sorted, 99), 2),
     max: round(sorted.at(-1) ?? NaN, 2),
-    requests: latencies.count,
-    non2xx,
-    errors,
+    requests: sorted.length,
+    non2xx: outcome.non2xx,
+    errors: outcome.errors,
     ...cpu,
-    cpuUs: cpu.serverTicks === null || latencies.count === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / latencies.count, 1),
+    cpuUs: cpu.serverTicks === null || sorted.length === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / sorted.length, 1),
   };
   const inside = proc.requestMs.slice(logged).sort((a, b) => a - b);
   if (inside.length > 0) result.inside = { p50: round(percentile(inside, 50), 3), p99: round(percentile(inside, 99), 3), count: inside.length };
@@ -283,8 +222,7 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
       majorGcMaxMs: round(Math.max(...reports.map((r) => r.majorGcMaxMs)), 2),
       gcMs: round(reports.reduce((sum, r) => sum + r.gcMs, 0), 2),
       runQueueMs: waitedBefore === undefined || waitedAfter === undefined ? null : round((waitedAfter - waitedBefore) / 1e6, 1),
-      // The histogram counts a late timer of the resolution: what is over it is the delay.
-      generatorLoopMaxMs: round(Math.max(0, generatorLoop.max / 1e6 - GENERATOR_LOOP_RESOLUTION_MS), 2),
+      generatorLoopMaxMs: round(outcome.loopMaxMs, 2),
     };
   }
   return result;
@@ -343,15 +281,14 @@ export async function compare<R extends RunResult>(
   title: string,
   procs: Proc[],
   run: (proc: Proc, seconds: number) => Promise<R>,
-  seconds = OPTS.duration,
-  settle = OPTS.settle,
+  { seconds = OPTS.duration, settle = OPTS.settle, rounds = OPTS.rounds }: { seconds?: number; settle?: number; rounds?: number } = {},
 ): Promise<Comparison & { raw: R[][] }> {
   if (OPTS.warmup > 0) {
     log(`${title}: warm-up`);
     for (const proc of procs) await run(proc, OPTS.warmup);
   }
   const results: R[][] = procs.map(() => []);
-  for (let round_ = 0; round_ < OPTS.rounds; round_++) {
+  for (let round_ = 0; round_ < rounds; round_++) {
     // The same order every round, so each server sits idle for as long as the others between its
     // runs: with an order rotating round by round, the server moving from first to last sat idle
     // twice as long (20 s) and ran ~10% slower in that run.
@@ -359,7 +296,7 @@ export async function compare<R extends RunResult>(
       if (settle > 0) await run(procs[i], settle);
       results[i].push(await run(procs[i], seconds));
     }
-    log(`${title}: round ${round_ + 1}/${OPTS.rounds}: ${procs.map((p, i) => `${p.name} ${results[i][round_].rps} req/s p99 ${results[i][round_].p99} ms`).join(', ')}`);
+    log(`${title}: round ${round_ + 1}/${rounds}: ${procs.map((p, i) => `${p.name} ${results[i][round_].rps} req/s p99 ${results[i][round_].p99} ms`).join(', ')}`);
   }
   const problems: string[] = [];
   procs.forEach((proc, i) => {

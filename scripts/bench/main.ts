@@ -200,7 +200,7 @@ async function main(): Promise<void> {
     const closedLoop = async (key: CaseKey, title: string, load: Load, seconds = OPTS.duration) => {
       if (!wants(key)) return;
       for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
-      const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), seconds, load.settle);
+      const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
       cases.push(result);
       return result;
     };
@@ -232,7 +232,11 @@ async function main(): Promise<void> {
       const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
       const fixed: Record<string, unknown> = {};
       for (const [title, load, rate] of rates) {
-        const result = await compare('fixed-rate', `${title} at ${fmt(rate)} req/s offered`, [logged, plain], (proc, s) => paced(proc, load, rate, s), seconds);
+        const result = await compare('fixed-rate', `${title} at ${fmt(rate)} req/s offered`, [logged, plain], (proc, s) => paced(proc, load, rate, s), {
+          seconds,
+          settle: 0, // paced() settles each run itself
+          rounds: OPTS.openLoopRounds,
+        });
         const [s, b] = result.raw as PacedResult[][];
         const serviceP99 = median(s.map((r) => r.p99));
         const baselineP99 = median(b.map((r) => r.p99));
@@ -454,7 +458,7 @@ async function main(): Promise<void> {
     const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
     let next = 0;
     const ttft = await compare('agent-runs', 'streamed invoke, one at a time: time to first token (ms; req/s = streams a second)', [svc, fake], (proc, s) =>
-      proc === fake ? timeToFirstToken(fake, direct, 'model-chunk', s) : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s), seconds);
+      proc === fake ? timeToFirstToken(fake, direct, 'model-chunk', s) : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s), { seconds });
     cases.push(ttft);
     const [ttftService, ttftDirect] = ttft.raw;
     const overheads = ttftService.map((r, k) => round(r.p50 - ttftDirect[k].p50, 2));
@@ -485,7 +489,7 @@ async function main(): Promise<void> {
       } finally {
         await open.close();
       }
-    }, seconds);
+    }, { seconds, settle: 0, rounds: OPTS.openLoopRounds }); // paced() settles each run itself
     cases.push(openCase);
     const [withStreams, idleRounds] = openCase.raw;
     const idleP99 = median(idleRounds.map((r) => r.p99));
@@ -538,7 +542,7 @@ async function main(): Promise<void> {
   lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
   lines.push('');
   lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
-    + `${OPTS.rounds} round(s) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
+    + `${OPTS.rounds} round(s) (open-loop cases ${OPTS.openLoopRounds}) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
     + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
   lines.push('', ...comparisonTable(cases.filter((c) => c.sides.length === 3)));
   if (inProcessCases.length) lines.push('', ...inProcessTable(inProcessCases));

@@ -26,6 +26,7 @@ const { values: argv } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     rounds: { type: 'string' },
+    'open-loop-rounds': { type: 'string' },
     duration: { type: 'string' },
     warmup: { type: 'string' },
     settle: { type: 'string' },
@@ -40,7 +41,7 @@ const { values: argv } = parseArgs({
   },
 });
 if (argv.help) {
-  process.stdout.write(`npm run bench -- [--quick] [--rounds N] [--duration S] [--warmup S] [--settle S] [--connections N]
+  process.stdout.write(`npm run bench -- [--quick] [--rounds N] [--open-loop-rounds N] [--duration S] [--warmup S] [--settle S] [--connections N]
   [--only ${CASE_KEYS.join(',')}]
   [--scale-agents N] [--search-chunks N] [--out FILE] [--cpu-prof] [--keep]\n`);
   process.exit(0);
@@ -53,9 +54,15 @@ const positive = (text: string | undefined, fallback: number, name: string, allo
   return value;
 };
 
+const rounds = Math.round(positive(argv.rounds, argv.quick ? 1 : 3, 'rounds'));
 export const OPTS = {
   quick: argv.quick,
-  rounds: Math.round(positive(argv.rounds, argv.quick ? 1 : 3, 'rounds')),
+  rounds,
+  /**
+   * Rounds of the open-loop cases (fixed rate, open streams): a round's p99 at 1,000 req/s is its
+   * 50th-slowest request, so a few stalls of the shared machine decide it; more rounds, a steadier median.
+   */
+  openLoopRounds: Math.round(positive(argv['open-loop-rounds'], argv.quick ? 1 : Math.max(7, rounds), 'open-loop-rounds')),
   duration: positive(argv.duration, argv.quick ? 1 : 5, 'duration'),
   /** 0: no warm-up (--quick). */
   warmup: positive(argv.warmup, argv.quick ? 0 : 2, 'warmup', true),

@@ -1,12 +1,14 @@
 // The servers the benchmark measures, each a child process: the service (started as `npm start`
 // starts it), the bare-Koa reference and the plain node:http reference. Plus what is read of them
-// from /proc: memory and CPU time. And the in-process case, in a child process of its own.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// from /proc: memory and CPU time. And the in-process case and the open-loop load generator, each
+// in a child process of its own.
+import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { bundleServer } from '../bundle.js';
 import { serviceNodeArgs } from '../service-command.js';
 import type { InProcessCase } from './in-process.js';
+import type { PacedJob, PacedOutcome } from './paced-client.js';
 import { ROOT, SECRET_KEY, log, round } from './options.js';
 import type { SeededUser } from './seed.js';
 
@@ -316,4 +318,33 @@ export async function inProcessInChild(path: string, users: SeededUser[]): Promi
   children.delete(child);
   if (code !== 0) throw new Error(`the in-process case exited with code ${code}`);
   return JSON.parse(out) as InProcessCase[];
+}
+
+/**
+ * The open-loop load generator (scripts/bench/paced-client.ts) in a fresh child process, its
+ * requests prepared: `run()` starts the schedule, calls `measuring` when the settling part is over
+ * and resolves with what was measured. `pid` is known before the run, so the CPU it uses can be
+ * told apart from other load.
+ */
+export async function pacedClientInChild(job: PacedJob): Promise<{ pid: number; run(measuring: () => void): Promise<PacedOutcome> }> {
+  const child = fork(join(ROOT, 'scripts/bench/paced-client.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const exited = new Promise<never>((_, reject) => child.on('exit', (code, signal) => reject(new Error(`the paced load generator exited (code ${code}, signal ${signal}) before it reported`))));
+  exited.catch(() => {});
+  const next = () => Promise.race([new Promise<unknown>((resolve) => child.once('message', resolve)), exited]);
+  child.send(job);
+  await next();
+  return {
+    pid: child.pid!,
+    async run(measuring) {
+      child.send('go');
+      let message = await next();
+      if (message === 'measuring') {
+        measuring();
+        message = await next();
+      }
+      return message as PacedOutcome;
+    },
+  };
 }
