@@ -54,7 +54,7 @@ const positive = (text: string | undefined, fallback: number, name: string, allo
   return value;
 };
 
-const rounds = Math.round(positive(argv.rounds, argv.quick ? 1 : 3, 'rounds'));
+const rounds = Math.round(positive(argv.rounds, argv.quick ? 1 : 5, 'rounds'));
 export const OPTS = {
   quick: argv.quick,
   rounds,
