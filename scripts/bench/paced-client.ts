@@ -2,7 +2,8 @@
 // fresh process for every round, started by pacedClientInChild() in scripts/bench/processes.ts.
 // In the benchmark's own process the generator's event loop ran 8-16 ms late after minutes of
 // closed-loop load (1-4 ms when the case ran alone), and a late generator sends late: the lateness
-// counted as every server's latency. Here it has a heap of its own with nothing else in it.
+// counts as the server's latency. Here it has a heap of its own with nothing else in it, so what
+// lateness remains (the table of stalls reports it) is the machine's.
 //
 // A fresh process runs cold code, so the round's unmeasured settling load (the same rate, right
 // before the measured seconds, on the same schedule) comes from the same process: by the measured
