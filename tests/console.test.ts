@@ -612,7 +612,7 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
     const statuses = await page.locator('tbody .badge').allInnerTexts();
     assert.deepEqual(statuses, ['failed', 'cancelled', 'succeeded'], 'newest first');
     await rows.last().getByRole('link').click();
-    await page.getByRole('heading', { level: 1, name: 'Run' }).waitFor();
+    await page.getByRole('heading', { level: 1, name: 'Run', exact: true }).waitFor();
     assert.match(await page.locator('main').innerText(), /succeeded[\s\S]*How do otters sleep\?[\s\S]*drift apart[\s\S]*Otter facts/);
     await shot(page, '10-run');
 
