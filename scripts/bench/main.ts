@@ -201,6 +201,8 @@ async function main(): Promise<void> {
       if (!wants(key)) return;
       for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
       const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
+      // Each server's memory after the case: which case raises the floor the peak RSS stands on.
+      log(`${title}: RSS after the case: ${procs.map((proc) => `${proc.name} ${memoryOf(proc.pid)?.rssMiB} MiB (peak so far ${memoryOf(proc.pid)?.peakRssMiB})`).join(', ')}`);
       cases.push(result);
       return result;
     };
