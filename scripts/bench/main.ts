@@ -202,7 +202,8 @@ async function main(): Promise<void> {
       for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
       const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
       // Each server's memory after the case: which case raises the floor the peak RSS stands on.
-      log(`${title}: RSS after the case: ${procs.map((proc) => `${proc.name} ${memoryOf(proc.pid)?.rssMiB} MiB (peak so far ${memoryOf(proc.pid)?.peakRssMiB})`).join(', ')}`);
+      const memory = procs.map((proc) => ({ name: proc.name, ...memoryOf(proc.pid) }));
+      log(`${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (peak so far ${m.peakRssMiB})`).join(', ')}`);
       cases.push(result);
       return result;
     };
