@@ -183,14 +183,12 @@ export interface Stalls {
  */
 export async function paced(proc: Proc, load: Load, rate: number, seconds: number, settle = OPTS.settle): Promise<PacedResult> {
   const generator = await pacedClientInChild({ url: proc.url, requests: load.requests, expectStatus: load.expectStatus, rate, seconds, settleSeconds: settle });
-  let logged = proc.requestMs.length;
-  let meter = cpuMeter(proc, generator.pid);
-  let waitedBefore = runQueueWaitNs(proc.pid);
+  // Taken when the measured part starts (the child says so once the settling part is sent).
+  let measured!: { logged: number; meter: ReturnType<typeof cpuMeter>; waitedBefore: number | undefined };
   const outcome = await generator.run(() => {
-    logged = proc.requestMs.length;
-    meter = cpuMeter(proc, generator.pid);
-    waitedBefore = runQueueWaitNs(proc.pid);
+    measured = { logged: proc.requestMs.length, meter: cpuMeter(proc, generator.pid), waitedBefore: runQueueWaitNs(proc.pid) };
   });
+  const { logged, meter, waitedBefore } = measured;
   const cpu = meter();
   const waitedAfter = runQueueWaitNs(proc.pid);
   await waitIdle(proc.pid);

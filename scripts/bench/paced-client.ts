@@ -43,15 +43,16 @@ export interface PacedOutcome {
 /** The event-loop delay is sampled like the servers' (scripts/bench/loop-monitor.ts). */
 const LOOP_RESOLUTION_MS = 2;
 
-/** Each request's options and body, built once before the schedule starts. */
-function prepare(job: PacedJob): { options: RequestOptions; body?: Buffer }[] {
+/** The connection pool and each request's options and body, built once before the schedule starts. */
+function prepare(job: PacedJob): { agent: Agent; requests: { options: RequestOptions; body?: Buffer }[] } {
   const url = new URL(job.url);
   const agent = new Agent({ keepAlive: true, maxSockets: 512 });
-  return job.requests.map((r) => {
+  const requests = job.requests.map((r) => {
     const body = r.body === undefined ? undefined : Buffer.from(r.body);
     const headers = body ? Object.assign({}, r.headers, { 'content-length': String(body.length) }) : r.headers;
     return { options: { agent, host: url.hostname, port: url.port, method: r.method ?? 'GET', path: r.path, headers }, body };
   });
+  return { agent, requests };
 }
 
 /**
@@ -76,7 +77,7 @@ async function fire(job: PacedJob, prepared: ReturnType<typeof prepare>, measuri
     };
     const send = (i: number) => {
       const scheduled = start + (i * 1000) / job.rate;
-      const { options, body } = prepared[i % prepared.length];
+      const { options, body } = prepared.requests[i % prepared.requests.length];
       const req = httpRequest(options, (res) => {
         res.resume();
         res.on('end', () => {
@@ -107,7 +108,7 @@ async function fire(job: PacedJob, prepared: ReturnType<typeof prepare>, measuri
   });
   const end = performance.now();
   loop.disable();
-  (prepared[0]?.options.agent as Agent | undefined)?.destroy();
+  prepared.agent.destroy();
   return {
     latencies: latencies.taken(),
     non2xx,

@@ -45,6 +45,13 @@ process.on('exit', () => {
 });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => process.exit(130));
 
+/** Registers a child so that it is killed with the others (on exit, or by killAll). */
+function tracked<T extends ChildProcess>(child: T): T {
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
 export function killAll(): void {
   for (const child of children) {
     stopping.add(child);
@@ -68,9 +75,7 @@ function onLines(stream: NodeJS.ReadableStream, each: (line: string) => void): v
 
 async function startProcess(name: string, args: string[], env: Record<string, string>): Promise<Proc> {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
+  const child = tracked(spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   /** The last lines of stdout that are not request log lines (errors the service logged). */
   let otherLines: string[] = [];
@@ -306,16 +311,14 @@ export function otherLoad(before: CpuSnapshot | undefined, after: CpuSnapshot | 
 export async function inProcessInChild(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
   const usersFile = `${path}.users.json`;
   writeFileSync(usersFile, JSON.stringify(users));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/in-process.ts'), ...process.argv.slice(2)], {
+  const child = tracked(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/in-process.ts'), ...process.argv.slice(2)], {
     cwd: ROOT,
     env: { ...process.env, BENCH_IN_PROCESS: JSON.stringify({ path, usersFile }) },
     stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
+  }));
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  children.delete(child);
   if (code !== 0) throw new Error(`the in-process case exited with code ${code}`);
   return JSON.parse(out) as InProcessCase[];
 }
@@ -327,9 +330,7 @@ export async function inProcessInChild(path: string, users: SeededUser[]): Promi
  * told apart from other load.
  */
 export async function pacedClientInChild(job: PacedJob): Promise<{ pid: number; run(measuring: () => void): Promise<PacedOutcome> }> {
-  const child = fork(join(ROOT, 'scripts/bench/paced-client.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
+  const child = tracked(fork(join(ROOT, 'scripts/bench/paced-client.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' }));
   const exited = new Promise<never>((_, reject) => child.on('exit', (code, signal) => reject(new Error(`the paced load generator exited (code ${code}, signal ${signal}) before it reported`))));
   exited.catch(() => {});
   const next = () => Promise.race([new Promise<unknown>((resolve) => child.once('message', resolve)), exited]);
@@ -339,12 +340,10 @@ export async function pacedClientInChild(job: PacedJob): Promise<{ pid: number; 
     pid: child.pid!,
     async run(measuring) {
       child.send('go');
-      let message = await next();
-      if (message === 'measuring') {
-        measuring();
-        message = await next();
-      }
-      return message as PacedOutcome;
+      const said = await next();
+      if (said !== 'measuring') throw new Error(`the paced load generator said ${JSON.stringify(said)} where it says 'measuring'`);
+      measuring();
+      return (await next()) as PacedOutcome;
     },
   };
 }
