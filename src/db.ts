@@ -131,6 +131,10 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     // FULL: a 2xx means the row survives power loss, not only a crash of the process.
     db.pragma('synchronous = FULL');
     db.pragma('busy_timeout = 5000');
+    // SQLite's own default page cache (2 MiB) instead of the 16 MiB better-sqlite3 compiles in: the
+    // operating system caches the file too, and the larger cache measured no faster here while it
+    // held 16 MiB more in the process once the write cases had filled it (RSS 104 vs 88 MiB).
+    db.pragma('cache_size = -2000');
     migrate(db, readMigrations(options.migrationsDir ?? MIGRATIONS_DIR));
     db.pragma('foreign_keys = ON');
   } catch (error) {

@@ -193,6 +193,7 @@ describe('a new database', () => {
     assert.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL');
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
     assert.equal(db.pragma('busy_timeout', { simple: true }), 5000);
+    assert.equal(db.pragma('cache_size', { simple: true }), -2000, "SQLite's own 2 MiB page cache, not better-sqlite3's 16 MiB");
     assert.equal(statSync(path).mode & 0o777, 0o600);
     closeDatabase(db);
   });
