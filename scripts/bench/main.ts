@@ -207,7 +207,7 @@ async function main(): Promise<void> {
       const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
       // Each server's memory after the case: which case raises the floor the peak RSS stands on.
       const memory = procs.map((proc) => ({ name: proc.name, ...memoryOf(proc.pid) }));
-      log(`${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (peak so far ${m.peakRssMiB})`).join(', ')}`);
+      log(`${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (anon ${m.anonMiB}, file ${m.fileMiB}; peak so far ${m.peakRssMiB})`).join(', ')}`);
       cases.push(result);
       return result;
     };
