@@ -49,3 +49,10 @@ test('the paced client sends the settling and the measured requests and reports 
   assert.ok(outcome.endedAt - outcome.startedAt >= 450, 'the measured part lasts its 0.5 s');
   assert.deepEqual(received.find((r) => r.method === 'POST'), { method: 'POST', url: '/ok', body: '{"name":"é"}' });
 });
+
+test('a paced run with no measured request is refused instead of never finishing', { timeout: 10_000 }, async () => {
+  const job = { url: 'http://127.0.0.1:9', requests: [{ method: 'GET', path: '/' }], expectStatus: 200, rate: 100, settleSeconds: 0.2 };
+  for (const seconds of [0, 0.004]) {
+    await assert.rejects(pacedClientInChild({ ...job, seconds }).then((g) => g.run(() => {})), /at least one measured request/);
+  }
+});

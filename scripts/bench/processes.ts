@@ -334,6 +334,8 @@ export async function inProcessInChild(path: string, users: SeededUser[]): Promi
  * told apart from other load.
  */
 export async function pacedClientInChild(job: PacedJob): Promise<{ pid: number; run(measuring: () => void): Promise<PacedOutcome> }> {
+  // With no measured request the child would never say 'measuring' nor finish.
+  if (Math.round(job.rate * job.seconds) < 1) throw new RangeError(`a paced run needs at least one measured request (rate ${job.rate}/s for ${job.seconds} s)`);
   const child = tracked(fork(join(ROOT, 'scripts/bench/paced-client.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' }));
   const exited = new Promise<never>((_, reject) => child.on('exit', (code, signal) => reject(new Error(`the paced load generator exited (code ${code}, signal ${signal}) before it reported`))));
   exited.catch(() => {});
