@@ -37,9 +37,9 @@ export interface PasswordHasherOptions {
 }
 
 /**
- * Computes scrypt a bounded number at a time. Each hash takes a core and 32 MiB for ~350 ms (2-core VM); without
- * a limit, a burst of sign-ins fills libuv's threadpool (4 threads on 2 cores): the event loop
- * starves and memory grows by 32 MiB a thread. The service makes one per app.
+ * Computes scrypt a bounded number at a time. Each hash takes a core and 32 MiB for ~350 ms (on a
+ * 2-core VM); without a limit, a burst of sign-ins fills libuv's threadpool (4 threads on 2 cores):
+ * the event loop starves and memory grows by 32 MiB a thread. The service makes one per app.
  */
 export class PasswordHasher {
   private readonly slots: Semaphore;
