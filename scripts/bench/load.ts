@@ -97,7 +97,7 @@ function cpuMeter(proc: Proc, generatorPid = process.pid) {
     return {
       serverTicks: started.server === undefined || serverNow === undefined ? null : serverNow - started.server,
       otherLoad: otherLoad(before, cpuSnapshot(pids)),
-      serverCores: cores(started.server, cpuTicks(proc.pid)),
+      serverCores: cores(started.server, serverNow),
       generatorCores: cores(started.generator, cpuTicks(generatorPid)),
     };
   };

@@ -81,10 +81,10 @@ async function fire(job: PacedJob, prepared: ReturnType<typeof prepare>, measuri
       const req = httpRequest(options, (res) => {
         res.resume();
         res.on('end', () => {
-          if (i < skipped) {
-            // settling: not measured
-          } else if (res.statusCode === job.expectStatus) latencies.add(performance.now() - scheduled);
-          else non2xx++;
+          if (i >= skipped) {
+            if (res.statusCode === job.expectStatus) latencies.add(performance.now() - scheduled);
+            else non2xx++;
+          }
           settle();
         });
       });
