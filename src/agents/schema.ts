@@ -12,12 +12,16 @@ export type AgentType = (typeof AGENT_TYPES)[number];
 const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
 const ApiKeySchema = v.nullable(v.pipe(v.string('must be a string or null'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(4096, 'must be at most 4096 characters')));
 const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
+const PROVIDER_DESCRIPTION =
+  'Which model server runs the agent (any case): `openai` (also `openai-chat`), `ollama`, `openai-compatible` (give baseUrl), ' +
+  'or `echo`, the built-in stand-in for trying the service and for tests: no server, any model name, it answers with the input ' +
+  'and calls a tool for each input line `/tool <function> <JSON arguments>`.';
 
 /** The llm object as sent; `api_key` and `base_url` are accepted as other spellings. */
 function llmSchema<Part extends v.GenericSchema<unknown, string | undefined>>(part: Part) {
   return v.pipe(
     noArrays(v.looseObject(
-      { model: part, provider: part, baseUrl: v.optional(BaseUrlSchema), base_url: v.optional(BaseUrlSchema), apiKey: v.optional(ApiKeySchema), api_key: v.optional(ApiKeySchema) },
+      { model: part, provider: v.pipe(part, v.description(PROVIDER_DESCRIPTION)), baseUrl: v.optional(BaseUrlSchema), base_url: v.optional(BaseUrlSchema), apiKey: v.optional(ApiKeySchema), api_key: v.optional(ApiKeySchema) },
       'must be an object with model and provider',
     )),
     v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
@@ -95,7 +99,7 @@ export const AgentBriefSchema = v.strictObject({
   type: v.picklist(AGENT_TYPES),
   llm: v.strictObject({
     model: v.string(),
-    provider: v.string(),
+    provider: v.pipe(v.string(), v.description(PROVIDER_DESCRIPTION)),
     baseUrl: v.pipe(v.nullable(v.string()), v.description("The model server (OpenAI-compatible); null: the operator's default for the provider.")),
     hasApiKey: v.pipe(v.boolean(), v.description('Whether a key is stored for the model server (it is never returned).')),
   }),

@@ -15,6 +15,7 @@ import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } fr
 import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import { createChatApi } from './chat-api.js';
+import { echoChatApi } from './echo-model.js';
 import { createModelCall } from './model-call.js';
 import { createRunSlots, type Admission } from './slots.js';
 import { strategies } from './strategies.js';
@@ -228,7 +229,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         { role: 'user', content: prepared.input },
       ];
       const model = createModelCall({
-        endpoint, api: chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken: (text) => emit('token', text),
+        endpoint, api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken: (text) => emit('token', text),
       });
       usage = model.usage;
       const callTool = createToolCaller(toolSet.tools, toolContext, steps, {

@@ -7,7 +7,7 @@ import { isIngestError } from '../ingest/errors.js';
 import type { RunLlmConfig } from '../agents/store.js';
 import { invalidRun } from './failures.js';
 
-export const PROVIDERS = ['openai', 'ollama', 'openai-compatible'] as const;
+export const PROVIDERS = ['openai', 'ollama', 'openai-compatible', 'echo'] as const;
 export type Provider = (typeof PROVIDERS)[number];
 
 /** The provider an agent's `llm.provider` names (case-insensitive; `openai-chat` is `openai`), or undefined. */
@@ -16,6 +16,7 @@ export function normalizeProvider(provider: string): Provider | undefined {
   if (name === 'openai' || name === 'openai-chat') return 'openai';
   if (name === 'ollama') return 'ollama';
   if (name === 'openai-compatible') return 'openai-compatible';
+  if (name === 'echo') return 'echo';
   return undefined;
 }
 
@@ -27,6 +28,8 @@ export interface ModelEndpoint {
   model: string;
   /** True for a `baseUrl` the user gave: every connection goes through the SSRF guard. */
   userAimed: boolean;
+  /** A model answered inside the service (src/runs/echo-model.ts): nothing is sent anywhere. */
+  builtIn?: 'echo';
 }
 
 // A keyless endpoint still gets `Authorization: Bearer none` (as the `openai` client would send):
@@ -39,6 +42,8 @@ const providerList = () => PROVIDERS.map((name) => `"${name}"`).join(', ');
 /** The endpoint for an agent's llm; a `validation_failed` failure naming the field when it cannot be run as configured. */
 export function resolveEndpoint(llm: RunLlmConfig, config: RunsConfig): ModelEndpoint {
   const provider = normalizeProvider(llm.provider);
+  // The built-in model needs no server: a baseUrl or key left from another provider is not used.
+  if (provider === 'echo') return { baseURL: 'builtin:echo', apiKey: NO_KEY, model: llm.model, userAimed: false, builtIn: 'echo' };
   const userBase = llm.baseUrl === null ? null : parseBaseUrl(llm.baseUrl);
   if (userBase !== null) {
     // A user's endpoint never receives the operator's key.

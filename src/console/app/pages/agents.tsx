@@ -26,7 +26,7 @@ const AGENT_TYPES: [string, string][] = [
   ['VENDOR_A', 'VENDOR_A (native tool calling)'],
   ['REACT', 'REACT (text ReAct loop, for models without tool calling)'],
 ];
-const PROVIDERS = ['openai', 'ollama', 'openai-compatible'];
+const PROVIDERS = ['openai', 'ollama', 'openai-compatible', 'echo'];
 const PAGE = 20;
 
 export function AgentsPage() {
@@ -221,7 +221,7 @@ export function AgentFormPage({ id }: { id?: string }) {
         <Select label="Type" name="type" value={values.type} onChange={set('type')} options={AGENT_TYPES} errors={errors} />
         <fieldset>
           <legend>Language model</legend>
-          <Field label="Provider" name="llm.provider" errors={errors} hint="openai, ollama or openai-compatible (any OpenAI-compatible server; give its base URL).">
+          <Field label="Provider" name="llm.provider" errors={errors} hint="openai, ollama, openai-compatible (any OpenAI-compatible server; give its base URL), or echo (built in, no model server: it answers with your message).">
             {(aria) => (
               <>
                 <input {...aria} name="llm.provider" list="providers" required value={values.provider} onInput={(event) => set('provider')(event.currentTarget.value)} />
