@@ -2,7 +2,7 @@
 import Koa from 'koa';
 import * as v from 'valibot';
 import type { Config } from './config.js';
-import { databaseFileProblem, type Db } from './db.js';
+import type { Db } from './db.js';
 import { createStores } from './stores.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
@@ -14,7 +14,7 @@ import { createRateLimits } from './http/rate-limit.js';
 import { defineRoute, mountRoutes, type Route } from './http/route.js';
 import { createSealer } from './lib/secrets.js';
 import { PasswordHasher } from './auth/password.js';
-import { unavailable } from './http/errors.js';
+import { StorageMonitor, storageGuard } from './http/storage.js';
 import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
@@ -88,24 +88,22 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   );
 
   const healthCheck = db.prepare('SELECT 1').pluck();
+  const storage = new StorageMonitor(db, log);
   const health = defineRoute({
     method: 'get',
     path: '/healthz',
     root: true,
     operationId: 'getHealth',
     summary: 'Health check',
-    description: 'Answers 200 when the database answers and is still the file at its configured path; 503 `unavailable` when that file was deleted or replaced. Not under /api/v1.',
+    description:
+      'Answers 200 when the database answers, is still the file at its configured path and can be written. 503 `storage_unavailable` ' +
+      'when that file was deleted or replaced; 503 `storage_full` after a write failed for lack of disk space, until a write succeeds again. Not under /api/v1.',
     tag: 'Service',
     auth: false,
     success: { status: 200, description: 'The service and its database answer.', data: v.strictObject({ status: v.literal('ok') }) },
     errors: [503],
     handler: () => {
-      // A database file deleted or replaced under the running service: its writes would be lost.
-      const problem = databaseFileProblem(db);
-      if (problem !== undefined) {
-        log.error({ msg: 'database file lost: writes since then are not in the file at DATABASE_PATH; stop the service and restore', problem });
-        throw unavailable('The database file this service opened is no longer at its path; see the service log.');
-      }
+      storage.assertWritable();
       healthCheck.get();
       return { status: 'ok' as const };
     },
@@ -132,6 +130,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   routes.push(openApiRoute(routes));
 
   app.use(envelope(log, { logRequests: config.logRequests }));
+  app.use(storageGuard(storage));
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));

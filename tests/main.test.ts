@@ -193,7 +193,7 @@ describe('the database file: a lost one is noticed', () => {
   });
 
   for (const how of ['directory removed', 'file replaced'] as const) {
-    test(`/healthz answers 503 unavailable once the database file is gone (${how}), and the service logs an error`, async () => {
+    test(`/healthz answers 503 storage_unavailable once the database file is gone (${how}), and the service logs an error`, async () => {
       const home = join(dir, `health-${how.split(' ')[0]}`);
       const databasePath = join(home, 'service.db');
       const service = await startServiceProcess({ DATABASE_PATH: databasePath });
@@ -208,7 +208,7 @@ describe('the database file: a lost one is noticed', () => {
       assert.equal(reply.status, 503);
       const body = (await reply.json()) as { success: boolean; error: { code: string; message: string } };
       assert.equal(body.success, false);
-      assert.equal(body.error.code, 'unavailable');
+      assert.equal(body.error.code, 'storage_unavailable');
       const errors = logLines(service).filter((line) => line.level === 'error');
       assert.ok(errors.some((line) => String(line.msg).startsWith('database file lost')), service.stderrText());
       await service.stop();
