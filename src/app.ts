@@ -60,7 +60,16 @@ export interface AppOptions {
  * The Koa app, its routes, the run engine (where tools plug in), and `stopBackgroundWork`, which
  * must finish before the database is closed.
  */
-export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine; stopBackgroundWork(): Promise<void> };
+export type App = Koa<AppState, AppContext> & {
+  routes: Route[];
+  runs: RunEngine;
+  /**
+   * Ends what holds a request open — run event streams, `?wait=` long-polls — so that a graceful
+   * stop does not wait for them: the streams end with an `error` event, the long-polls answer.
+   */
+  releaseHeldRequests(): Promise<void>;
+  stopBackgroundWork(): Promise<void>;
+};
 
 export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, onHashWait, keepAliveMs, resolveHost }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
@@ -157,5 +166,8 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
     flushTouches();
   };
-  return Object.assign(app, { routes, runs: engine, stopBackgroundWork });
+  const releaseHeldRequests = async () => {
+    await Promise.all([engine.shutdown(), ingestion.stop()]);
+  };
+  return Object.assign(app, { routes, runs: engine, releaseHeldRequests, stopBackgroundWork });
 }

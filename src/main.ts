@@ -107,9 +107,10 @@ function main(): void {
       process.exit(0);
     });
     server.closeIdleConnections();
-    // Open event streams would hold server.close() until the deadline: end them now (each gets an
-    // `error` event and its run is marked failed), then their connections close like any other.
-    void app.runs.shutdown().then(() => server.closeIdleConnections());
+    // Open event streams and `?wait=` long-polls would hold server.close() until the deadline: end
+    // them now (a stream gets an `error` event and its run is marked failed; a long-poll answers with
+    // the document as it is), then their connections close like any other.
+    void app.releaseHeldRequests().then(() => server.closeIdleConnections());
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
