@@ -57,12 +57,22 @@ export interface AppOptions {
 }
 
 /**
- * The Koa app, its routes, the run engine (where tools plug in), and `stopBackgroundWork`, which
- * must finish before the database is closed.
+ * The Koa app, its routes, the run engine (where tools plug in), `becomePrimary` (the start-up
+ * writes, called once before serving writes), and `stopBackgroundWork`, which must finish before
+ * the database is closed.
  */
 export type App = Koa<AppState, AppContext> & {
   routes: Route[];
   runs: RunEngine;
+  /**
+   * Every write a start makes, in this one place: runs a stopped process left under way are marked
+   * failed, documents it left pending or mid-ingestion are queued again, and the background writers
+   * begin (the chunk sweeper, the deferred token last-use times). Until it is called the app writes
+   * nothing by itself and serves reads from a database it may not write (a read-only start); every
+   * start of src/main.ts calls it, since the service is its database's only writer. (Opening a
+   * database already at this code's schema version writes nothing; only migrations write there.)
+   */
+  becomePrimary(): void;
   /**
    * Ends what holds a request open — run event streams, `?wait=` long-polls — so that a graceful
    * stop does not wait for them: the streams end with an `error` event, the long-polls answer.
@@ -149,8 +159,6 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   consoleRoutes(table);
   app.use(table.middleware());
 
-  ingestion.start();
-  sweeper.start();
   // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.
   const flushTouches = () => {
     try {
@@ -159,15 +167,24 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
       log.error({ msg: 'writing token last-use times failed; retrying later', error: describeError(error) });
     }
   };
-  const touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
-  touchTimer.unref();
+  let primary = false;
+  let touchTimer: NodeJS.Timeout | undefined;
+  const becomePrimary = () => {
+    if (primary) return;
+    primary = true;
+    engine.failInterruptedRuns();
+    ingestion.start();
+    sweeper.start();
+    touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
+    touchTimer.unref();
+  };
   const stopBackgroundWork = async () => {
     clearInterval(touchTimer);
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
-    flushTouches();
+    if (primary) flushTouches();
   };
   const releaseHeldRequests = async () => {
     await Promise.all([engine.shutdown(), ingestion.stop()]);
   };
-  return Object.assign(app, { routes, runs: engine, releaseHeldRequests, stopBackgroundWork });
+  return Object.assign(app, { routes, runs: engine, becomePrimary, releaseHeldRequests, stopBackgroundWork });
 }

@@ -66,6 +66,8 @@ function main(): void {
   const { db, secretKey } = openStorage(config);
   const users = createUserAdminStore(db).countUsers();
   const app = createApp({ db, config, secretKey, log });
+  // This process is the database's one writer (see the README on several machines).
+  app.becomePrimary();
   const server = createHttpServer(app, config);
 
   // Until it listens, a server error (port taken, unknown host) means it cannot start.
