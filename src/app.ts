@@ -2,7 +2,7 @@
 import Koa from 'koa';
 import * as v from 'valibot';
 import type { Config } from './config.js';
-import { databaseFileProblem, type Db } from './db.js';
+import type { Db } from './db.js';
 import { createStores } from './stores.js';
 import type { AppContext, AppState } from './http/context.js';
 import { envelope } from './http/envelope.js';
@@ -14,7 +14,7 @@ import { createRateLimits } from './http/rate-limit.js';
 import { defineRoute, mountRoutes, type Route } from './http/route.js';
 import { createSealer } from './lib/secrets.js';
 import { PasswordHasher } from './auth/password.js';
-import { unavailable } from './http/errors.js';
+import { StorageMonitor, storageGuard } from './http/storage.js';
 import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
@@ -57,10 +57,29 @@ export interface AppOptions {
 }
 
 /**
- * The Koa app, its routes, the run engine (where tools plug in), and `stopBackgroundWork`, which
- * must finish before the database is closed.
+ * The Koa app, its routes, the run engine (where tools plug in), `becomePrimary` (the start-up
+ * writes, called once before serving writes), and `stopBackgroundWork`, which must finish before
+ * the database is closed.
  */
-export type App = Koa<AppState, AppContext> & { routes: Route[]; runs: RunEngine; stopBackgroundWork(): Promise<void> };
+export type App = Koa<AppState, AppContext> & {
+  routes: Route[];
+  runs: RunEngine;
+  /**
+   * Every write a start makes, in this one place: runs a stopped process left under way are marked
+   * failed, documents it left pending or mid-ingestion are queued again, and the background writers
+   * begin (the chunk sweeper, the deferred token last-use times). Until it is called the app writes
+   * nothing by itself and serves reads from a database it may not write (a read-only start); every
+   * start of src/main.ts calls it, since the service is its database's only writer. (Opening a
+   * database already at this code's schema version writes nothing; only migrations write there.)
+   */
+  becomePrimary(): void;
+  /**
+   * Ends what holds a request open — run event streams, `?wait=` long-polls — so that a graceful
+   * stop does not wait for them: the streams end with an `error` event, the long-polls answer.
+   */
+  releaseHeldRequests(): Promise<void>;
+  stopBackgroundWork(): Promise<void>;
+};
 
 export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, onHashWait, keepAliveMs, resolveHost }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
@@ -88,24 +107,22 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   );
 
   const healthCheck = db.prepare('SELECT 1').pluck();
+  const storage = new StorageMonitor(db, log);
   const health = defineRoute({
     method: 'get',
     path: '/healthz',
     root: true,
     operationId: 'getHealth',
     summary: 'Health check',
-    description: 'Answers 200 when the database answers and is still the file at its configured path; 503 `unavailable` when that file was deleted or replaced. Not under /api/v1.',
+    description:
+      'Answers 200 when the database answers, is still the file at its configured path and can be written. 503 `storage_unavailable` ' +
+      'when that file was deleted or replaced; 503 `storage_full` after a write failed for lack of disk space, until a write succeeds again. Not under /api/v1.',
     tag: 'Service',
     auth: false,
     success: { status: 200, description: 'The service and its database answer.', data: v.strictObject({ status: v.literal('ok') }) },
     errors: [503],
     handler: () => {
-      // A database file deleted or replaced under the running service: its writes would be lost.
-      const problem = databaseFileProblem(db);
-      if (problem !== undefined) {
-        log.error({ msg: 'database file lost: writes since then are not in the file at DATABASE_PATH; stop the service and restore', problem });
-        throw unavailable('The database file this service opened is no longer at its path; see the service log.');
-      }
+      storage.assertWritable();
       healthCheck.get();
       return { status: 'ok' as const };
     },
@@ -132,6 +149,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   routes.push(openApiRoute(routes));
 
   app.use(envelope(log, { logRequests: config.logRequests }));
+  app.use(storageGuard(storage));
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
@@ -141,8 +159,6 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   consoleRoutes(table);
   app.use(table.middleware());
 
-  ingestion.start();
-  sweeper.start();
   // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.
   const flushTouches = () => {
     try {
@@ -151,12 +167,24 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
       log.error({ msg: 'writing token last-use times failed; retrying later', error: describeError(error) });
     }
   };
-  const touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
-  touchTimer.unref();
+  let primary = false;
+  let touchTimer: NodeJS.Timeout | undefined;
+  const becomePrimary = () => {
+    if (primary) return;
+    primary = true;
+    engine.failInterruptedRuns();
+    ingestion.start();
+    sweeper.start();
+    touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
+    touchTimer.unref();
+  };
   const stopBackgroundWork = async () => {
     clearInterval(touchTimer);
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
-    flushTouches();
+    if (primary) flushTouches();
   };
-  return Object.assign(app, { routes, runs: engine, stopBackgroundWork });
+  const releaseHeldRequests = async () => {
+    await Promise.all([engine.shutdown(), ingestion.stop()]);
+  };
+  return Object.assign(app, { routes, runs: engine, becomePrimary, releaseHeldRequests, stopBackgroundWork });
 }

@@ -168,6 +168,14 @@ export function schemaVersionOf(db: Db): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 
+/**
+ * Writes the schema version over itself: the smallest real write (one page through the WAL, no
+ * row changed), which fails with SQLITE_FULL while the disk is full. Tells when writes work again.
+ */
+export function probeWrite(db: Db): void {
+  db.pragma(`user_version = ${schemaVersionOf(db)}`);
+}
+
 function migrate(db: Db, migrations: Migration[]): void {
   const latest = 1 + migrations.length;
   const version = schemaVersionOf(db);

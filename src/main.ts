@@ -66,6 +66,8 @@ function main(): void {
   const { db, secretKey } = openStorage(config);
   const users = createUserAdminStore(db).countUsers();
   const app = createApp({ db, config, secretKey, log });
+  // This process is the database's one writer (see the README on several machines).
+  app.becomePrimary();
   const server = createHttpServer(app, config);
 
   // Until it listens, a server error (port taken, unknown host) means it cannot start.
@@ -107,9 +109,10 @@ function main(): void {
       process.exit(0);
     });
     server.closeIdleConnections();
-    // Open event streams would hold server.close() until the deadline: end them now (each gets an
-    // `error` event and its run is marked failed), then their connections close like any other.
-    void app.runs.shutdown().then(() => server.closeIdleConnections());
+    // Open event streams and `?wait=` long-polls would hold server.close() until the deadline: end
+    // them now (a stream gets an `error` event and its run is marked failed; a long-poll answers with
+    // the document as it is), then their connections close like any other.
+    void app.releaseHeldRequests().then(() => server.closeIdleConnections());
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

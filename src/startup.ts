@@ -1,5 +1,7 @@
 // Why the service could not start, in words an operator can act on: one line naming the setting,
 // its value (never a secret's) and the cause. Used by src/main.ts and the admin scripts.
+import { statfsSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { describeSetting } from './config.js';
 
 /** A refusal to start: `setting` and `value` say what to change, `message` why. */
@@ -64,10 +66,29 @@ function causeOf(error: SystemError): string {
 
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, '; ');
 
+/** Below this much free space, an I/O error of SQLite at start is taken for a full disk. */
+const NEARLY_FULL_BYTES = 1024 * 1024;
+
+/**
+ * True when the file system holding `dir` has (nearly) no space left. SQLite reports a full disk at
+ * start as a plain I/O error (SQLITE_IOERR_SHMSIZE: it cannot make its -shm file), not as SQLITE_FULL.
+ */
+function isNearlyFull(dir: string): boolean {
+  try {
+    const { bavail, bsize } = statfsSync(dir);
+    return bavail * bsize < NEARLY_FULL_BYTES;
+  } catch {
+    return false;
+  }
+}
+
 /** Opening DATABASE_PATH (directory, file, SQLite, migrations) failed with `error`. */
 export function databaseStartupError(path: string, error: unknown): StartupError {
   if (error instanceof StartupError) return error;
   const system = error as SystemError;
+  if (typeof system?.code === 'string' && system.code.startsWith('SQLITE_IOERR') && isNearlyFull(dirname(path))) {
+    return new StartupError('DATABASE_PATH', path, `no space left on the device (${system.code}: ${oneLine(system.message)})`);
+  }
   const cause = typeof system?.code === 'string' ? causeOf(system) : oneLine(String((error as Error)?.message ?? error));
   return new StartupError('DATABASE_PATH', path, cause);
 }

@@ -72,6 +72,7 @@ export async function startService(
   const db = openDatabase(config.databasePath);
   const secretKey = randomBytes(32);
   const app = createApp({ db, config, log, secretKey, ...options });
+  app.becomePrimary();
   const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const client = createClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);

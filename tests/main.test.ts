@@ -59,6 +59,36 @@ describe('the service process', () => {
     assert.equal(statSync(databasePath).mode & 0o777, 0o600);
   });
 
+  test('SIGTERM answers a `?wait=` long-poll at once (200, the document as it is) and stops well within SHUTDOWN_TIMEOUT_MS', async () => {
+    // A document server that accepts the connection and never answers: ingestion stays `processing`.
+    const silent = createServer((socket) => socket.on('error', () => {}));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    after(() => silent.close());
+    const { port } = silent.address() as { port: number };
+    const service = await startServiceProcess({
+      DATABASE_PATH: join(dir, 'long-poll.db'),
+      INGEST: 'on',
+      ALLOW_PRIVATE_NETWORKS: 'on',
+      SHUTDOWN_TIMEOUT_MS: '10000',
+    });
+    const { token } = await service.signUp('Waiting');
+    const document = await service.createDocument(token, { type: 'TXT', url: `http://127.0.0.1:${port}/never.txt` });
+    const longPoll = service.request('GET', `/api/v1/documents/${document.id}?wait=30`, { token });
+    // The long-poll is in flight (the service has read it) before the signal.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const started = Date.now();
+    const stopped = service.stop();
+    const reply = await longPoll;
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.equal(reply.body.data.id, document.id);
+    assert.ok(['pending', 'processing'].includes(reply.body.data.status), reply.body.data.status);
+    assert.equal(await stopped, 0, `stderr: ${service.stderrText()}`);
+    const ms = Date.now() - started;
+    // Broken, the long-poll held the stop for the whole 10 s and its connection was cut.
+    assert.ok(ms < 3_000, `the stop took ${ms} ms`);
+    assert.doesNotMatch(service.stderrText(), /did not finish in time/);
+  });
+
   test('PORT=abc: exits non-zero naming PORT, without listening', async () => {
     const service = spawnServiceProcess({ PORT: 'abc', DATABASE_PATH: join(dir, 'refused.db') });
     const code = await service.exited;
@@ -193,7 +223,7 @@ describe('the database file: a lost one is noticed', () => {
   });
 
   for (const how of ['directory removed', 'file replaced'] as const) {
-    test(`/healthz answers 503 unavailable once the database file is gone (${how}), and the service logs an error`, async () => {
+    test(`/healthz answers 503 storage_unavailable once the database file is gone (${how}), and the service logs an error`, async () => {
       const home = join(dir, `health-${how.split(' ')[0]}`);
       const databasePath = join(home, 'service.db');
       const service = await startServiceProcess({ DATABASE_PATH: databasePath });
@@ -208,7 +238,7 @@ describe('the database file: a lost one is noticed', () => {
       assert.equal(reply.status, 503);
       const body = (await reply.json()) as { success: boolean; error: { code: string; message: string } };
       assert.equal(body.success, false);
-      assert.equal(body.error.code, 'unavailable');
+      assert.equal(body.error.code, 'storage_unavailable');
       const errors = logLines(service).filter((line) => line.level === 'error');
       assert.ok(errors.some((line) => String(line.msg).startsWith('database file lost')), service.stderrText());
       await service.stop();

@@ -636,6 +636,7 @@ describe('streams end, whatever happens', () => {
       `INSERT INTO agent_runs (id, user_id, agent_id, status, input, model, started_at) VALUES ('stale-run', ?, ?, 'running', 'x', 'm', '2026-01-01T00:00:00.000000+00:00')`,
     ).run(alice.user.id, agent.id);
     const again = createApp({ db: service.db, config: service.config, secretKey: randomBytes(32), log: silentLogger });
+    again.becomePrimary();
     await again.stopBackgroundWork();
     const run = await service.request('GET', '/api/v1/runs/stale-run', { token: alice.token });
     assert.equal(run.body.data.status, 'failed');

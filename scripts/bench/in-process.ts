@@ -68,6 +68,7 @@ async function inProcess(path: string, users: SeededUser[]): Promise<InProcessCa
   const db = openDatabase(path);
   const env = { DATABASE_PATH: path, RATE_LIMIT: 'off', INGEST: 'off', LOG_REQUESTS: 'off' };
   const service = createApp({ db, config: loadConfig(env), secretKey: SECRET_KEY, log: silentLogger });
+  service.becomePrimary();
   const work = referenceWork({ path, key: SECRET_KEY });
   const apps = [service.callback() as RequestListener, bareKoaApp(work).callback() as RequestListener];
   const token = (user: SeededUser) => ({ autorization: `Bearer ${user.tokens[0]}` });

@@ -27,6 +27,7 @@ export async function countStatements(databasePath: string, user: SeededUser): P
   let server: Server | undefined;
   const config = loadConfig({ DATABASE_PATH: databasePath, LOG_REQUESTS: 'off', RATE_LIMIT: 'off', INGEST: 'off' });
   const app = createApp({ db, config, secretKey: SECRET_KEY, log: silentLogger });
+  app.becomePrimary();
   try {
     server = createServer(app.callback());
     await new Promise<void>((done) => server!.listen(0, '127.0.0.1', done));

@@ -171,10 +171,11 @@ export class IngestionQueue {
   async stop(): Promise<void> {
     this.stopped = true;
     this.waiting.clear();
+    // Long polls answer now (with the status as it is) instead of holding the shutdown up: the
+    // server closes only once they have answered.
+    for (const id of [...this.waiters.keys()]) this.jobEnded(id);
     this.aborter.abort(new Error('the service is stopping'));
     await Promise.allSettled([...this.running]);
-    // Long polls answer now (with the status as it is) instead of holding the shutdown up.
-    for (const id of [...this.waiters.keys()]) this.jobEnded(id);
   }
 
   private pump(): void {

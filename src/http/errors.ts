@@ -30,6 +30,17 @@ export const ERRORS = [
     code: 'unavailable',
     when: 'The database is busy, too many password checks are waiting, or the service is shutting down; retry after the Retry-After header (seconds).',
   },
+  {
+    status: 503,
+    code: 'storage_unavailable',
+    when:
+      'The database file the service opened is no longer at its path (deleted, moved or replaced): writes are refused, since they would be lost, and /healthz answers the same until an operator restores the file and restarts the service.',
+  },
+  {
+    status: 503,
+    code: 'storage_full',
+    when: 'The disk holding the database is full: nothing was written. /healthz answers the same until a write succeeds again; retry after the Retry-After header (seconds).',
+  },
   { status: 504, code: 'upstream_timeout', when: 'Running an agent: the run did not finish within RUN_TIMEOUT_MS.' },
 ] as const;
 
@@ -97,5 +108,22 @@ export const rateLimited = (retryAfterSeconds: number, what: string) =>
 /** 503 with Retry-After: the service cannot take this request now (it is not the client's fault). */
 export const unavailable = (message: string, retryAfterSeconds?: number) =>
   new ApiError(503, 'unavailable', message, undefined, retryAfterSeconds);
+
+// Neither clears itself within a second: an operator has to free space or restore the file.
+const STORAGE_RETRY_AFTER_S = 30;
+
+/** Writes are refused: the database file this process opened is gone from its path. */
+export const storageUnavailable = () =>
+  new ApiError(
+    503,
+    'storage_unavailable',
+    'The database file this service opened is no longer at its path, so nothing can be stored; see the service log.',
+    undefined,
+    STORAGE_RETRY_AFTER_S,
+  );
+
+/** A write failed because the disk is full. */
+export const storageFull = () =>
+  new ApiError(503, 'storage_full', 'The disk holding the database is full: nothing was stored. Try again later.', undefined, STORAGE_RETRY_AFTER_S);
 
 export const internal = () => new ApiError(500, 'internal', 'Internal server error.');

@@ -103,9 +103,6 @@ export function createRunEngine(deps: RunEngineDeps) {
   /** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
   const chains = new Map<string, { agentId: string; parentRunId: string | null }>();
 
-  const interrupted = stores.runs.failInterruptedRuns('interrupted: the service stopped before the run ended');
-  if (interrupted > 0) log.info({ msg: 'runs interrupted by the last stop marked failed', count: interrupted });
-
   /**
    * Checks an admitted run and records it; releases the admission and throws a RunFailure when it
    * cannot run (the endpoint check stops at the deadline or a shutdown like the run would).
@@ -306,6 +303,11 @@ export function createRunEngine(deps: RunEngineDeps) {
     /** Plugs in the tools (the default offers none); the provider needs `runChildAgent`, hence no constructor option. */
     setToolProvider(provider: ToolProvider): void {
       toolProvider = provider;
+    },
+    /** Marks the runs a stopped process left under way as failed (a start-up write: see becomePrimary in app.ts). */
+    failInterruptedRuns(): void {
+      const interrupted = stores.runs.failInterruptedRuns('interrupted: the service stopped before the run ended');
+      if (interrupted > 0) log.info({ msg: 'runs interrupted by the last stop marked failed', count: interrupted });
     },
     /** Refuses new runs and stops every admitted one (streams end with an `error` event, runs are marked failed). */
     shutdown: () => slots.shutdown(),
