@@ -8,7 +8,7 @@ COPY package.json package-lock.json ./
 RUN npm ci && npm cache clean --force
 COPY tsconfig.json schema.sql ./
 COPY src ./src
-COPY scripts/build.ts ./scripts/
+COPY scripts/build.ts scripts/bundle.ts ./scripts/
 RUN npm run build && npm prune --omit=dev
 
 # Run stage: slim image, production dependencies only, non-root, data on a volume.

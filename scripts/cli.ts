@@ -13,6 +13,7 @@ import { SignUpSchema } from '../src/auth/schema.js';
 import { createUserAdminStore, type UserAdminStore } from '../src/users/admin-store.js';
 import { createSealer, loadOrCreateKeyFile } from '../src/lib/secrets.js';
 import { databaseStartupError, keyFileStartupError, StartupError } from '../src/startup.js';
+import { unsupportedNodeLine } from '../src/lib/node-lines.js';
 
 /** A mistake in how the script was called: reported with the usage text, exit code 2. */
 export class UsageError extends Error {}
@@ -45,6 +46,13 @@ export function parseCommandLine<const O extends OptionSpec>(usage: string, opti
 
 /** Runs a script's main function and turns whatever it throws into a message and an exit code. */
 export function runScript(usage: string, main: () => Promise<void> | void): void {
+  // The scripts open the database with the same driver as the service, so they refuse the same Node lines.
+  const nodeLine = unsupportedNodeLine();
+  if (nodeLine) {
+    process.stderr.write(`error: ${nodeLine}\n`);
+    process.exitCode = 1;
+    return;
+  }
   Promise.resolve()
     .then(main)
     .catch((error: unknown) => {

@@ -17,6 +17,8 @@ if [ "${LITESTREAM:-off}" = on ] && [ "${1:-}" = node ] && [ "$last" = dist/main
   db=${DATABASE_PATH:?DATABASE_PATH must be set}
   if [ ! -e "$db" ]; then
     litestream restore -config "$config" -if-replica-exists "$db"
+    # Litestream rebuilds the database in $db.tmp and renames it, leaving that copy's -wal and -shm.
+    rm -f "$db.tmp-wal" "$db.tmp-shm"
     # Litestream copies the database, not the key file that seals its secrets: a restored database
     # with a new key would start but could never read its tool metadata, llm keys or credentials.
     if [ -e "$db" ] && [ -z "${SECRET_KEY:-}" ] && [ ! -e "$db.key" ]; then

@@ -9,6 +9,7 @@ import { closeDatabase, openDatabase, type Db } from './db.js';
 import { createApp } from './app.js';
 import { createHttpServer } from './server.js';
 import { jsonLogger as log } from './lib/log.js';
+import { unsupportedNodeLine } from './lib/node-lines.js';
 import { loadOrCreateKeyFile } from './lib/secrets.js';
 import { createUserAdminStore } from './users/admin-store.js';
 import { databaseStartupError, keyFileStartupError, listenStartupError } from './startup.js';
@@ -60,6 +61,8 @@ function openStorage(config: Config): { db: Db; secretKey: Buffer } {
 }
 
 function main(): void {
+  const nodeLine = unsupportedNodeLine();
+  if (nodeLine) refuseToStart(`cannot start: ${nodeLine}`, 1);
   const { config, envFile } = loadSettings();
   // Everything this process creates (database, WAL, key file) is readable by its owner only.
   process.umask(0o077);

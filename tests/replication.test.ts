@@ -8,7 +8,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +30,14 @@ const skip =
     : version.status !== 0
       ? `the Litestream binary does not run here: ${version.error?.message ?? version.stderr}`
       : false;
+
+/** The README's shell block that restores from the replica (under "Replication"). */
+function readmeRestoreBlock(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /\*\*Restore\*\* \(a lost disk[^]*?```sh\n([^]*?)```/.exec(readme)?.[1];
+  assert.ok(block, 'the README has the restore block under Replication');
+  return block;
+}
 
 describe('closing the database', () => {
   // Another connection stays open (as Litestream's does), so SQLite's own checkpoint at the last
@@ -91,10 +99,18 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     return { code, ms: Date.now() - began };
   }
 
+  /** Where the README's point-in-time restore writes its file. */
+  const pointInTime = join(dir, 'point-in-time');
+  /** Litestream's restore scratch files (`<file>.tmp`, `.tmp-wal`, `.tmp-shm`) beside the restored databases. */
+  const scratchFiles = () =>
+    [dirname(databasePath), pointInTime].filter((folder) => existsSync(folder)).flatMap((folder) => readdirSync(folder).filter((name) => /\.tmp(-wal|-shm)?$/.test(name)).map((name) => join(folder, name)));
+
   const email = 'replicated@example.com';
   const password = 'correct horse battery';
   const agents = new Map<string, string>();
   let toolId = '';
+  /** A time between the replica's first and last change (Litestream finds no state for a later one). */
+  let halfwayAt = new Date();
 
   test('records written over HTTP reach the file replica', async () => {
     const service = await start();
@@ -106,6 +122,7 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     const tool = await service.createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'replicated-secret' } });
     toolId = tool.id;
     for (let i = 0; i < 30; i++) {
+      if (i === 15) halfwayAt = new Date();
       const agent = await service.createAgent(token, { name: `agent ${i}` });
       agents.set(agent.id, agent.name);
     }
@@ -146,9 +163,21 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     }
     assert.ok(existsSync(`${databasePath}.key`));
 
-    const restored = await litestream('restore', '-config', env.LITESTREAM_CONFIG, databasePath);
+    // The README's restore commands, as written, from the installation's directory with the
+    // service's environment; only the example time and output file are this test's own.
+    const then = join(pointInTime, 'then.db');
+    mkdirSync(pointInTime);
+    const block = readmeRestoreBlock()
+      .replace(/-timestamp \S+/, `-timestamp ${halfwayAt.toISOString()}`)
+      .replaceAll('/tmp/then.db', then);
+    // A file, not `bash -c`: bash reads the system's bashrc for -c when its stdin is a socket.
+    writeFileSync(join(dir, 'restore.sh'), block);
+    // Without the container, Litestream is not on the PATH.
+    const restored = await runCommand('bash', ['-euo', 'pipefail', join(dir, 'restore.sh')], { ...env, PATH: process.env.PATH ?? '' }, undefined, install);
     assert.equal(restored.code, 0, restored.stdout + restored.stderr);
     assert.ok(existsSync(databasePath), 'litestream restore wrote the database');
+    assert.ok(existsSync(then), 'the point-in-time restore wrote its file');
+    assert.deepEqual(scratchFiles(), [], 'no scratch files of the restores are left');
 
     const service = await start();
     const token = await service.signIn(email, password);
@@ -183,11 +212,13 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /key file .* is missing/);
     assert.ok(!existsSync(databasePath), 'the restored database is removed again');
+    assert.deepEqual(scratchFiles(), []);
 
     writeFileSync(`${databasePath}.key`, key, { mode: 0o600 });
     const service = await start();
     const list = await service.listAll(await service.signIn(email, password), '/agents');
     assert.deepEqual(new Set(list.map((agent) => agent.id)), new Set(agents.keys()));
+    assert.deepEqual(scratchFiles(), [], 'the entry point removed the restore\'s scratch files');
     assert.equal((await stop(service)).code, 0, service.stdoutText() + service.stderrText());
   });
 });
