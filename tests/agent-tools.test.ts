@@ -400,9 +400,9 @@ describe('the address guard', () => {
     fake.reply({ toolCalls: [{ id: 'g1', name: 'local', arguments: '{"input":"x"}' }] }, { text: 'Refused.' });
     const reply = await guarded.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'go' } });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    assert.equal(reply.body.data.steps[0].error, 'refused: 127.0.0.1 is a loopback address');
+    assert.equal(reply.body.data.steps[0].error, 'refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
     assert.equal(fixture.seen.length, before);
-    assert.equal(lastRequest().body.messages.at(-1).content, 'Error: refused: 127.0.0.1 is a loopback address');
+    assert.equal(lastRequest().body.messages.at(-1).content, 'Error: refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
   });
 });
 

@@ -477,7 +477,7 @@ describe('through the service\'s guarded fetch', () => {
   it('refuses a loopback address (as the tool\'s error, or the spec\'s warning) unless private networks are allowed', async () => {
     const refused = await build(false, tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }), tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
     const before = api.seen.length;
-    await assert.rejects(only(refused).call({ input: 'x' }, context()), /^ToolError: refused: 127\.0\.0\.1 is a loopback address$/);
+    await assert.rejects(only(refused).call({ input: 'x' }, context()), /^ToolError: refused: 127\.0\.0\.1 is a loopback address \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/);
     assert.match(refused.warnings.join('\n'), /tool "pets" \(OPENAPI\) is not offered: its spec could not be fetched: refused: 127\.0\.0\.1 is a loopback address/);
     assert.equal(api.seen.length, before, 'nothing reached the server');
 
