@@ -181,13 +181,14 @@ describe('function names', () => {
     assert.ok(second.length <= 64 && second.endsWith('_2') && second !== first);
   });
 
-  it('names OPENAPI functions <tool>_<operationId> and repeats of a tool name apart', async () => {
+  it('names OPENAPI functions <tool>_<operationId> by the same rule (lowercased, `_` for the rest) and repeats of a tool name apart', async () => {
     const set = await toolSet(
       tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'Pet Store'),
       tool('SEARCH', { url: api.base }, 'Lookup'),
       tool('SEARCH', { url: api.base }, 'lookup'),
     );
     assert.deepEqual(set.tools.map((t) => t.name), ['pet_store_getpet', 'pet_store_deletepet', 'pet_store_createpet', 'lookup', 'lookup_2']);
+    for (const { name } of set.tools) assert.match(name, /^[a-z0-9_]{1,64}$/, 'what every model API accepts');
   });
 });
 
