@@ -91,7 +91,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
     log.error({ msg: 'response failed', error: describeError(error) });
   });
   const sealer = createSealer(secretKey);
-  const stores = createStores(db, sealer);
+  const stores = createStores(db, sealer, { allowPrivateNetworks: config.allowPrivateNetworks });
   const rateLimits = createRateLimits(config.rateLimit);
   const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, beforeHash, onWait: onHashWait });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);

@@ -11,10 +11,13 @@ import { createTagStore } from './tags/store.js';
 import { createToolStore } from './tools/store.js';
 import { createUserStore } from './users/store.js';
 import { createRunStore } from './runs/store.js';
+import { llmProblem } from './runs/model.js';
 
 export type Stores = ReturnType<typeof createStores>;
 
-export function createStores(db: Db, sealer: Sealer) {
+/** `allowPrivateNetworks`: the ALLOW_PRIVATE_NETWORKS setting, which decides which model URLs an agent may be saved with. */
+export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetworks?: boolean } = {}) {
+  const allowPrivateNetworks = options.allowPrivateNetworks ?? false;
   return {
     users: createUserStore(db),
     apiTokens: createApiTokenStore(db),
@@ -23,7 +26,7 @@ export function createStores(db: Db, sealer: Sealer) {
     tools: createToolStore(db, sealer),
     documents: createDocumentStore(db, sealer),
     chunks: createIngestionStore(db),
-    agents: createAgentStore(db, sealer),
+    agents: createAgentStore(db, sealer, { llmProblem: (llm) => llmProblem(llm, { allowPrivateNetworks }) }),
     agentDocuments: createAgentDocumentStore(db),
     agentTools: createAgentToolStore(db),
     runs: createRunStore(db),

@@ -13,6 +13,7 @@ import { createToolStore } from '../src/tools/store.js';
 import { createToolProvider } from '../src/tools/runtime/provider.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import { startRecordingServer, type SeenRequest } from './fixtures/recording-server.js';
+import { deepSpecText, refChainSpec } from './fixtures/openapi-specs.js';
 import { startService, type Json, type TestService } from './helpers.js';
 
 const SECRET = 'sk-tool-header-secret-9137';
@@ -49,6 +50,11 @@ const log: Logger = {
       res.end(JSON.stringify(value));
     };
     if (url.pathname === '/openapi.json') json(200, SPEC);
+    else if (url.pathname === '/chain-spec.json') json(200, refChainSpec(6, 31, `${fixture.base}/api`));
+    else if (url.pathname === '/deep-spec.json') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(deepSpecText(20_000, `${fixture.base}/api`));
+    }
     else if (url.pathname.startsWith('/api/pets/')) json(200, { id: decodeURIComponent(url.pathname.slice(10)), name: 'Rex' });
     else if (url.pathname === '/search') {
       json(200, { results: Array.from({ length: 7 }, (_, i) => ({ title: `Result ${i}`, url: `https://r.test/${i}`, content: `About ${url.searchParams.get('q')}${req.headers['x-api-key'] ? ` (key ${req.headers['x-api-key']})` : ''}` })) });
@@ -190,6 +196,38 @@ describe('VENDOR_A: native tool calling', () => {
     assert.match(messages.at(-1).content, /^Error: invalid arguments/);
     assert.equal(reply.body.data.output, 'Pet 7 is Rex.');
     assert.ok(!JSON.stringify(reply.body).includes(SECRET));
+  });
+
+  it('OPENAPI at the size limits: the tool set is built without stalling the service, whose /healthz answers within 1 s all through the run', async () => {
+    const token = await newUser();
+    // 31 operations whose bodies expand through $refs to 317 parts each: just under 10,000 in all.
+    const agent = await agentWithTools(token, 'VENDOR_A', [{ name: 'Chain', type: 'OPENAPI', metadata: { url: `${fixture.base}/chain-spec.json` } }]);
+    const start = fake.requests.length;
+    fake.reply({ toolCalls: [{ id: 'c1', name: 'chain_op3', arguments: '{"body":{"a":{"b":{"a":{"b":{"a":{"b":{}}}}}}}}' }] }, { text: 'Done.' });
+    let finished = false;
+    const run = invoke(token, agent.id, 'Go').finally(() => (finished = true));
+    let slowest = 0;
+    while (!finished) {
+      const asked = performance.now();
+      assert.equal((await fetch(`${service.url}/healthz`)).status, 200);
+      slowest = Math.max(slowest, performance.now() - asked);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const reply = await run;
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.deepEqual(reply.body.data.warnings, []);
+    assert.equal(fake.requests[start].body.tools.length, 31);
+    assert.match(reply.body.data.steps[0].error, /^invalid arguments: \/body\/a\/b\/a\/b\/a\/b must be string/, 'the called operation was checked');
+    assert.ok(slowest < 1000, `/healthz took ${Math.round(slowest)} ms during the run`);
+  });
+
+  it('OPENAPI by URL nested too deep: the run goes on without the tool and says why', async () => {
+    const token = await newUser();
+    const agent = await agentWithTools(token, 'VENDOR_A', [{ name: 'Deep', type: 'OPENAPI', metadata: { url: `${fixture.base}/deep-spec.json` } }]);
+    fake.reply({ text: 'No tools today.' });
+    const reply = await invoke(token, agent.id, 'Go');
+    assert.equal(reply.status, 200, JSON.stringify(reply.body));
+    assert.deepEqual(reply.body.data.warnings, ['tool "Deep" (OPENAPI) is not offered: the spec nests more than 64 levels deep']);
   });
 
   it('a failing tool goes back to the model and into steps; a tool without what it needs is left out with a warning', async () => {
@@ -362,9 +400,9 @@ describe('the address guard', () => {
     fake.reply({ toolCalls: [{ id: 'g1', name: 'local', arguments: '{"input":"x"}' }] }, { text: 'Refused.' });
     const reply = await guarded.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'go' } });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
-    assert.equal(reply.body.data.steps[0].error, 'refused: 127.0.0.1 is a loopback address');
+    assert.equal(reply.body.data.steps[0].error, 'refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
     assert.equal(fixture.seen.length, before);
-    assert.equal(lastRequest().body.messages.at(-1).content, 'Error: refused: 127.0.0.1 is a loopback address');
+    assert.equal(lastRequest().body.messages.at(-1).content, 'Error: refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
   });
 });
 

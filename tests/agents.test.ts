@@ -338,8 +338,8 @@ describe('PATCH /agents/{agentId}', () => {
 
     const withKey = await request('PATCH', path, { token, body: { llm: { base_url: 'https://other.example.org/v1', apiKey: OTHER_SECRET } } });
     assert.equal(withKey.body.data.llm.hasApiKey, true, 'a key sent with the new URL is kept');
-    const toDefault = await request('PATCH', path, { token, body: { llm: { baseUrl: null } } });
-    assert.deepEqual(toDefault.body.data.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: null, hasApiKey: false }, "back to the operator's default is another origin too");
+    const toDefault = await request('PATCH', path, { token, body: { llm: { provider: 'openai', baseUrl: null } } });
+    assert.deepEqual(toDefault.body.data.llm, { model: 'llama3', provider: 'openai', baseUrl: null, hasApiKey: false }, "back to the operator's default is another origin too");
     assertNoSecret(toDefault);
     assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'ftp://x.example/v1' } } }), 'llm.baseUrl');
     assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://user:pw@x.example/v1' } } }), 'llm.baseUrl');
@@ -381,6 +381,54 @@ describe('PATCH /agents/{agentId}', () => {
     const reply = await request('PATCH', `/api/v1/agents/${randomUUID()}`, { token, body: { name: 'x' } });
     assert.equal(reply.status, 404);
     assert.equal(errorOf(reply).code, 'not_found');
+  });
+});
+
+describe('an llm no run could use is refused when the agent is saved', () => {
+  const NEEDS_BASE_URL = 'is required for provider "openai-compatible": the URL of its OpenAI-compatible API, e.g. http://host:8000/v1';
+  const llmOf = (llm: Json) => ({ name: 'Model', type: 'VENDOR_A', llm });
+
+  test('openai-compatible without a baseUrl: 422 on create and PATCH, nothing changes; openai, ollama and other providers need none', async () => {
+    const { token } = await service.signUp();
+    for (const provider of ['openai-compatible', 'OpenAI-Compatible']) {
+      const refused = await request('POST', '/api/v1/agents', { token, body: llmOf({ provider, model: 'm' }) });
+      assertNamesField(refused, 'llm.baseUrl');
+      assert.equal(errorOf(refused).details![0].message, NEEDS_BASE_URL);
+    }
+    assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
+    for (const provider of ['openai', 'ollama', 'openai-chat', 'provider-of-another-service']) {
+      assert.equal((await request('POST', '/api/v1/agents', { token, body: llmOf({ provider, model: 'm' }) })).status, 201, provider);
+    }
+
+    const agent = await create(token, '/agents', llmOf({ provider: 'openai', model: 'm' }));
+    const path = `/api/v1/agents/${agent.id}`;
+    const switched = await request('PATCH', path, { token, body: { name: 'changed', llm: { provider: 'openai-compatible' } } });
+    assertNamesField(switched, 'llm.baseUrl');
+    assert.deepEqual((await request('GET', path, { token })).body.data, agent, 'nothing changed');
+    const withBase = await request('PATCH', path, { token, body: { llm: { provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1' } } });
+    assert.equal(withBase.status, 200);
+    assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: null } } }), 'llm.baseUrl');
+    assert.equal((await request('PATCH', path, { token, body: { llm: { model: 'm2' } } })).body.data.llm.baseUrl, 'http://models.example.com:8000/v1');
+  });
+
+  test('a baseUrl at an internal IP address: 422 on create and PATCH unless ALLOW_PRIVATE_NETWORKS is on; a host name is checked when the agent runs', async () => {
+    const guarded = await startService({ allowPrivateNetworks: false });
+    const { token } = await guarded.signUp();
+    const hint = ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)';
+    for (const [baseUrl, message] of [
+      ['http://127.0.0.1:11434/v1', `refused: 127.0.0.1 is a loopback address${hint}`],
+      ['http://10.1.2.3/v1', `refused: 10.1.2.3 is a private address${hint}`],
+      ['http://[fe80::1]/v1', `refused: fe80::1 is a link-local address${hint}`],
+    ]) {
+      const refused = await guarded.request('POST', '/api/v1/agents', { token, body: llmOf({ provider: 'ollama', model: 'm', baseUrl }) });
+      assertNamesField(refused, 'llm.baseUrl');
+      assert.equal(errorOf(refused).details![0].message, message);
+    }
+    const agent = await guarded.create(token, '/agents', llmOf({ provider: 'openai-compatible', model: 'm', baseUrl: 'http://models.example.com/v1' }));
+    assertNamesField(await guarded.request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { llm: { baseUrl: 'http://192.168.0.10/v1' } } }), 'llm.baseUrl');
+    assert.equal((await guarded.request('GET', `/api/v1/agents/${agent.id}`, { token })).body.data.llm.baseUrl, 'http://models.example.com/v1');
+    // The test service allows private networks, as an operator may.
+    assert.equal((await request('POST', '/api/v1/agents', { token: (await service.signUp()).token, body: llmOf({ provider: 'ollama', model: 'm', baseUrl: 'http://127.0.0.1:11434/v1' }) })).status, 201);
   });
 });
 

@@ -8,6 +8,7 @@ import { createGuardedFetch } from '../src/ingest/fetch.js';
 import { IngestError } from '../src/ingest/errors.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
+import { errorOf, startService, testConfig, waitFor } from './helpers.js';
 
 let main: Awaited<ReturnType<typeof startRecordingServer>>;
 let other: Awaited<ReturnType<typeof startRecordingServer>>;
@@ -141,5 +142,52 @@ describe('createGuardedFetch', () => {
       assert.ok(error.cause instanceof IngestError);
       return true;
     });
+  });
+});
+
+describe('every refusal of an internal address', () => {
+  it('says the same, with the setting that lifts it: a document, a tool, an agent\'s baseUrl when saved and when run', async () => {
+    const HINT = ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)';
+    const fake = await startFakeOpenAI();
+    const service = await startService(
+      {
+        allowPrivateNetworks: false,
+        ingestion: testConfig({ ALLOW_PRIVATE_NETWORKS: 'off', INGEST: 'on' }).ingestion,
+        // The operator's model server is trusted: only what users aim is guarded.
+        runs: { openaiBaseUrl: fake.url, ollamaBaseUrl: fake.url, timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 4 },
+      },
+      undefined,
+      { resolveHost: async () => [{ address: '192.168.1.20', family: 4 }] },
+    );
+    const { token } = await service.signUp();
+
+    const document = await service.create(token, '/documents', { name: 'd', type: 'TXT', url: 'http://127.0.0.1:9/notes.txt' });
+    const failed = await waitFor('the ingestion to fail', async () => {
+      const read = await service.request('GET', `/api/v1/documents/${document.id}`, { token });
+      return read.body.data.status === 'failed' ? read.body.data : undefined;
+    });
+    assert.equal(failed.error, `refused: 127.0.0.1 is a loopback address${HINT}`);
+
+    const agent = await service.create(token, '/agents', { name: 'a', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm' } });
+    const tool = await service.create(token, '/tools', { name: 'Local', type: 'HOSTED_MODEL', metadata: { url: 'http://10.0.0.5/run' } });
+    await service.create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    fake.reply({ toolCalls: [{ id: 't1', name: 'local', arguments: '{"input":"x"}' }] }, { text: 'done' });
+    const run = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'hi' } });
+    assert.equal(run.status, 200, JSON.stringify(run.body));
+    assert.equal(run.body.data.steps[0].error, `refused: 10.0.0.5 is a private address${HINT}`);
+
+    const saved = await service.request('POST', '/api/v1/agents', {
+      token, body: { name: 'b', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://[::1]:8000/v1' } },
+    });
+    assert.equal(saved.status, 422);
+    assert.deepEqual(errorOf(saved).details, [{ path: 'llm.baseUrl', message: `refused: ::1 is a loopback address${HINT}` }]);
+
+    // A host name is looked up when the agent runs.
+    const named = await service.create(token, '/agents', {
+      name: 'c', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://models.lan.test:8000/v1' },
+    });
+    const refused = await service.request('POST', `/api/v1/agents/${named.id}/invoke`, { token, body: { input: 'hi' } });
+    assert.equal(refused.status, 422);
+    assert.deepEqual(errorOf(refused).details, [{ path: 'llm.baseUrl', message: `refused: models.lan.test resolves to a private address 192.168.1.20${HINT}` }]);
   });
 });

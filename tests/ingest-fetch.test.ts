@@ -167,20 +167,20 @@ describe('fetchDocument: the SSRF guard', () => {
     const before = main.seen.length;
     const error = await rejection(fetchDocument(`${main.base}/hello`));
     assert.equal(error.code, 'refused_address');
-    assert.equal(error.message, 'refused: 127.0.0.1 is a loopback address');
+    assert.equal(error.message, 'refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
     assert.equal(main.seen.length, before, 'no request reached the server');
     const named = await rejection(fetchDocument(`http://localhost:${main.port}/hello`));
-    assert.match(named.message, /^refused: localhost resolves to a loopback address (127\.0\.0\.1|::1)$/);
+    assert.match(named.message, /^refused: localhost resolves to a loopback address (127\.0\.0\.1|::1) \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/);
     const mapped = await rejection(fetchDocument(`http://[::ffff:127.0.0.1]:${main.port}/hello`));
-    assert.equal(mapped.message, 'refused: ::ffff:7f00:1 is a loopback address');
+    assert.equal(mapped.message, 'refused: ::ffff:7f00:1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
   });
 
   it('checks every redirect hop: a redirect to a private address is refused', async () => {
     for (const [target, message] of [
-      ['http://10.0.0.5/secret', 'refused: 10.0.0.5 is a private address'],
-      ['http://169.254.169.254/latest/meta-data/', 'refused: 169.254.169.254 is a link-local address'],
-      ['http://[fd00::1]/', 'refused: fd00::1 is a unique-local address'],
-      ['http://100.64.1.1/', 'refused: 100.64.1.1 is a carrier-grade NAT address'],
+      ['http://10.0.0.5/secret', 'refused: 10.0.0.5 is a private address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
+      ['http://169.254.169.254/latest/meta-data/', 'refused: 169.254.169.254 is a link-local address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
+      ['http://[fd00::1]/', 'refused: fd00::1 is a unique-local address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
+      ['http://100.64.1.1/', 'refused: 100.64.1.1 is a carrier-grade NAT address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
     ]) {
       const error = await rejection(fetchDocument(`${main.base}/redirect?to=${encodeURIComponent(target)}`, LOOPBACK_ONLY));
       assert.equal(error.code, 'refused_address');
@@ -198,9 +198,9 @@ describe('fetchDocument: the SSRF guard', () => {
     const internal = await rejection(
       fetchDocument(`${main.base}/redirect?to=${encodeURIComponent('http://internal.example/doc')}`, { ...LOOPBACK_ONLY, resolve }),
     );
-    assert.equal(internal.message, 'refused: internal.example resolves to a private address 10.0.0.5');
+    assert.equal(internal.message, 'refused: internal.example resolves to a private address 10.0.0.5 (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
     const mixed = await rejection(vetHost(new URL('http://mixed.example/'), { resolve }));
-    assert.equal(mixed.message, 'refused: mixed.example resolves to a private address 192.168.1.20');
+    assert.equal(mixed.message, 'refused: mixed.example resolves to a private address 192.168.1.20 (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
     const unknown = await rejection(vetHost(new URL('http://nowhere.example/'), { resolve }));
     assert.equal(unknown.code, 'dns');
   });

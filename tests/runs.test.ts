@@ -410,20 +410,23 @@ describe('failures', () => {
     assert.equal(retry.status, 200, 'the slot is free once the run ended');
   });
 
-  test('providers: unknown or openai-compatible without baseUrl is a 422 naming the providers; a refused baseUrl is a 422 saying why', async () => {
+  test('providers: an unknown one is a 422 naming the providers when run; a baseUrl refused when run is a 422 saying why', async () => {
     await setup();
     const unknown = await createAgent(alice.token, { llm: { provider: 'mystery', model: 'm' } });
     const reply = await invoke(alice.token, unknown.id, { input: 'hi' });
     assert.equal(reply.status, 422);
     assert.match(errorOf(reply).details![0].message, /"openai", "ollama", "openai-compatible"/);
-    const compatible = await createAgent(alice.token, { llm: { provider: 'openai-compatible', model: 'm' } });
+    // An agent saved before openai-compatible needed a baseUrl when saved.
+    const compatible = await createAgent(alice.token, { llm: { provider: 'openai', model: 'm' } });
+    service.db.prepare(`UPDATE agents SET llm_provider = 'openai-compatible' WHERE id = ?`).run(compatible.id);
     const noBase = await invoke(alice.token, compatible.id, { input: 'hi' });
     assert.equal(noBase.status, 422);
     assert.equal(errorOf(noBase).details![0].path, 'llm.baseUrl');
 
-    const guarded = await startService({ allowPrivateNetworks: false });
+    // A host name is checked when the agent runs: here it resolves to loopback.
+    const guarded = await startService({ allowPrivateNetworks: false }, undefined, { resolveHost: async () => [{ address: '127.0.0.1', family: 4 }] });
     const user = await guarded.signUp();
-    const agent = await guarded.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm() });
+    const agent = await guarded.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm({ baseUrl: fake.url.replace('127.0.0.1', 'models.test') }) });
     const before = fake.requests.length;
     const refused = await guarded.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi', stream: true } });
     assert.equal(refused.status, 422, 'decided before the run: JSON even when streamed');

@@ -181,13 +181,14 @@ describe('function names', () => {
     assert.ok(second.length <= 64 && second.endsWith('_2') && second !== first);
   });
 
-  it('names OPENAPI functions <tool>_<operationId> and repeats of a tool name apart', async () => {
+  it('names OPENAPI functions <tool>_<operationId> by the same rule (lowercased, `_` for the rest) and repeats of a tool name apart', async () => {
     const set = await toolSet(
       tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'Pet Store'),
       tool('SEARCH', { url: api.base }, 'Lookup'),
       tool('SEARCH', { url: api.base }, 'lookup'),
     );
     assert.deepEqual(set.tools.map((t) => t.name), ['pet_store_getpet', 'pet_store_deletepet', 'pet_store_createpet', 'lookup', 'lookup_2']);
+    for (const { name } of set.tools) assert.match(name, /^[a-z0-9_]{1,64}$/, 'what every model API accepts');
   });
 });
 
@@ -477,7 +478,7 @@ describe('through the service\'s guarded fetch', () => {
   it('refuses a loopback address (as the tool\'s error, or the spec\'s warning) unless private networks are allowed', async () => {
     const refused = await build(false, tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }), tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
     const before = api.seen.length;
-    await assert.rejects(only(refused).call({ input: 'x' }, context()), /^ToolError: refused: 127\.0\.0\.1 is a loopback address$/);
+    await assert.rejects(only(refused).call({ input: 'x' }, context()), /^ToolError: refused: 127\.0\.0\.1 is a loopback address \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/);
     assert.match(refused.warnings.join('\n'), /tool "pets" \(OPENAPI\) is not offered: its spec could not be fetched: refused: 127\.0\.0\.1 is a loopback address/);
     assert.equal(api.seen.length, before, 'nothing reached the server');
 

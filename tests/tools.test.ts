@@ -2,6 +2,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { deepSpecText, refChainSpec } from './fixtures/openapi-specs.js';
 import { assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP, type Reply } from './helpers.js';
 
 const service = await startService();
@@ -301,5 +302,43 @@ describe('AGENT tools name one of the caller\'s agents', () => {
     assert.equal((await request('GET', `/api/v1/tools/${search.id}`, { token })).body.data.type, 'SEARCH');
     const fixed = await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'AGENT', metadata: { agentId: mine.id } } });
     assert.equal(fixed.status, 200);
+  });
+});
+
+describe('OPENAPI tools with an inline spec are bounded once their $refs are inlined', () => {
+  test('a small spec whose $refs double at each level is a 422 on create and on PATCH, saying the limit; nothing is stored', async () => {
+    const { token } = await service.signUp();
+    // 30 levels: 2^30 parts if expanded; the count stops at the limit.
+    const bomb = refChainSpec(30, 32);
+    assert.ok(JSON.stringify(bomb).length < 10 * 1024, 'a few KiB of text');
+    for (const spec of [bomb, JSON.stringify(bomb)]) {
+      const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'bomb', type: 'OPENAPI', metadata: { spec } } });
+      const error = assertInvalid(reply, 'metadata.spec');
+      assert.match(error.details![0].message, /^is too large to offer: operation op0: its schema comes to more than 1000 parts once \$refs are inlined/);
+    }
+    // Many operations each under the limit for one, together over the limit for a spec.
+    const wide = await request('POST', '/api/v1/tools', { token, body: { name: 'wide', type: 'OPENAPI', metadata: { spec: refChainSpec(7, 32) } } });
+    assert.match(assertInvalid(wide, 'metadata.spec').details![0].message, /come to more than 10000 parts once \$refs are inlined \(the limit for a spec; passed at operation op\d+\)/);
+    assert.equal((await request('GET', '/api/v1/tools', { token })).body.data.length, 0);
+
+    const fine = await createTool(token, { name: 'fine', type: 'OPENAPI', metadata: { spec: refChainSpec(3, 2) } });
+    const before = storedMetadata(fine.id);
+    const patched = await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { name: 'changed', metadata: { spec: bomb } } });
+    assertInvalid(patched, 'metadata.spec');
+    assert.equal(storedMetadata(fine.id), before);
+    assert.equal((await request('GET', `/api/v1/tools/${fine.id}`, { token })).body.data.name, 'fine');
+    // A spec under the limits, a spec by URL (read when an agent runs) and other types are accepted.
+    assert.equal((await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { metadata: { spec: refChainSpec(6, 2) } } })).status, 200);
+    assert.equal((await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { metadata: { url: 'https://api.example.com/openapi.json' } } })).status, 200);
+    assert.equal((await request('POST', '/api/v1/tools', { token, body: { name: 'web', type: 'SEARCH', metadata: { spec: bomb } } })).status, 201);
+  });
+
+  test('a deeply nested spec is a 422 on create, not a failure later', async () => {
+    const { token } = await service.signUp();
+    const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'deep', type: 'OPENAPI', metadata: { spec: deepSpecText(20_000) } } });
+    assert.match(assertInvalid(reply, 'metadata.spec').details![0].message, /^is too large to offer: the spec nests more than 64 levels deep$/);
+    // Shallow as written, deep once inlined: each level of the chain nests two deeper.
+    const expanded = await request('POST', '/api/v1/tools', { token, body: { name: 'deep', type: 'OPENAPI', metadata: { spec: refChainSpec(40, 1) } } });
+    assert.match(assertInvalid(expanded, 'metadata.spec').details![0].message, /its schema nests more than 64 levels deep once \$refs are inlined/);
   });
 });

@@ -2,7 +2,7 @@
 // shows (its document and tags) come back from one statement, for one agent or a whole page.
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
-import { unknownReference } from '../http/errors.js';
+import { unknownReference, validationFailed, type FieldIssue } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -106,7 +106,13 @@ function agentFromRow(raw: Record<string, unknown>): AgentRow {
 
 export type AgentStore = ReturnType<typeof createAgentStore>;
 
-export function createAgentStore(db: Db, sealer: Sealer) {
+/** Rules an agent is checked against when it is saved, beyond its shape and references. */
+export interface AgentRules {
+  /** Why an llm, as it would be stored, could never run (a 422 on that field), or undefined. */
+  llmProblem?: (llm: { provider: string; baseUrl: string | null }) => FieldIssue | undefined;
+}
+
+export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {}) {
   const table = ownedTable(db, 'agents', FULL_COLUMNS, agentFromRow);
   const insert = db.prepare(
     `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, llm_base_url, llm_api_key, has_memory, prompt_id, document_id,
@@ -172,6 +178,11 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     }
   }
 
+  function checkLlm(llm: { provider: string; baseUrl: string | null }): void {
+    const problem = rules.llmProblem?.(llm);
+    if (problem) throw validationFailed([problem]);
+  }
+
   function setTags(agentId: string, tagIds: string[]): void {
     clearTags.run(agentId);
     tagIds.forEach((tagId, position) => insertTag.run(agentId, tagId, position));
@@ -179,6 +190,8 @@ export function createAgentStore(db: Db, sealer: Sealer) {
 
   const createInTransaction = db.transaction((userId: string, input: AgentInput): AgentRow => {
     checkReferences(userId, input);
+    // The create schema requires a provider (its inferred type does not say so).
+    checkLlm({ provider: input.llm.provider ?? '', baseUrl: input.llm.baseUrl ?? null });
     const id = newId();
     const now = timestamp();
     insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
@@ -194,6 +207,7 @@ export function createAgentStore(db: Db, sealer: Sealer) {
     checkReferences(userId, change);
     if (change.llm) {
       const llm = mergeLlm(userId, stored, change.llm);
+      checkLlm(llm);
       updateLlm.run(llm.model, llm.provider, sealer.seal(JSON.stringify(llm.extra)), llm.baseUrl, sealOrNull(llm.apiKey), id, userId);
     }
     update.run(

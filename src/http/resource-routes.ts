@@ -38,10 +38,11 @@ export interface ResourceSpec<Row, S extends AnySchema, C extends AnySchema, U e
   /** Middleware after authentication on every route (rate limits). */
   before?: AppMiddleware[];
   list?: Verb & { filters?: F };
-  create: Verb & { body: C; check?: (input: v.InferOutput<C>, caller: Caller) => void; after?: (row: Row) => void };
+  /** `check` throws (or rejects) to refuse the input before anything is stored. */
+  create: Verb & { body: C; check?: (input: v.InferOutput<C>, caller: Caller) => void | Promise<void>; after?: (row: Row) => void };
   /** false: the resource declares its own GET of one record. */
   get?: Verb | false;
-  update?: Verb & { body: U; check?: (change: v.InferOutput<U>, caller: Caller) => void; after?: (row: Row) => void };
+  update?: Verb & { body: U; check?: (change: v.InferOutput<U>, caller: Caller) => void | Promise<void>; after?: (row: Row) => void };
   /** What DELETE answers: the deleted record (api-tokens) or null (everything else). */
   delete: Verb & { answers: 'record' | 'null' };
 }
@@ -85,10 +86,13 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
       body: spec.create.body,
       success: { status: 201, description: `The new ${names.one}.`, data: schema },
       handler: ({ caller, body }) => {
-        spec.create.check?.(body, caller);
-        const row = store.create(caller.id, body);
-        spec.create.after?.(row);
-        return present(row, caller);
+        const create = () => {
+          const row = store.create(caller.id, body);
+          spec.create.after?.(row);
+          return present(row, caller);
+        };
+        const checked = spec.create.check?.(body, caller);
+        return checked instanceof Promise ? checked.then(create) : create();
       },
     }),
   ];
@@ -123,11 +127,14 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
         body: update.body,
         success: { status: 200, description: `The updated ${names.one}.`, data: schema },
         handler: ({ caller, params, body }) => {
-          update.check?.(body, caller);
-          const row = updateRow(caller.id, params.id, body);
-          if (!row) throw missing();
-          update.after?.(row);
-          return present(row, caller);
+          const change = () => {
+            const row = updateRow(caller.id, params.id, body);
+            if (!row) throw missing();
+            update.after?.(row);
+            return present(row, caller);
+          };
+          const checked = update.check?.(body, caller);
+          return checked instanceof Promise ? checked.then(change) : change();
         },
       }),
     );

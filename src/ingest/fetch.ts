@@ -151,19 +151,41 @@ async function defaultResolve(hostname: string): Promise<ResolvedAddress[]> {
 }
 
 /**
+ * The one refusal of an internal address, whatever the URL was for (a document, a tool, a model's
+ * baseUrl): `what` says which address, and the words say how an operator lifts the guard.
+ */
+function refusedAddress(what: string): IngestError {
+  return new IngestError('refused_address', `refused: ${what} (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)`);
+}
+
+type AddressRule = Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed'>;
+
+function addressReason(address: string, options: AddressRule): string | null {
+  if (options.isAddressAllowed) return options.isAddressAllowed(address) ? null : (blockedAddressReason(address) ?? 'a disallowed');
+  return options.allowPrivateNetworks ? null : blockedAddressReason(address);
+}
+
+/**
+ * The refusal of `url` when its host is an IP address the rule refuses, decided without the network
+ * (a host name is undefined here: only its lookup can tell). What vetHost throws for such a URL.
+ */
+export function refusedLiteralHost(url: URL, options: AddressRule = {}): IngestError | undefined {
+  const host = bareHost(url);
+  if (!isIP(host)) return undefined;
+  const reason = addressReason(host, options);
+  return reason ? refusedAddress(`${host} is ${reason} address`) : undefined;
+}
+
+/**
  * The addresses `url`'s host may be connected to: all its resolved addresses when every one passes
  * the address rule, else IngestError('refused_address'); IngestError('dns') when it does not resolve.
  */
 export async function vetHost(url: URL, options: Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed' | 'resolve'> = {}): Promise<ResolvedAddress[]> {
   const host = bareHost(url);
-  const reasonFor = (address: string): string | null => {
-    if (options.isAddressAllowed) return options.isAddressAllowed(address) ? null : (blockedAddressReason(address) ?? 'a disallowed');
-    return options.allowPrivateNetworks ? null : blockedAddressReason(address);
-  };
   const literal = isIP(host);
   if (literal) {
-    const reason = reasonFor(host);
-    if (reason) throw new IngestError('refused_address', `refused: ${host} is ${reason} address`);
+    const refused = refusedLiteralHost(url, options);
+    if (refused) throw refused;
     return [{ address: host, family: literal }];
   }
   let addresses: ResolvedAddress[];
@@ -176,8 +198,8 @@ export async function vetHost(url: URL, options: Pick<FetchOptions, 'allowPrivat
   }
   if (addresses.length === 0) throw new IngestError('dns', `the host ${host} could not be found`);
   for (const { address } of addresses) {
-    const reason = reasonFor(address);
-    if (reason) throw new IngestError('refused_address', `refused: ${host} resolves to ${reason} address ${address}`);
+    const reason = addressReason(address, options);
+    if (reason) throw refusedAddress(`${host} resolves to ${reason} address ${address}`);
   }
   return addresses;
 }

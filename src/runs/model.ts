@@ -2,7 +2,8 @@
 // OLLAMA_BASE_URL) are trusted; a `baseUrl` a user gave goes through the SSRF guard before the run
 // and on every connection (src/runs/chat-api.ts connects to it through the guarded fetch).
 import type { RunsConfig } from '../config.js';
-import { raceAbort, vetHost, type ResolvedAddress } from '../ingest/fetch.js';
+import type { FieldIssue } from '../http/errors.js';
+import { raceAbort, refusedLiteralHost, vetHost, type ResolvedAddress } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import type { RunLlmConfig } from '../agents/store.js';
 import { invalidRun } from './failures.js';
@@ -57,7 +58,7 @@ export function resolveEndpoint(llm: RunLlmConfig, config: RunsConfig): ModelEnd
     return { baseURL: config.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model: llm.model, userAimed: false };
   }
   if (provider === 'openai-compatible') {
-    throw invalidRun([{ path: 'llm.baseUrl', message: 'is required for provider "openai-compatible": the URL of its OpenAI-compatible API, e.g. http://host:8000/v1' }]);
+    throw invalidRun([{ path: 'llm.baseUrl', message: NEEDS_BASE_URL }]);
   }
   throw invalidRun([
     { path: 'llm.provider', message: `"${llm.provider.slice(0, 60)}" is not a provider this service runs; use one of ${providerList()} (or give llm.baseUrl)` },
@@ -90,7 +91,27 @@ export async function checkEndpoint(
     await raceAbort(vetHost(new URL(endpoint.baseURL), { allowPrivateNetworks: options.allowPrivateNetworks, resolve: options.resolve }), options.signal);
   } catch (error) {
     if (!isIngestError(error)) throw error;
-    const hint = error.code === 'refused_address' ? ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)' : '';
-    throw invalidRun([{ path: 'llm.baseUrl', message: `${error.message}${hint}` }]);
+    throw invalidRun([{ path: 'llm.baseUrl', message: error.message }]);
   }
+}
+
+const NEEDS_BASE_URL = 'is required for provider "openai-compatible": the URL of its OpenAI-compatible API, e.g. http://host:8000/v1';
+
+/**
+ * Why an agent's llm could never run, decided when the agent is saved and without the network:
+ * `openai-compatible` without a `baseUrl`, or a `baseUrl` whose host is an IP address the guard
+ * refuses. A host name is looked up when the agent runs (its answer may change). An unknown
+ * provider is kept: clients of the original API name providers of their own, and a run of such an
+ * agent says which providers exist.
+ */
+export function llmProblem(llm: { provider: string; baseUrl: string | null }, options: { allowPrivateNetworks: boolean }): FieldIssue | undefined {
+  if (llm.baseUrl === null) return normalizeProvider(llm.provider) === 'openai-compatible' ? { path: 'llm.baseUrl', message: NEEDS_BASE_URL } : undefined;
+  let url: URL;
+  try {
+    url = new URL(llm.baseUrl);
+  } catch {
+    return { path: 'llm.baseUrl', message: 'is not a valid URL' };
+  }
+  const refused = refusedLiteralHost(url, options);
+  return refused ? { path: 'llm.baseUrl', message: refused.message } : undefined;
 }

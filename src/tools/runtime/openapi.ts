@@ -8,19 +8,49 @@ import type { RunTool } from '../../runs/tool-types.js';
 import { callHttp, headersFromMetadata, ToolError, type MetadataResult, type ToolHttp } from './http-call.js';
 import type { FunctionNamer } from './naming.js';
 import type { ToolRecord } from './web-tools.js';
+import { jsonDepth } from '../../http/validate.js';
 
 export const MAX_OPERATIONS = 32;
 export const SPEC_MAX_BYTES = 1024 * 1024;
 export const SPEC_CACHE_MS = 5 * 60_000;
 const SPEC_TIMEOUT_MS = 10_000;
-/** Schema nodes one operation may expand to once its `$ref`s are inlined. */
-const MAX_SCHEMA_NODES = 2000;
+
+/**
+ * How large a document may grow once its `$ref`s are inlined. A few kilobytes of `$ref`s that
+ * each point twice at the next schema expand to tens of thousands of nodes, and every offered schema
+ * is sent to the model on each call and compiled into a validator on the event loop: so what is
+ * bounded is the expansion, counted as it is made (the work stops at the first part over a limit).
+ * A part is one JSON value of a schema: an object, an array, a string, a number, a boolean or null.
+ */
+export const SCHEMA_LIMITS = {
+  /** Parts of the schemas of all the operations read, together. */
+  parts: 10_000,
+  /** Parts of one operation's schema (its validator is compiled on its first call). */
+  operationParts: 1_000,
+  /** Characters of the names and strings in those schemas, together. */
+  text: 256 * 1024,
+  /** Levels of nesting of the document itself, and of a schema once its `$ref`s are inlined. */
+  depth: 64,
+} as const;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
 type Json = Record<string, unknown>;
 
 /** Why an operation (or the whole document) cannot be offered; the message goes into the run's warnings. */
 class Unsupported extends Error {}
+
+/**
+ * A document or operation over SCHEMA_LIMITS: refused when a tool is created or changed; when met at
+ * run time (a spec by URL) its operation is skipped, or the whole tool is left out (`document`).
+ */
+class OverLimit extends Unsupported {
+  constructor(
+    message: string,
+    readonly scope: 'document' | 'operation',
+  ) {
+    super(message);
+  }
+}
 
 interface Parameter {
   name: string;
@@ -39,7 +69,8 @@ export interface Operation {
   bodyField?: string;
   /** JSON Schema of the arguments object, as the model sees it. */
   schema: Json;
-  validate: ValidateFunction;
+  /** The model's arguments checked against `schema`: the problems found, none when they fit. */
+  check: (args: unknown) => string[];
 }
 
 /** A loaded document: the server calls go to, the operations offered, and what was skipped. */
@@ -64,7 +95,11 @@ function loadLibraries(): Promise<Libraries> {
   // Both are CommonJS: `default` is their module.exports, under Node and in the production bundle alike
   // (the bundle gives a dynamically imported CommonJS module no named exports).
   libraries ??= Promise.all([import('ajv'), import('yaml')]).then(([{ default: ajv }, { default: yaml }]) => ({
-    newAjv: () => new ajv.Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false }),
+    // Compiling is synchronous and grows with the schema: without checking the schema against the
+    // meta-schema or optimising the code it costs about a third (every problem is still reported,
+    // so the model can mend all its arguments at once).
+    newAjv: () =>
+      new ajv.Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false, validateSchema: false, code: { optimize: false } }),
     parseYaml: (text: string) => yaml.parse(text, { maxAliasCount: 100 }),
   }));
   return libraries;
@@ -86,16 +121,34 @@ function parseSpecText(text: string, libs: Libraries): Json {
   return doc;
 }
 
+/** Refuses a document nested deeper than SCHEMA_LIMITS.depth (measured without recursion): everything after may then recurse over it. */
+function checkDepth(doc: Json): Json {
+  if (jsonDepth(doc, SCHEMA_LIMITS.depth) > SCHEMA_LIMITS.depth) throw new OverLimit(`the spec nests more than ${SCHEMA_LIMITS.depth} levels deep`, 'document');
+  return doc;
+}
+
+/** What each `$ref` of a document points at, looked up once: a schema may be inlined many times. */
+const pointerMemo = new WeakMap<Json, Map<string, unknown>>();
+
 /** The value a local `$ref` ("#/components/schemas/Pet") points at. */
 function resolvePointer(doc: Json, ref: string): unknown {
+  let memo = pointerMemo.get(doc);
+  if (memo === undefined) pointerMemo.set(doc, (memo = new Map()));
+  if (memo.has(ref)) return memo.get(ref);
   if (!ref.startsWith('#/') && ref !== '#') throw new Unsupported(`it uses the external reference "${ref.slice(0, 80)}"`);
+  const nowhere = () => new Unsupported(`the reference "${ref.slice(0, 80)}" points nowhere`);
   let node: unknown = doc;
   for (const raw of ref.slice(2).split('/').filter((part, i, all) => !(all.length === 1 && part === ''))) {
-    const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
-    if (!isObject(node) && !Array.isArray(node)) throw new Unsupported(`the reference "${ref.slice(0, 80)}" points nowhere`);
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+    } catch {
+      throw nowhere();
+    }
+    if ((!isObject(node) && !Array.isArray(node)) || !Object.hasOwn(node, key)) throw nowhere();
     node = (node as Json)[key];
-    if (node === undefined) throw new Unsupported(`the reference "${ref.slice(0, 80)}" points nowhere`);
   }
+  memo.set(ref, node);
   return node;
 }
 
@@ -112,25 +165,100 @@ const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required
 const MAP_KEYWORDS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 const DROPPED_KEYWORDS = new Set(['example', 'xml', 'externalDocs', 'discriminator', '$schema', '$id', 'nullable', 'readOnly', 'writeOnly', 'deprecated']);
 
+/** What the schemas read so far have spent of SCHEMA_LIMITS; `operation` names the one being read. */
+class SchemaBudget {
+  parts = 0;
+  text = 0;
+  private operationStart = 0;
+  private operation = '';
+
+  startOperation(operation: string): void {
+    this.operationStart = this.parts;
+    this.operation = operation;
+  }
+
+  /** Counts one part holding `text` characters at `depth`; throws OverLimit at the first part over a limit. */
+  spend(depth: number, text = 0): void {
+    this.parts += 1;
+    this.text += text;
+    if (depth > SCHEMA_LIMITS.depth) {
+      throw new OverLimit(`its schema nests more than ${SCHEMA_LIMITS.depth} levels deep once $refs are inlined`, 'operation');
+    }
+    if (this.parts - this.operationStart > SCHEMA_LIMITS.operationParts) {
+      throw new OverLimit(`its schema comes to more than ${SCHEMA_LIMITS.operationParts} parts once $refs are inlined (the limit for one operation)`, 'operation');
+    }
+    if (this.parts > SCHEMA_LIMITS.parts) {
+      throw new OverLimit(
+        `the schemas of its operations come to more than ${SCHEMA_LIMITS.parts} parts once $refs are inlined (the limit for a spec; passed at operation ${this.operation.slice(0, 100)})`,
+        'document',
+      );
+    }
+    if (this.text > SCHEMA_LIMITS.text) {
+      throw new OverLimit(
+        `the schemas of its operations hold more than ${SCHEMA_LIMITS.text / 1024} KiB of names and text once $refs are inlined (the limit for a spec; passed at operation ${this.operation.slice(0, 100)})`,
+        'document',
+      );
+    }
+  }
+}
+
+/** Counts a value kept as it is (`enum`, `default` …) against the budget, part by part. */
+function countData(value: unknown, depth: number, budget: SchemaBudget): void {
+  budget.spend(depth, typeof value === 'string' ? value.length : 0);
+  if (Array.isArray(value)) for (const item of value) countData(item, depth + 1, budget);
+  else if (isObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      budget.text += key.length;
+      countData(item, depth + 1, budget);
+    }
+  }
+}
+
 /**
  * A JSON Schema for the model and the validator: `$ref`s inlined (a recursive one becomes "any"),
- * OpenAPI 3.0's `nullable` turned into a `null` type, OpenAPI-only keywords dropped.
+ * OpenAPI 3.0's `nullable` turned into a `null` type, OpenAPI-only keywords dropped. Every part it
+ * makes is counted against `budget` as it is made, so neither its work nor its depth can run away.
+ * `refs` holds the `$ref`s being inlined above this node.
  */
-function cleanSchema(doc: Json, node: unknown, stack: string[], budget: { nodes: number }): unknown {
-  if (Array.isArray(node)) return node.map((item) => cleanSchema(doc, item, stack, budget));
-  if (!isObject(node)) return node;
-  if ((budget.nodes += 1) > MAX_SCHEMA_NODES) throw new Unsupported(`its schema is too large (over ${MAX_SCHEMA_NODES} parts once references are inlined)`);
-  if (typeof node.$ref === 'string') {
-    if (stack.includes(node.$ref)) return { description: 'a nested value of the same shape as its parent' };
-    return cleanSchema(doc, resolvePointer(doc, node.$ref), [...stack, node.$ref], budget);
+function cleanSchema(doc: Json, node: unknown, refs: Set<string>, depth: number, budget: SchemaBudget): unknown {
+  if (Array.isArray(node)) {
+    budget.spend(depth);
+    return node.map((item) => cleanSchema(doc, item, refs, depth + 1, budget));
   }
+  if (!isObject(node)) {
+    countData(node, depth, budget);
+    return node;
+  }
+  if (typeof node.$ref === 'string') {
+    const ref = node.$ref;
+    if (refs.has(ref)) {
+      budget.spend(depth);
+      return { description: 'a nested value of the same shape as its parent' };
+    }
+    refs.add(ref);
+    try {
+      return cleanSchema(doc, resolvePointer(doc, ref), refs, depth, budget);
+    } finally {
+      refs.delete(ref);
+    }
+  }
+  budget.spend(depth);
   const out: Json = {};
   for (const [key, value] of Object.entries(node)) {
     if (DROPPED_KEYWORDS.has(key) || key.startsWith('x-')) continue;
-    if (DATA_KEYWORDS.has(key)) out[key] = value;
-    else if (MAP_KEYWORDS.has(key) && isObject(value)) {
-      out[key] = Object.fromEntries(Object.entries(value).map(([name, schema]) => [name, cleanSchema(doc, schema, stack, budget)]));
-    } else out[key] = isObject(value) || Array.isArray(value) ? cleanSchema(doc, value, stack, budget) : value;
+    budget.text += key.length;
+    if (DATA_KEYWORDS.has(key)) {
+      countData(value, depth + 1, budget);
+      out[key] = value;
+    } else if (MAP_KEYWORDS.has(key) && isObject(value)) {
+      budget.spend(depth + 1);
+      const map: Json = {};
+      for (const [name, schema] of Object.entries(value)) {
+        budget.text += name.length;
+        map[name] = cleanSchema(doc, schema, refs, depth + 2, budget);
+      }
+      out[key] = map;
+    } else out[key] = cleanSchema(doc, value, refs, depth + 1, budget);
   }
   if (node.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
   return out;
@@ -178,10 +306,30 @@ function operationDescription(op: Json, method: string, path: string): string {
   return (text ?? `${method.toUpperCase()} ${path}`).trim().slice(0, 1000);
 }
 
-/** One operation as an Operation, or Unsupported saying why not. */
-function buildOperation(doc: Json, ajv: Ajv, path: string, method: string, op: Json, shared: unknown[]): Operation {
+/**
+ * The check of an operation's arguments against `schema`, its validator compiled on the first call
+ * (compiling is synchronous work on the event loop that grows with the schema: a run pays it only
+ * for an operation the model calls, and once per cached document).
+ */
+function lazyCheck(schema: Json, newAjv: () => Ajv): Operation['check'] {
+  let validate: ValidateFunction | undefined;
+  return (args) => {
+    if (validate === undefined) {
+      try {
+        validate = newAjv().compile(validationCopy(schema) as Json);
+      } catch (error) {
+        throw new ToolError(`the operation's schema is not valid JSON Schema (${(error as Error).message.slice(0, 120)})`);
+      }
+    }
+    if (validate(args)) return [];
+    return (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` ("${String(e.params.additionalProperty).slice(0, 40)}")` : ''}`);
+  };
+}
+
+/** One operation as an Operation, or Unsupported saying why not; its schemas are counted against `budget`. */
+function buildOperation(doc: Json, budget: SchemaBudget, newAjv: () => Ajv, path: string, method: string, op: Json, shared: unknown[]): Operation {
   const operationId = typeof op.operationId === 'string' && op.operationId.trim() !== '' ? op.operationId : `${method}_${path}`;
-  const budget = { nodes: 0 };
+  budget.startOperation(operationId);
   const byKey = new Map<string, Json>();
   for (const raw of [...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
     const param = deref(doc, raw);
@@ -199,17 +347,19 @@ function buildOperation(doc: Json, ajv: Ajv, path: string, method: string, op: J
       continue;
     }
     if (where !== 'path' && where !== 'query' && where !== 'header') throw new Unsupported(`parameter "${name}" is in "${where.slice(0, 20)}"`);
-    if (name in properties) throw new Unsupported(`it has two parameters named "${name}"`);
+    if (Object.hasOwn(properties, name)) throw new Unsupported(`it has two parameters named "${name}"`);
     const content = isObject(param.content) ? Object.values(param.content).find(isObject) : undefined;
-    const schema = cleanSchema(doc, param.schema ?? content?.schema ?? {}, [], budget) as Json;
+    budget.text += name.length;
+    const schema = cleanSchema(doc, param.schema ?? content?.schema ?? {}, new Set(), 1, budget) as Json;
     if (typeof param.description === 'string' && schema.description === undefined) schema.description = param.description.slice(0, 500);
     properties[name] = schema;
     const isRequired = where === 'path' || param.required === true;
     if (isRequired) required.push(name);
     parameters.push({ name, in: where, required: isRequired });
   }
+  const pathParameters = new Set(parameters.filter((p) => p.in === 'path').map((p) => p.name));
   for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
-    if (!parameters.some((p) => p.in === 'path' && p.name === name)) throw new Unsupported(`its path variable "${name}" is not declared`);
+    if (!pathParameters.has(name)) throw new Unsupported(`its path variable "${name}" is not declared`);
   }
   let bodyField: string | undefined;
   const body = deref(doc, op.requestBody);
@@ -218,33 +368,34 @@ function buildOperation(doc: Json, ajv: Ajv, path: string, method: string, op: J
     if (jsonType === undefined) {
       if (body.required === true) throw new Unsupported(`its request body is not JSON (${Object.keys(body.content).join(', ').slice(0, 80)})`);
     } else {
-      bodyField = 'body' in properties ? 'requestBody' : 'body';
-      if (bodyField in properties) throw new Unsupported('it has parameters named both "body" and "requestBody"');
+      bodyField = Object.hasOwn(properties, 'body') ? 'requestBody' : 'body';
+      if (Object.hasOwn(properties, bodyField)) throw new Unsupported('it has parameters named both "body" and "requestBody"');
       const media = body.content[jsonType];
-      const schema = cleanSchema(doc, isObject(media) ? (media.schema ?? {}) : {}, [], budget) as Json;
+      const schema = cleanSchema(doc, isObject(media) ? (media.schema ?? {}) : {}, new Set(), 1, budget) as Json;
       if (typeof body.description === 'string' && schema.description === undefined) schema.description = body.description.slice(0, 500);
       properties[bodyField] = schema;
       if (body.required === true) required.push(bodyField);
     }
   }
   const schema: Json = { type: 'object', properties, required, additionalProperties: false };
-  let validate: ValidateFunction;
-  try {
-    validate = ajv.compile(validationCopy(schema) as Json);
-  } catch (error) {
-    throw new Unsupported(`its schema is not valid JSON Schema (${(error as Error).message.slice(0, 120)})`);
-  }
-  return { operationId, method, path, description: operationDescription(op, method, path), parameters, bodyField, schema, validate };
+  return { operationId, method, path, description: operationDescription(op, method, path), parameters, bodyField, schema, check: lazyCheck(schema, newAjv) };
 }
 
-/** Reads a parsed document: its server and its first 32 supported operations; throws Unsupported for a document that cannot be used at all. */
-function readOpenApiDocument(doc: Json, specUrl: URL | null, libs: Libraries): OpenApiService {
+/**
+ * Reads a parsed document: its server and its first 32 supported operations; throws Unsupported for
+ * a document that cannot be used at all. `strict` (a tool being saved): an operation over
+ * SCHEMA_LIMITS throws OverLimit instead of being skipped.
+ */
+function readOpenApiDocument(doc: Json, specUrl: URL | null, libs: Libraries, strict = false): OpenApiService {
   if (typeof doc.openapi !== 'string' || !doc.openapi.startsWith('3.')) {
     const what = typeof doc.swagger === 'string' ? `Swagger ${doc.swagger}` : 'not an OpenAPI document (no "openapi" field)';
     throw new Unsupported(`the spec is ${what}; only OpenAPI 3.x is supported`);
   }
   const server = serverOf(doc, specUrl);
-  const ajv = libs.newAjv();
+  // One validator instance per document, made when its first operation is called.
+  let ajv: Ajv | undefined;
+  const newAjv = () => (ajv ??= libs.newAjv());
+  const budget = new SchemaBudget();
   const operations: Operation[] = [];
   const warnings: string[] = [];
   let beyond = 0;
@@ -266,17 +417,29 @@ function readOpenApiDocument(doc: Json, specUrl: URL | null, libs: Libraries): O
         beyond += 1;
         continue;
       }
+      const id = typeof op.operationId === 'string' ? op.operationId : `${method.toUpperCase()} ${path}`;
       try {
-        operations.push(buildOperation(doc, ajv, path, method, op, shared));
+        operations.push(buildOperation(doc, budget, newAjv, path, method, op, shared));
       } catch (error) {
         if (!(error instanceof Unsupported)) throw error;
-        const id = typeof op.operationId === 'string' ? op.operationId : `${method.toUpperCase()} ${path}`;
+        if (error instanceof OverLimit && (strict || error.scope === 'document')) {
+          throw error.scope === 'document' ? error : new OverLimit(`operation ${id.slice(0, 100)}: ${error.message}`, 'operation');
+        }
         warnings.push(`operation ${id.slice(0, 100)} was skipped: ${error.message}`);
       }
     }
   }
   if (beyond > 0) warnings.push(`${beyond} operation(s) beyond the first ${MAX_OPERATIONS} were not offered`);
   return { server, operations, warnings };
+}
+
+const hasInlineSpec = (metadata: Json) => metadata.spec !== undefined && metadata.spec !== null && metadata.spec !== '';
+
+/** The document given inline as `metadata.spec`: an object, or JSON or YAML text. */
+function inlineDocument(spec: unknown, libs: Libraries): Json {
+  if (isObject(spec)) return checkDepth(spec);
+  if (typeof spec === 'string') return checkDepth(parseSpecText(spec, libs));
+  throw new Unsupported('metadata.spec must be the OpenAPI document, as an object or as JSON or YAML text');
 }
 
 /** The spec a tool's metadata names: `metadata.spec` (text or object) or the document at `metadata.url`. */
@@ -287,11 +450,7 @@ async function loadDocument(
   signal: AbortSignal,
   deadline: number,
 ): Promise<{ doc: Json; specUrl: URL | null }> {
-  if (metadata.spec !== undefined && metadata.spec !== null && metadata.spec !== '') {
-    if (isObject(metadata.spec)) return { doc: metadata.spec, specUrl: null };
-    if (typeof metadata.spec === 'string') return { doc: parseSpecText(metadata.spec, libs), specUrl: null };
-    throw new Unsupported('metadata.spec must be the OpenAPI document, as an object or as JSON or YAML text');
-  }
+  if (hasInlineSpec(metadata)) return { doc: inlineDocument(metadata.spec, libs), specUrl: null };
   if (typeof metadata.url !== 'string' || metadata.url === '') throw new Unsupported('metadata.url (where the OpenAPI spec is) or metadata.spec is missing');
   let specUrl: URL;
   try {
@@ -309,7 +468,7 @@ async function loadDocument(
     throw error;
   }
   if (answer.truncated) throw new Unsupported(`its spec is larger than ${SPEC_MAX_BYTES / 1024 / 1024} MiB`);
-  return { doc: parseSpecText(answer.text, libs), specUrl };
+  return { doc: checkDepth(parseSpecText(answer.text, libs)), specUrl };
 }
 
 const cache = new Map<string, { key: string; expires: number; service: OpenApiService }>();
@@ -327,6 +486,25 @@ export async function loadOpenApiService(tool: ToolRecord, http: ToolHttp, signa
   if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
   cache.set(tool.id, { key, expires: Date.now() + SPEC_CACHE_MS, service });
   return service;
+}
+
+/**
+ * Why a tool's inline `metadata.spec` cannot be saved, or undefined: a spec over SCHEMA_LIMITS is
+ * refused when the tool is created or changed, before any run pays for it. (A spec by URL is read
+ * at run time, where the same limits leave it or its operations out with a warning.)
+ */
+export async function inlineSpecProblem(metadata: Json): Promise<string | undefined> {
+  if (!hasInlineSpec(metadata)) return undefined;
+  const libs = await loadLibraries();
+  try {
+    readOpenApiDocument(inlineDocument(metadata.spec, libs), null, libs, true);
+  } catch (error) {
+    if (error instanceof OverLimit) return error.message;
+    // Anything else a spec may lack is said in the run's warnings, as for a spec by URL.
+    if (error instanceof Unsupported) return undefined;
+    throw error;
+  }
+  return undefined;
 }
 
 /** Forgets every cached spec (tests). */
@@ -392,10 +570,8 @@ export async function openApiTools(
     toolName: tool.name,
     async call(rawArgs, context) {
       const args = rawArgs === undefined || rawArgs === null ? {} : rawArgs;
-      if (!op.validate(args)) {
-        const errors = (op.validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` ("${String(e.params.additionalProperty).slice(0, 40)}")` : ''}`);
-        throw new ToolError(`invalid arguments: ${errors.join('; ')}`);
-      }
+      const problems = op.check(args);
+      if (problems.length > 0) throw new ToolError(`invalid arguments: ${problems.join('; ')}`);
       const request = requestFor(service, op, args as Json);
       const answer = await callHttp(
         { url: request.url, method: op.method.toUpperCase(), headers: { ...request.headers, ...headers.value }, json: request.json },

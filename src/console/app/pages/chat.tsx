@@ -3,6 +3,7 @@
 // and deleted; the prompt's variables are asked for; Stop aborts the request, which cancels the run.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, call, get, list, send, type Agent, type ChatMessage, type ChatSession, type Prompt, type Source } from '../api.js';
+import { runErrorText } from '../run-errors.js';
 import { readEvents } from '../sse.js';
 import { ConfirmButton, describeError, Empty, ErrorNotice, href, JsonText, Loading, PageTitle, TextField, Time } from '../ui.js';
 
@@ -27,22 +28,6 @@ interface Turn {
 }
 
 let turnKeys = 0;
-
-/** The words a user sees for a failed run. */
-function runErrorText(code: string | undefined, message: string): string {
-  switch (code) {
-    case 'upstream_timeout':
-      return `The model did not answer in time. ${message}`;
-    case 'upstream_error':
-      return `The model's server reported an error: ${message}`;
-    case 'max_steps':
-      return `The agent used too many steps without answering. ${message}`;
-    case 'rate_limited':
-      return `Too many runs at once. ${message}`;
-    default:
-      return message;
-  }
-}
 
 export function ChatPage({ id, sessionId: initialSession }: { id: string; sessionId?: string }) {
   const [agent, setAgent] = useState<Agent>();
@@ -156,7 +141,7 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
           update(key, (turn) => ({ ...turn, answer: payload.output ?? turn.answer, sources: payload.sources ?? turn.sources, warnings: payload.warnings ?? [], state: 'done' }));
         } else if (name === 'error') {
           ended = true;
-          update(key, (turn) => ({ ...turn, state: 'failed', error: runErrorText(payload.code, payload.message) }));
+          update(key, (turn) => ({ ...turn, state: 'failed', error: runErrorText({ code: payload.code, message: payload.message }) }));
         }
       }
       if (!ended) update(key, (turn) => ({ ...turn, state: 'failed', error: 'The answer stopped before it was complete.' }));
@@ -164,8 +149,8 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
       if ((failure as Error).name === 'AbortError') {
         update(key, (turn) => ({ ...turn, state: 'stopped', error: 'Stopped: the run was cancelled.' }));
       } else if (failure instanceof ApiError) {
-        const fields = failure.details.map((issue) => `${issue.path}: ${issue.message}`).join('; ');
-        update(key, (turn) => ({ ...turn, state: 'failed', error: runErrorText(failure.code, failure.status === 429 && failure.retryAfter ? `${failure.message} Try again in ${failure.retryAfter} s.` : failure.message) + (fields ? ` (${fields})` : '') }));
+        const said = runErrorText({ code: failure.code, message: failure.message, details: failure.details, retryAfter: failure.retryAfter });
+        update(key, (turn) => ({ ...turn, state: 'failed', error: said }));
       } else {
         update(key, (turn) => ({ ...turn, state: 'failed', error: describeError(failure) }));
       }
