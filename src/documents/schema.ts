@@ -115,7 +115,7 @@ export const SearchQuerySchema = v.object({
   q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(1000, 'must be at most 1000 characters')),
   documentId: v.optional(IdSchema),
   agentId: v.optional(IdSchema),
-  limit: limitSchema(100, 20),
+  limit: v.pipe(limitSchema(100, 20), v.description('How many hits to answer, best first: a whole number from 1 to 100 (default 20).')),
 });
 
 // ---- Answers ---------------------------------------------------------------------------------------
