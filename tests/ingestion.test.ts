@@ -254,7 +254,7 @@ describe('re-ingestion', () => {
 });
 
 describe('search', () => {
-  test("only the caller's documents; narrowed by documentId or by agentId through agent-document links", async () => {
+  test("only the caller's documents; narrowed by documentId or by agentId (its links and its own documentId)", async () => {
     routes.set('/lemur.txt', send('text/plain', 'Lemurs live on Madagascar.'));
     const first = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
     const second = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
@@ -265,6 +265,11 @@ describe('search', () => {
     assert.deepEqual(await search('lemurs', `&agentId=${agent.id}`), []);
     await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: first.id } });
     assert.deepEqual((await search('lemurs', `&agentId=${agent.id}`)).map((hit) => hit.documentId), [first.id]);
+    // The agent's own documentId counts as well, as it does for its runs.
+    const owning = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'b', type: 'REACT', llm: { model: 'm', provider: 'p' }, documentId: second.id } })).body.data;
+    assert.deepEqual((await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId), [second.id]);
+    await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: owning.id, documentId: first.id } });
+    assert.deepEqual((await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId).sort(), [first.id, second.id].sort());
 
     const stranger = await service.signUp();
     assert.deepEqual(await search('lemurs', '', stranger.token), []);

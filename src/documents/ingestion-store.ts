@@ -119,7 +119,8 @@ export function createIngestionStore(db: Db) {
       WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
         AND (@documentId IS NULL OR c.document_id = @documentId)
         AND (@agentId IS NULL OR c.document_id IN
-              (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId))`,
+              (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
+               UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL))`,
   ).raw();
   // One hit's snippet. The chunk is named twice: by the index's rowid, bound as a BigInt (a JS
   // number is bound as a REAL, and FTS5 then ignores `rowid = ?` and reads every match), which makes
