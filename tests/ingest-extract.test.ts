@@ -27,6 +27,18 @@ describe('TXT', () => {
     const image = await rejection(extractText('TXT', utf8('GIF89a'), 'image/gif'));
     assert.equal(image.message, 'the text file is not text (the URL answered image/gif)');
   });
+
+  it('refuses a web page (served as HTML, or unlabelled and reading as HTML) and says to use type URL', async () => {
+    const page = '<!-- built --><html><body><script>track()</script><p>Hi</p></body></html>';
+    for (const [type, contentType] of [['TXT', 'text/html'], ['CSV', 'application/xhtml+xml; charset=utf-8'], ['TXT', null], ['CSV', 'application/octet-stream']] as const) {
+      const refused = await rejection(extractText(type, utf8(page), contentType));
+      assert.equal(refused.message, 'the URL answered a web page (HTML); use the document type URL', `${type} as ${contentType}`);
+    }
+    // Text the server calls text stays text, markup and all; text that does not begin like a page too.
+    assert.equal((await extractText('TXT', utf8(page), 'text/plain')).text, page);
+    assert.equal((await extractText('TXT', utf8('a < b and <p> is a tag'), null)).text, 'a < b and <p> is a tag');
+    assert.equal((await extractText('CSV', utf8('tag,meaning\n<p>,paragraph\n'), 'text/csv')).text, 'tag: <p>\nmeaning: paragraph');
+  });
 });
 
 describe('CSV', () => {
@@ -117,6 +129,18 @@ describe('URL (HTML)', () => {
     assert.equal(pdf.message, 'the URL answered a PDF, not a web page; give the document type PDF');
     const image = await rejection(extractText('URL', Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'image/png'));
     assert.equal(image.message, 'the URL answered image/png, not a web page');
+  });
+
+  it('tells a page from text in linear time, however many comments it begins with', async () => {
+    // Comments with no tag after them: a backtracking sniff took time exponential in their number.
+    const comments = '<!---->'.repeat(27);
+    let started = performance.now();
+    assert.equal((await extractText('URL', utf8(`${comments}plain words`), null)).text, `${comments}plain words`);
+    assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
+    started = performance.now();
+    assert.equal((await extractText('TXT', utf8(`${'<!-- -->'.repeat(200_000)}x`), null)).text.length, 8 * 200_000 + 1);
+    await rejection(extractText('TXT', utf8(`${comments}<html><p>page</p></html>`), null));
+    assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
   });
 
   it('parses HTML without a content type and survives broken markup', async () => {

@@ -204,6 +204,27 @@ describe('failures end as failed with a reason', () => {
     assert.equal(service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id), 0);
   });
 
+  test('a web page given as TXT or CSV fails saying to use type URL; text served as text/plain stays text', async () => {
+    const page = '<!DOCTYPE html><html><head><script>var trackingscriptword = 1;</script></head><body><p>Ibis notes</p></body></html>';
+    routes.set('/page-as-text', send('text/html; charset=utf-8', page));
+    routes.set('/page-unlabelled', send('application/octet-stream', `\n  ${page}`));
+    for (const [type, path] of [['TXT', '/page-as-text'], ['CSV', '/page-as-text'], ['TXT', '/page-unlabelled'], ['CSV', '/page-unlabelled']]) {
+      const document = await ingest({ type, url: `${origin}${path}` });
+      assert.equal(document.status, 'failed', `${type} ${path}`);
+      assert.equal(document.error, 'the URL answered a web page (HTML); use the document type URL', `${type} ${path}`);
+    }
+    assert.deepEqual(await search('trackingscriptword'), [], 'nothing of the page was stored');
+    // Served as plain text (the raw source of a page, say), HTML is taken as the text it is.
+    routes.set('/page-source.txt', send('text/plain', page));
+    const source = await ingest({ type: 'TXT', url: `${origin}/page-source.txt` });
+    assert.equal(source.status, 'ready', source.error);
+    // The same page as type URL is read as a web page, without its script.
+    const asUrl = await ingest({ type: 'URL', url: `${origin}/page-as-text` });
+    assert.equal(asUrl.status, 'ready', asUrl.error);
+    const [chunk] = (await service.request('GET', `/api/v1/documents/${asUrl.id}/chunks`, { token })).body.data;
+    assert.equal(chunk.content, 'Ibis notes');
+  });
+
   test('with INGEST_ALLOW_PRIVATE_NETWORKS off, a loopback URL is refused (SSRF)', async () => {
     const guarded = await startService({ ingestion: { ...ingesting, allowPrivateNetworks: false } });
     const user = await guarded.signUp();

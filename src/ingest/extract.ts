@@ -134,10 +134,26 @@ function refuseBinary(bytes: Uint8Array, contentType: string | null, what: strin
   }
 }
 
-/** Plain text of a TXT or CSV body: refused when it is binary; newlines normalised. */
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+/**
+ * Refuses a web page given as TXT or CSV (its scripts and markup would be indexed as text): one
+ * the server calls HTML, or one that reads as HTML when the server does not call it text. A page
+ * served as text/plain (the raw source of a page, say) is the text it says it is.
+ */
+function refuseHtml(text: string, contentType: string | null): void {
+  const type = mediaType(contentType);
+  if (HTML_TYPES.has(type) || (!type.startsWith('text/') && looksLikeHtml(text))) {
+    throw new IngestError('unsupported', 'the URL answered a web page (HTML); use the document type URL');
+  }
+}
+
+/** Plain text of a TXT or CSV body: refused when it is binary or a web page; newlines normalised. */
 function decodeText(bytes: Uint8Array, contentType: string | null, what: string): string {
   refuseBinary(bytes, contentType, what);
-  return normaliseNewlines(decode(bytes, charsetOf(contentType)));
+  const text = decode(bytes, charsetOf(contentType));
+  refuseHtml(text, contentType);
+  return normaliseNewlines(text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -293,6 +309,29 @@ function sniffHtmlCharset(bytes: Uint8Array): string | undefined {
   return match?.[1].toLowerCase();
 }
 
+const SPACE = /\s*/y;
+const HTML_START = /<(!doctype\s+html|html|head|body|meta|title|div|p|h[1-6]|main|article)\b/iy;
+
+/**
+ * Whether `text` begins, after white space and comments, with a tag a web page begins with. Read
+ * in linear time: each comment is skipped with one indexOf (a backtracking regular expression over
+ * repeated comments took time exponential in their number).
+ */
+function looksLikeHtml(text: string): boolean {
+  let at = 0;
+  for (;;) {
+    SPACE.lastIndex = at;
+    SPACE.test(text);
+    at = SPACE.lastIndex;
+    if (!text.startsWith('<!--', at)) break;
+    const end = text.indexOf('-->', at + 4);
+    if (end === -1) return false;
+    at = end + 3;
+  }
+  HTML_START.lastIndex = at;
+  return HTML_START.test(text);
+}
+
 async function webPageToText(bytes: Uint8Array, contentType: string | null): Promise<string> {
   const type = mediaType(contentType);
   if (startsWithPdf(bytes) || type === 'application/pdf') {
@@ -301,8 +340,7 @@ async function webPageToText(bytes: Uint8Array, contentType: string | null): Pro
   if (BINARY_TYPES.test(type)) throw new IngestError('unsupported', `the URL answered ${type}, not a web page`);
   const charset = charsetOf(contentType) ?? sniffHtmlCharset(bytes);
   const text = decode(bytes, charset);
-  const looksLikeHtml = /^\s*(<!--[\s\S]*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title|div|p|h[1-6]|main|article)\b/i.test(text);
-  if (looksLikeHtml || type.includes('html') || type === 'text/xml' || type === 'application/xml') return htmlToText(text);
+  if (looksLikeHtml(text) || type.includes('html') || type === 'text/xml' || type === 'application/xml') return htmlToText(text);
   // Not a web page but text all the same (text/plain, JSON, …): taken as is.
   refuseBinary(bytes, null, "the URL's answer");
   return normaliseNewlines(text).trim();
