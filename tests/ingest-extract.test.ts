@@ -258,3 +258,31 @@ Goodbye.
     assert.equal(text.message, 'transcripts must be given as WebVTT or SRT captions');
   });
 });
+
+describe('hostile shapes are read in linear time', () => {
+  /** Runs `work` and checks it took under a second (the quadratic code took 4-70 s for each). */
+  async function quick<T>(what: string, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await work();
+    const ms = performance.now() - started;
+    assert.ok(ms < 1000, `${what}: ${Math.round(ms)} ms`);
+    return result;
+  }
+
+  it('a page of 20,000 table cells, of 40,000 line breaks, and a <pre> of 50,000 spaces', async () => {
+    const cells = await quick('cells', () => htmlToText(`<table><tr>${'<td>a</td>'.repeat(20_000)}</tr></table>`));
+    assert.equal(cells, Array(20_000).fill('a').join(' | '));
+    const breaks = await quick('breaks', () => htmlToText(`<p>${'a <br>'.repeat(40_000)}</p>`));
+    assert.equal(breaks, Array(40_000).fill('a').join('\n'));
+    const pre = await quick('pre', () => htmlToText(`<pre>a${' '.repeat(50_000)}b</pre>`));
+    assert.equal(pre, `a${' '.repeat(50_000)}b`);
+  });
+
+  it("captions with a 200,000-character line of '<' or '{\\', or 50,000 leading spaces", async () => {
+    const cue = (text: string) => utf8(`WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n${text}\n`);
+    assert.equal((await quick('<', () => extractText('VIDEO', cue('<'.repeat(200_000)), 'text/vtt'))).text, '<'.repeat(200_000));
+    assert.equal((await quick('{\\', () => extractText('VIDEO', cue('{\\'.repeat(100_000)), 'text/vtt'))).text, '{\\'.repeat(100_000));
+    const spaces = await rejection(quick('spaces', () => extractText('VIDEO', utf8(' '.repeat(50_000)), 'text/plain')));
+    assert.equal(spaces.message, 'transcripts must be given as WebVTT or SRT captions');
+  });
+});
