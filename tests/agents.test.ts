@@ -449,3 +449,70 @@ describe('DELETE /agents/{agentId}', () => {
     assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data.map((agent: Json) => agent.id), [keep.id]);
   });
 });
+
+describe("an agent's `document`: the one set on it, else its first linked document", () => {
+  /** The agent as get, list and the link's nested agent show it: [documentId, document.id]. */
+  async function shown(token: string, agentId: string): Promise<[string | null, string | null]> {
+    const one = await request('GET', `/api/v1/agents/${agentId}`, { token });
+    assert.equal(one.status, 200, JSON.stringify(one.body));
+    const listed = (await request('GET', '/api/v1/agents', { token })).body.data.find((agent: Json) => agent.id === agentId);
+    assert.deepEqual(listed, one.body.data, 'the list shows the agent as get does');
+    const { documentId, document } = one.body.data;
+    assert.equal(document.id ?? null, documentId, 'document is the one documentId names, or {}');
+    if (documentId === null) assert.deepEqual(document, {});
+    return [documentId, document.id ?? null];
+  }
+  const link = async (token: string, agentId: string, documentId: string, path = '/api/v1/agent-documents') => {
+    const reply = await request('POST', path, { token, body: { agentId, documentId } });
+    assert.equal(reply.status, 201, JSON.stringify(reply.body));
+    return reply.body.data;
+  };
+
+  test('linked through POST /agent-documents (or the link form of POST /agents), the agent shows the document', async () => {
+    const { token } = await service.signUp();
+    const agent = await create(token, '/agents', agentBody());
+    const first = await createDocument(token);
+    const second = await createDocument(token);
+    assert.deepEqual(await shown(token, agent.id), [null, null]);
+    const firstLink = await link(token, agent.id, first.id);
+    assert.equal(firstLink.agent.documentId, first.id, "the link's agent shows it too");
+    assert.deepEqual(await shown(token, agent.id), [first.id, first.id]);
+    // A second link leaves the first shown; the link form of POST /agents links the same way.
+    const secondLink = await link(token, agent.id, second.id, '/api/v1/agents');
+    assert.equal(secondLink.agent.documentId, first.id);
+    assert.deepEqual(await shown(token, agent.id), [first.id, first.id]);
+    // Unlinking the first shows the next; unlinking every one shows none.
+    assert.equal((await request('DELETE', `/api/v1/agent-documents/${firstLink.id}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [second.id, second.id]);
+    assert.equal((await request('DELETE', `/api/v1/agent-documents/${secondLink.id}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [null, null]);
+  });
+
+  test('a document set on the agent wins over its links; cleared or deleted, the first link shows', async () => {
+    const { token } = await service.signUp();
+    const own = await createDocument(token);
+    const linked = await createDocument(token);
+    const agent = await create(token, '/agents', agentBody({ documentId: own.id }));
+    await link(token, agent.id, linked.id);
+    assert.deepEqual(await shown(token, agent.id), [own.id, own.id]);
+    // A PATCH of something else keeps the agent's own document (the linked one is not copied into it).
+    const renamed = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { name: 'Renamed' } });
+    assert.equal(renamed.body.data.documentId, own.id);
+    // Cleared by PATCH: the linked document shows, and a PATCH after that does not make it the agent's own.
+    const cleared = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { documentId: null } });
+    assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+    assert.equal(cleared.body.data.documentId, linked.id);
+    assert.deepEqual(await shown(token, agent.id), [linked.id, linked.id]);
+    await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { name: 'Again' } });
+    const linkId = (await request('GET', `/api/v1/agent-documents?agentId=${agent.id}`, { token })).body.data[0].id;
+    assert.equal((await request('DELETE', `/api/v1/agent-documents/${linkId}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [null, null], 'the link was the only document: none is left');
+    // Set again, then the document deleted: the agent falls back to its links (here: none).
+    await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { documentId: own.id } });
+    await link(token, agent.id, linked.id);
+    assert.equal((await request('DELETE', `/api/v1/documents/${own.id}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [linked.id, linked.id]);
+    assert.equal((await request('DELETE', `/api/v1/documents/${linked.id}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [null, null]);
+  });
+});

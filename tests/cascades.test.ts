@@ -54,7 +54,7 @@ describe('deleting an agent', () => {
 });
 
 describe('deleting a document', () => {
-  test('removes its links and sets documentId back to null (document {}) on agents that used it', async () => {
+  test("removes its links and clears it on agents that used it: they show their linked document, or none", async () => {
     const { token } = await service.signUp();
     const doomed = await createDocument(token);
     const kept = await createDocument(token);
@@ -66,19 +66,25 @@ describe('deleting a document', () => {
 
     await remove(token, `/documents/${doomed.id}`);
 
+    // The agent's own document is gone: it shows the document it is still linked to.
     const agentAfter = await get(token, `/agents/${user.id}`);
-    assert.equal(agentAfter.documentId, null);
-    assert.deepEqual(agentAfter.document, {});
+    assert.equal(agentAfter.documentId, kept.id);
+    assert.equal(agentAfter.document.id, kept.id);
     const otherAfter = await get(token, `/agents/${other.id}`);
     assert.equal(otherAfter.documentId, kept.id, 'an agent using another document keeps it');
     assert.equal(otherAfter.document.id, kept.id);
     const listed = (await get(token, '/agents')).find((agent: Json) => agent.id === user.id);
-    assert.equal(listed.documentId, null);
-    assert.deepEqual(listed.document, {});
+    assert.equal(listed.documentId, kept.id);
 
     assert.deepEqual(await listIds(token, '/agent-documents'), [keptLink.id]);
     assertNotFound(await request('GET', `/api/v1/agent-documents/${doomedLink.id}`, { token }));
     assert.deepEqual(await listIds(token, '/agents'), [user.id, other.id], 'the agents stay');
+
+    // With no link left either, it shows none.
+    await remove(token, `/agent-documents/${keptLink.id}`);
+    const bare = await get(token, `/agents/${user.id}`);
+    assert.equal(bare.documentId, null);
+    assert.deepEqual(bare.document, {});
   });
 });
 

@@ -27,6 +27,18 @@ describe('TXT', () => {
     const image = await rejection(extractText('TXT', utf8('GIF89a'), 'image/gif'));
     assert.equal(image.message, 'the text file is not text (the URL answered image/gif)');
   });
+
+  it('refuses a web page (served as HTML, or unlabelled and reading as HTML) and says to use type URL', async () => {
+    const page = '<!-- built --><html><body><script>track()</script><p>Hi</p></body></html>';
+    for (const [type, contentType] of [['TXT', 'text/html'], ['CSV', 'application/xhtml+xml; charset=utf-8'], ['TXT', null], ['CSV', 'application/octet-stream']] as const) {
+      const refused = await rejection(extractText(type, utf8(page), contentType));
+      assert.equal(refused.message, 'the URL answered a web page (HTML); use the document type URL', `${type} as ${contentType}`);
+    }
+    // Text the server calls text stays text, markup and all; text that does not begin like a page too.
+    assert.equal((await extractText('TXT', utf8(page), 'text/plain')).text, page);
+    assert.equal((await extractText('TXT', utf8('a < b and <p> is a tag'), null)).text, 'a < b and <p> is a tag');
+    assert.equal((await extractText('CSV', utf8('tag,meaning\n<p>,paragraph\n'), 'text/csv')).text, 'tag: <p>\nmeaning: paragraph');
+  });
 });
 
 describe('CSV', () => {
@@ -117,6 +129,18 @@ describe('URL (HTML)', () => {
     assert.equal(pdf.message, 'the URL answered a PDF, not a web page; give the document type PDF');
     const image = await rejection(extractText('URL', Buffer.from([0x89, 0x50, 0x4e, 0x47]), 'image/png'));
     assert.equal(image.message, 'the URL answered image/png, not a web page');
+  });
+
+  it('tells a page from text in linear time, however many comments it begins with', async () => {
+    // Comments with no tag after them: a backtracking sniff took time exponential in their number.
+    const comments = '<!---->'.repeat(27);
+    let started = performance.now();
+    assert.equal((await extractText('URL', utf8(`${comments}plain words`), null)).text, `${comments}plain words`);
+    assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
+    started = performance.now();
+    assert.equal((await extractText('TXT', utf8(`${'<!-- -->'.repeat(200_000)}x`), null)).text.length, 8 * 200_000 + 1);
+    await rejection(extractText('TXT', utf8(`${comments}<html><p>page</p></html>`), null));
+    assert.ok(performance.now() - started < 1000, `${Math.round(performance.now() - started)} ms`);
   });
 
   it('parses HTML without a content type and survives broken markup', async () => {
@@ -232,5 +256,33 @@ Goodbye.
     assert.equal(page.message, 'transcripts must be given as WebVTT or SRT captions; the URL answered text/html');
     const text = await rejection(extractText('VIDEO', utf8('just a transcript without timings'), 'text/plain'));
     assert.equal(text.message, 'transcripts must be given as WebVTT or SRT captions');
+  });
+});
+
+describe('hostile shapes are read in linear time', () => {
+  /** Runs `work` and checks it took under a second (the quadratic code took 4-70 s for each). */
+  async function quick<T>(what: string, work: () => Promise<T>): Promise<T> {
+    const started = performance.now();
+    const result = await work();
+    const ms = performance.now() - started;
+    assert.ok(ms < 1000, `${what}: ${Math.round(ms)} ms`);
+    return result;
+  }
+
+  it('a page of 20,000 table cells, of 40,000 line breaks, and a <pre> of 50,000 spaces', async () => {
+    const cells = await quick('cells', () => htmlToText(`<table><tr>${'<td>a</td>'.repeat(20_000)}</tr></table>`));
+    assert.equal(cells, Array(20_000).fill('a').join(' | '));
+    const breaks = await quick('breaks', () => htmlToText(`<p>${'a <br>'.repeat(40_000)}</p>`));
+    assert.equal(breaks, Array(40_000).fill('a').join('\n'));
+    const pre = await quick('pre', () => htmlToText(`<pre>a${' '.repeat(50_000)}b</pre>`));
+    assert.equal(pre, `a${' '.repeat(50_000)}b`);
+  });
+
+  it("captions with a 200,000-character line of '<' or '{\\', or 50,000 leading spaces", async () => {
+    const cue = (text: string) => utf8(`WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n${text}\n`);
+    assert.equal((await quick('<', () => extractText('VIDEO', cue('<'.repeat(200_000)), 'text/vtt'))).text, '<'.repeat(200_000));
+    assert.equal((await quick('{\\', () => extractText('VIDEO', cue('{\\'.repeat(100_000)), 'text/vtt'))).text, '{\\'.repeat(100_000));
+    const spaces = await rejection(quick('spaces', () => extractText('VIDEO', utf8(' '.repeat(50_000)), 'text/plain')));
+    assert.equal(spaces.message, 'transcripts must be given as WebVTT or SRT captions');
   });
 });

@@ -204,6 +204,27 @@ describe('failures end as failed with a reason', () => {
     assert.equal(service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id), 0);
   });
 
+  test('a web page given as TXT or CSV fails saying to use type URL; text served as text/plain stays text', async () => {
+    const page = '<!DOCTYPE html><html><head><script>var trackingscriptword = 1;</script></head><body><p>Ibis notes</p></body></html>';
+    routes.set('/page-as-text', send('text/html; charset=utf-8', page));
+    routes.set('/page-unlabelled', send('application/octet-stream', `\n  ${page}`));
+    for (const [type, path] of [['TXT', '/page-as-text'], ['CSV', '/page-as-text'], ['TXT', '/page-unlabelled'], ['CSV', '/page-unlabelled']]) {
+      const document = await ingest({ type, url: `${origin}${path}` });
+      assert.equal(document.status, 'failed', `${type} ${path}`);
+      assert.equal(document.error, 'the URL answered a web page (HTML); use the document type URL', `${type} ${path}`);
+    }
+    assert.deepEqual(await search('trackingscriptword'), [], 'nothing of the page was stored');
+    // Served as plain text (the raw source of a page, say), HTML is taken as the text it is.
+    routes.set('/page-source.txt', send('text/plain', page));
+    const source = await ingest({ type: 'TXT', url: `${origin}/page-source.txt` });
+    assert.equal(source.status, 'ready', source.error);
+    // The same page as type URL is read as a web page, without its script.
+    const asUrl = await ingest({ type: 'URL', url: `${origin}/page-as-text` });
+    assert.equal(asUrl.status, 'ready', asUrl.error);
+    const [chunk] = (await service.request('GET', `/api/v1/documents/${asUrl.id}/chunks`, { token })).body.data;
+    assert.equal(chunk.content, 'Ibis notes');
+  });
+
   test('with INGEST_ALLOW_PRIVATE_NETWORKS off, a loopback URL is refused (SSRF)', async () => {
     const guarded = await startService({ ingestion: { ...ingesting, allowPrivateNetworks: false } });
     const user = await guarded.signUp();
@@ -254,7 +275,7 @@ describe('re-ingestion', () => {
 });
 
 describe('search', () => {
-  test("only the caller's documents; narrowed by documentId or by agentId through agent-document links", async () => {
+  test("only the caller's documents; narrowed by documentId or by agentId (its links and its own documentId)", async () => {
     routes.set('/lemur.txt', send('text/plain', 'Lemurs live on Madagascar.'));
     const first = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
     const second = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
@@ -265,6 +286,11 @@ describe('search', () => {
     assert.deepEqual(await search('lemurs', `&agentId=${agent.id}`), []);
     await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: first.id } });
     assert.deepEqual((await search('lemurs', `&agentId=${agent.id}`)).map((hit) => hit.documentId), [first.id]);
+    // The agent's own documentId counts as well, as it does for its runs.
+    const owning = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'b', type: 'REACT', llm: { model: 'm', provider: 'p' }, documentId: second.id } })).body.data;
+    assert.deepEqual((await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId), [second.id]);
+    await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: owning.id, documentId: first.id } });
+    assert.deepEqual((await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId).sort(), [first.id, second.id].sort());
 
     const stranger = await service.signUp();
     assert.deepEqual(await search('lemurs', '', stranger.token), []);

@@ -289,3 +289,36 @@ describe('agent tools', () => {
     assert.deepEqual(ids(await request('GET', '/api/v1/agent-tools', { token: stranger.token })), []);
   });
 });
+
+describe("the original API's `expand` on the link lists", () => {
+  test('GET /agent-documents?expand=true and /agent-tools?expand=true, as its v0 SDK sends them, answer every link with its document or tool', async () => {
+    const { token, user } = await service.signUp();
+    const agent = await createAgent(token);
+    const documents = [await createDocument(token), await createDocument(token)];
+    const tools = [await createTool(token), await createTool(token)];
+    for (const document of documents) await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
+    for (const tool of tools) await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    for (const expand of ['true', 'false', 'True', '1']) {
+      const linkedDocuments = await request('GET', `/api/v1/agent-documents?expand=${expand}`, { token });
+      assert.deepEqual(ids(linkedDocuments).length, documents.length, `expand=${expand}`);
+      linkedDocuments.body.data.forEach((link: Json, i: number) => assertAgentDocument(link, user.id, agent, documents[i]));
+      const linkedTools = await request('GET', `/api/v1/agent-tools?expand=${expand}`, { token });
+      assert.deepEqual(ids(linkedTools).length, tools.length, `expand=${expand}`);
+      linkedTools.body.data.forEach((link: Json, i: number) => assertAgentTool(link, user.id, agent, tools[i]));
+    }
+    // With the other parameters too.
+    const filtered = await request('GET', `/api/v1/agent-documents?expand=true&agentId=${agent.id}&limit=1`, { token });
+    assert.equal(ids(filtered).length, 1);
+  });
+
+  test('a bad `expand` is a 422 naming it, and other unknown parameters stay refused', async () => {
+    const { token } = await service.signUp();
+    for (const path of ['/api/v1/agent-documents', '/api/v1/agent-tools']) {
+      assertNamesField(await request('GET', `${path}?expand=maybe`, { token }), 'expand');
+      assertNamesField(await request('GET', `${path}?expand=true&expand=false`, { token }), 'expand');
+      assertNamesField(await request('GET', `${path}?expand=true&include=all`, { token }), 'query.include');
+    }
+    // Lists the original API had no `expand` on keep refusing it.
+    assertNamesField(await request('GET', '/api/v1/agents?expand=true', { token }), 'query.expand');
+  });
+});

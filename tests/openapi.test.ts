@@ -102,7 +102,11 @@ test('the document describes parameters, bodies, security and the error envelope
   );
   assert.ok(agents.get.responses['200'].headers.Link, 'lists document the Link header');
   const links = document.paths['/api/v1/agent-tools'].get.parameters.map((parameter: Json) => parameter.name);
-  assert.deepEqual(links, ['limit', 'after', 'agentId', 'toolId']);
+  assert.deepEqual(links, ['limit', 'after', 'agentId', 'toolId', 'expand']);
+  const expand = document.paths['/api/v1/agent-documents'].get.parameters.find((parameter: Json) => parameter.name === 'expand');
+  assert.match(expand.description, /changes nothing/);
+  const searchLimit = document.paths['/api/v1/documents/search'].get.parameters.find((parameter: Json) => parameter.name === 'limit');
+  assert.match(searchLimit.description, /1 to 100 \(default 20\)/);
   assert.deepEqual(
     document.paths['/api/v1/agent-documents/{id}'].get.parameters.map((parameter: Json) => [parameter.name, parameter.in, parameter.required]),
     [['id', 'path', true]],

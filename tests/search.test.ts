@@ -10,8 +10,13 @@ const texts: Record<string, string> = {
   '/otters.txt': 'The otters of the bay hold hands while they sleep.',
   '/herons.txt': 'Herons wade slowly through the shallow marsh.',
   '/other.txt': 'Otters and herons share the river with kingfishers.',
-  '/orchard.txt': ['kiwi fruit fruit', 'kiwi kiwi fruit', 'melon grape', 'plum pear', 'fig date', 'lime lemon'].join('\n\n'),
+  '/orchard.txt': ['kiwi fruit fruit', 'kiwi, kiwi, fruit', 'melon grape', 'plum pear', 'fig date', 'lime lemon'].join('\n\n'),
   '/market.txt': Array.from({ length: 40 }, (_, i) => `fruit stall ${i}`).join('\n\n'),
+  '/lake-1.txt': 'Grebes dive for minnows near the lakeshore reeds.',
+  '/lake-2.txt': 'A grebe carries its striped chicks on its back across the lake.',
+  '/lake-3.txt': 'Grebes dance on the water, heads shaking, every spring.',
+  '/lake-4.txt': 'Old ferry timetables and a grebe feather lie in the boathouse.',
+  '/many.txt': Array.from({ length: 30 }, (_, i) => `swift number ${i}`).join('\n\n'),
 };
 const fixture = createServer((request, response) => {
   const text = texts[request.url ?? ''];
@@ -94,11 +99,58 @@ test("the ranking counts the caller's own chunks only: other users' data changes
   const before = await search(carol.token, 'kiwi fruit');
   assert.equal(before.length, 2);
   assert.ok(before[0].score > before[1].score && before[1].score > 0, JSON.stringify(before));
-  // In Carol's chunks "fruit" and "kiwi" are equally rare, so the chunk with "fruit" twice (and shorter
-  // words) ranks first. Dave's forty chunks saying "fruit" make it common across all users: a
-  // ranking over everyone's chunks would now put "kiwi kiwi" first.
+  // In Carol's chunks "fruit" and "kiwi" are equally rare, so the chunk with "fruit" twice ranks first
+  // (it is shorter than "kiwi, kiwi, fruit"). Dave's forty chunks saying "fruit" make it common across
+  // all users: a ranking over everyone's chunks would now put "kiwi, kiwi" first.
   assert.match(before[0].snippet, /fruit<\/mark> <mark>fruit/);
   await ready(dave.token, 'Market', '/market.txt', splitter);
   const after = await search(carol.token, 'kiwi fruit');
   assert.deepEqual(after, before);
+});
+
+test("every hit's snippet comes from its own chunk, not the first hit's", async () => {
+  const erin = await service.signUp();
+  const paths = ['/lake-1.txt', '/lake-2.txt', '/lake-3.txt', '/lake-4.txt'];
+  const ids = new Map<string, string>();
+  for (const [i, path] of paths.entries()) ids.set(await ready(erin.token, `Lake ${i + 1}`, path), texts[path]);
+  const hits = await search(erin.token, 'grebes');
+  assert.deepEqual(hits.map((hit) => hit.documentId).sort(), [...ids.keys()].sort());
+  for (const hit of hits) {
+    const chunk = (await service.request('GET', `/api/v1/documents/${hit.documentId}/chunks`, { token: erin.token })).body.data
+      .find((candidate: { id: string }) => candidate.id === hit.chunkId);
+    assert.ok(chunk, `hit ${hit.chunkId} is a chunk of ${hit.documentId}`);
+    assert.equal(chunk.content, ids.get(hit.documentId));
+    // The snippet is the chunk's own text (each is short enough to be shown whole), the matches marked.
+    const text = hit.snippet.replace(/<\/?mark>/g, '');
+    assert.equal(text, chunk.content, `the snippet of ${hit.documentName}`);
+    assert.match(hit.snippet, /<mark>grebes?<\/mark>/i);
+  }
+  // Narrowed to one document, the snippet is still that document's.
+  for (const [id, content] of ids) {
+    const reply = await service.request('GET', `/api/v1/documents/search?q=grebe&documentId=${id}`, { token: erin.token });
+    assert.deepEqual(reply.body.data.map((hit: Hit) => hit.snippet.replace(/<\/?mark>/g, '')), [content]);
+  }
+});
+
+test('scores read as relevance from 0 to 1, best first; limit gives more than the first 20 hits', async () => {
+  const frank = await service.signUp();
+  await ready(frank.token, 'Swifts', '/many.txt', { chunk_size: 20, chunk_overlap: 0 });
+  await ready(frank.token, 'Swift notes', '/otters.txt');
+  const first = await search(frank.token, 'swift');
+  assert.equal(first.length, 20, 'twenty hits unless asked for more');
+  const reply = await service.request('GET', '/api/v1/documents/search?q=swift&limit=100', { token: frank.token });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  const all: Hit[] = reply.body.data;
+  assert.equal(all.length, 30);
+  for (const hit of all) {
+    assert.ok(hit.score > 0.1 && hit.score < 1, `score ${hit.score} reads as relevance`);
+    assert.equal(hit.snippet.replace(/<\/?mark>/g, ''), `swift number ${hit.position}`);
+  }
+  for (let i = 1; i < all.length; i++) assert.ok(all[i - 1].score >= all[i].score, 'best first');
+  const tooMany = await service.request('GET', '/api/v1/documents/search?q=swift&limit=101', { token: frank.token });
+  assert.equal(tooMany.status, 422, JSON.stringify(tooMany.body));
+  // A search of two words, one in every chunk, still scores what matches well higher.
+  const herons = await search(alice.token, 'herons wade');
+  assert.equal(herons.length, 1);
+  assert.ok(herons[0].score > 0.1 && herons[0].score < 1, `score ${herons[0].score}`);
 });

@@ -109,7 +109,10 @@ export const AgentBriefSchema = v.strictObject({
     v.description('null when hasMemory is false; else how many sessions and messages the agent remembers.'),
   ),
   promptId: v.nullable(Id),
-  documentId: v.nullable(Id),
+  documentId: v.pipe(
+    v.nullable(Id),
+    v.description("The agent's own document (set by create or PATCH), else its oldest agent-document link's, else null."),
+  ),
   description: v.nullable(v.string()),
   avatarUrl: v.pipe(v.nullable(v.string()), v.description('An http(s) URL of a picture of the agent.')),
   isListed: v.pipe(v.boolean(), v.description('Shown to every user in GET /agents/library (public fields only).')),
@@ -121,7 +124,7 @@ export type AgentBriefShape = v.InferOutput<typeof AgentBriefSchema>;
 /** An agent as create, get, list and update answer. */
 export const AgentSchema = v.strictObject({
   ...AgentBriefSchema.entries,
-  document: v.pipe(v.union([DocumentSchema, EmptyObject]), v.description('The document named by documentId, or {} when none.')),
+  document: v.pipe(v.union([DocumentSchema, EmptyObject]), v.description('The document documentId names, or {} when none.')),
   tags: v.array(TagSchema),
 });
 export type Agent = v.InferOutput<typeof AgentSchema>;

@@ -22,6 +22,7 @@ export interface AgentRow {
   hasApiKey: boolean;
   hasMemory: boolean;
   promptId: string | null;
+  /** The document the agent shows: its own, else its first linked one (see shownDocumentIdSql). */
   documentId: string | null;
   description: string | null;
   avatarUrl: string | null;
@@ -35,15 +36,24 @@ export interface AgentRow {
   tags: TagRow[];
 }
 
+/**
+ * SQL for the document the agent `alias` shows as `documentId`/`document`: the one set on the agent
+ * itself, else the document of its oldest agent-document link (null when it has neither). Both ways
+ * of giving an agent a document then show on it; a run reads all of them (runs/store.ts).
+ */
+const shownDocumentIdSql = (alias: string) =>
+  `coalesce(${alias}.document_id, (SELECT l.document_id FROM agent_documents l WHERE l.agent_id = ${alias}.id ORDER BY l.seq LIMIT 1))`;
+
 const AGENT_COLUMNS = `id, user_id AS userId, name, type, llm_model AS llmModel, llm_provider AS llmProvider,
-  llm_base_url AS llmBaseUrl, llm_api_key IS NOT NULL AS hasApiKey, has_memory AS hasMemory, prompt_id AS promptId, document_id AS documentId,
+  llm_base_url AS llmBaseUrl, llm_api_key IS NOT NULL AS hasApiKey, has_memory AS hasMemory, prompt_id AS promptId,
+  ${shownDocumentIdSql('agents')} AS documentId,
   description, avatar_url AS avatarUrl, is_listed AS isListed,
   (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = agents.id) AS memorySessions,
   (SELECT count(*) FROM agent_messages m WHERE m.agent_id = agents.id) AS memoryMessages,
   created_at AS createdAt, updated_at AS updatedAt`;
 
 const FULL_COLUMNS = `${AGENT_COLUMNS},
-  (SELECT ${documentJsonSql('d')} FROM documents d WHERE d.id = agents.document_id) AS document,
+  (SELECT ${documentJsonSql('d')} FROM documents d WHERE d.id = ${shownDocumentIdSql('agents')}) AS document,
   (SELECT json_group_array(json_object('id', t.id, 'userId', t.user_id, 'name', t.name, 'color', t.color,
             'createdAt', t.created_at, 'updatedAt', t.updated_at) ORDER BY at.position)
      FROM agent_tags at JOIN tags t ON t.id = at.tag_id WHERE at.agent_id = agents.id) AS tags`;
@@ -53,7 +63,7 @@ export const agentBriefJsonSql = (alias: string) =>
   `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
     'llmModel', ${alias}.llm_model, 'llmProvider', ${alias}.llm_provider, 'llmBaseUrl', ${alias}.llm_base_url,
     'hasApiKey', json(iif(${alias}.llm_api_key IS NULL, 'false', 'true')), 'hasMemory', json(iif(${alias}.has_memory, 'true', 'false')),
-    'promptId', ${alias}.prompt_id, 'documentId', ${alias}.document_id,
+    'promptId', ${alias}.prompt_id, 'documentId', ${shownDocumentIdSql(alias)},
     'description', ${alias}.description, 'avatarUrl', ${alias}.avatar_url, 'isListed', json(iif(${alias}.is_listed, 'true', 'false')),
     'memorySessions', (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${alias}.id),
     'memoryMessages', (SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${alias}.id),
@@ -127,6 +137,8 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
   const updateLlm = db.prepare(
     `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = ?, llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
   );
+  // The document set on the agent itself (documentId of create and PATCH), not the one it shows.
+  const selectOwnDocumentId = db.prepare(`SELECT document_id FROM agents WHERE id = ? AND user_id = ?`).pluck();
   const selectLlmSecrets = db.prepare(`SELECT llm_extra AS extra, llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
   const selectForRun = db.prepare(
     `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, llm_provider AS provider, llm_model AS model,
@@ -215,7 +227,7 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
       change.type ?? stored.type,
       (change.hasMemory ?? stored.hasMemory) ? 1 : 0,
       change.promptId === undefined ? stored.promptId : change.promptId,
-      change.documentId === undefined ? stored.documentId : change.documentId,
+      change.documentId === undefined ? selectOwnDocumentId.get(id, userId) : change.documentId,
       change.description === undefined ? stored.description : change.description,
       change.avatarUrl === undefined ? stored.avatarUrl : change.avatarUrl,
       (change.isListed ?? stored.isListed) ? 1 : 0,

@@ -69,7 +69,8 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     description:
       'Full-text search over the chunks of ready documents, ranked by BM25 over the caller\'s chunks. Every word of `q` must ' +
       'match, in any of its forms (words are compared by their stem: `otter` finds "Otters"); ' +
-      'punctuation and query syntax in `q` are ignored. Narrow it with `documentId` or `agentId` (its linked documents).',
+      'punctuation and query syntax in `q` are ignored. Narrow it with `documentId` or `agentId` (its own `documentId` and its linked documents). ' +
+      'The best 20 hits are answered; `limit` (1-100) asks for fewer or more.',
     tag,
     auth: true,
     query: SearchQuerySchema,
@@ -143,7 +144,10 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
         after: queueIfPending,
         description: 'Changing `type`, `url`, the page range, `splitter` or `authorization` ingests the document again.',
       },
-      delete: { answers: 'null', description: "Its agent-document links and chunks are deleted; agents' `documentId` becomes null." },
+      delete: {
+        answers: 'null',
+        description: "Its agent-document links and chunks are deleted; an agent that showed it shows its next linked document, or none.",
+      },
     }),
   ];
 }

@@ -115,7 +115,7 @@ export const SearchQuerySchema = v.object({
   q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(1000, 'must be at most 1000 characters')),
   documentId: v.optional(IdSchema),
   agentId: v.optional(IdSchema),
-  limit: limitSchema(100, 20),
+  limit: v.pipe(limitSchema(100, 20), v.description('How many hits to answer, best first: a whole number from 1 to 100 (default 20).')),
 });
 
 // ---- Answers ---------------------------------------------------------------------------------------
@@ -188,7 +188,13 @@ export const SearchHitSchema = v.strictObject({
   documentId: Id,
   documentName: v.pipe(v.string(), v.description("The document's name.")),
   position: Integer,
-  score: v.pipe(v.number(), v.description("BM25 relevance over the caller's own chunks: higher is better.")),
+  score: v.pipe(
+    v.number(),
+    v.description(
+      "Relevance from 0 to 1, higher is better: BM25 over the caller's own chunks divided by the most these words could " +
+        'score. A chunk of average length holding each word once scores about 0.45; repeated words and shorter chunks score higher.',
+    ),
+  ),
   snippet: v.pipe(v.string(), v.description('HTML: the text around the matches, escaped, with matches in <mark>…</mark>.')),
 });
 

@@ -31,19 +31,24 @@ const K1 = 1.2;
 const B = 0.75;
 
 /**
- * BM25 scores (higher is better) of chunks that match every word, computed over the searching
- * user's chunks only: how rare a word is counts within the user's own documents, so neither the
- * ranking nor its cost depends on what other users store. A word's frequency in a chunk counts the
- * words of the chunk that begin with it, case folded (at least 1: the index matched a form of it);
- * a chunk's length is its length in characters, against the average of the matching chunks.
+ * Relevance from 0 to 1 (higher is better) of chunks that match every word: BM25 over the searching
+ * user's chunks only, divided by the most BM25 could give these words (each word's weight times
+ * k1 + 1, reached only by a word repeated without end). So a score reads the same whatever the number
+ * of words or of chunks: a chunk of average length holding each word once scores about 0.45, more
+ * repetitions and shorter chunks score higher. How rare a word is counts within the user's own
+ * documents, so neither the ranking nor its cost depends on what other users store. A word's weight
+ * is Lucene's BM25 idf, log(1 + (N - n + 0.5) / (n + 0.5)): always positive, where FTS5's bm25()
+ * gives a word found in half the chunks or more a weight of 1e-6 (so a small collection scored
+ * every hit near 0). A word's frequency in a chunk counts the words of the chunk that begin with it,
+ * case folded (at least 1: the index matched a form of it); a chunk's length is its length in
+ * characters, against the average of the matching chunks.
  */
-export function bm25Scores(contents: string[], words: string[], stats: RankStats): number[] {
+export function relevanceScores(contents: string[], words: string[], stats: RankStats): number[] {
   if (contents.length === 0) return [];
   const lowered = words.map((word) => word.toLowerCase());
-  const idf = stats.matching.map((n) => {
-    const value = Math.log((stats.chunks - n + 0.5) / (n + 0.5));
-    return value > 0 ? value : 1e-6; // as FTS5 does: a word in most chunks still counts a little
-  });
+  const idf = stats.matching.map((n) => Math.log(1 + (stats.chunks - n + 0.5) / (n + 0.5)));
+  let best = 0;
+  for (const weight of idf) best += weight * (K1 + 1);
   let total = 0;
   for (const content of contents) total += content.length;
   const average = total / contents.length;
@@ -55,7 +60,7 @@ export function bm25Scores(contents: string[], words: string[], stats: RankStats
       const tf = Math.max(1, wordStarts(text, word));
       score += (idf[i] * tf * (K1 + 1)) / (tf + norm);
     });
-    return score;
+    return score / best;
   });
 }
 

@@ -134,10 +134,26 @@ function refuseBinary(bytes: Uint8Array, contentType: string | null, what: strin
   }
 }
 
-/** Plain text of a TXT or CSV body: refused when it is binary; newlines normalised. */
+const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
+
+/**
+ * Refuses a web page given as TXT or CSV (its scripts and markup would be indexed as text): one
+ * the server calls HTML, or one that reads as HTML when the server does not call it text. A page
+ * served as text/plain (the raw source of a page, say) is the text it says it is.
+ */
+function refuseHtml(text: string, contentType: string | null): void {
+  const type = mediaType(contentType);
+  if (HTML_TYPES.has(type) || (!type.startsWith('text/') && looksLikeHtml(text))) {
+    throw new IngestError('unsupported', 'the URL answered a web page (HTML); use the document type URL');
+  }
+}
+
+/** Plain text of a TXT or CSV body: refused when it is binary or a web page; newlines normalised. */
 function decodeText(bytes: Uint8Array, contentType: string | null, what: string): string {
   refuseBinary(bytes, contentType, what);
-  return normaliseNewlines(decode(bytes, charsetOf(contentType)));
+  const text = decode(bytes, charsetOf(contentType));
+  refuseHtml(text, contentType);
+  return normaliseNewlines(text);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -232,21 +248,45 @@ export async function htmlToText(html: string): Promise<string> {
   const { parseDocument } = await import('htmlparser2');
   const document = parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
   const paragraphs: string[] = [];
-  let line = ''; // the paragraph being built (inline text)
+  // The paragraph being built (inline text), as parts joined at its end. Nothing here re-reads the
+  // whole paragraph per node (a regular expression over it at every <br>, cell or text node made a
+  // page of 40,000 table cells take over a minute): only its last part is looked at.
+  let parts: string[] = [];
+  let hasText = false; // whether the paragraph holds more than white space
   let preDepth = 0;
 
+  const lastChar = () => (parts.length === 0 ? '' : parts[parts.length - 1].slice(-1));
+  /** Drops the spaces at the end of the paragraph (each character is dropped once at most). */
+  const trimTrailingSpaces = () => {
+    while (parts.length > 0) {
+      const last = parts[parts.length - 1].replace(/ +$/, '');
+      if (last !== '') {
+        parts[parts.length - 1] = last;
+        return;
+      }
+      parts.pop();
+    }
+  };
+  const push = (text: string) => {
+    if (text === '') return;
+    parts.push(text);
+    if (!hasText && text.trim() !== '') hasText = true;
+  };
   const flush = () => {
-    const text = preDepth > 0 ? line.replace(/^\n+|\s+$/g, '') : line.replace(/[ \t]*\n[ \t]*/g, '\n').trim();
+    const line = parts.join('');
+    const text = preDepth > 0 ? line.replace(/^\n+/, '').trimEnd() : line.replace(/ ?\n ?/g, '\n').trim();
     if (text !== '') paragraphs.push(text);
-    line = '';
+    parts = [];
+    hasText = false;
   };
   const append = (text: string) => {
     if (preDepth > 0) {
-      line += text;
+      push(text);
       return;
     }
     const collapsed = text.replace(/\s+/g, ' ');
-    line += line === '' || /[ \n]$/.test(line) ? collapsed.replace(/^ /, '') : collapsed;
+    const last = lastChar();
+    push(last === '' || last === ' ' || last === '\n' ? collapsed.replace(/^ /, '') : collapsed);
   };
 
   const walk = (nodes: readonly DomNode[]) => {
@@ -259,13 +299,17 @@ export async function htmlToText(html: string): Promise<string> {
         const children = node.children ?? [];
         if (DROPPED.has(name) || isHidden(attribs)) continue;
         if (name === 'br') {
-          line = line.replace(/ $/, '') + '\n';
+          if (lastChar() === ' ') trimTrailingSpaces();
+          push('\n');
         } else if (name === 'img') {
           // alt text of an image is part of what a reader is told
           const alt = (attribs.alt ?? '').trim();
           if (alt) append(` ${alt} `);
         } else if (CELLS.has(name)) {
-          if (line.trim() !== '' && !line.endsWith('\n')) line = `${line.replace(/ +$/, '')} | `;
+          if (hasText && lastChar() !== '\n') {
+            trimTrailingSpaces();
+            push(' | ');
+          }
           walk(children);
         } else if (BLOCKS.has(name)) {
           flush();
@@ -293,6 +337,29 @@ function sniffHtmlCharset(bytes: Uint8Array): string | undefined {
   return match?.[1].toLowerCase();
 }
 
+const SPACE = /\s*/y;
+const HTML_START = /<(!doctype\s+html|html|head|body|meta|title|div|p|h[1-6]|main|article)\b/iy;
+
+/**
+ * Whether `text` begins, after white space and comments, with a tag a web page begins with. Read
+ * in linear time: each comment is skipped with one indexOf (a backtracking regular expression over
+ * repeated comments took time exponential in their number).
+ */
+function looksLikeHtml(text: string): boolean {
+  let at = 0;
+  for (;;) {
+    SPACE.lastIndex = at;
+    SPACE.test(text);
+    at = SPACE.lastIndex;
+    if (!text.startsWith('<!--', at)) break;
+    const end = text.indexOf('-->', at + 4);
+    if (end === -1) return false;
+    at = end + 3;
+  }
+  HTML_START.lastIndex = at;
+  return HTML_START.test(text);
+}
+
 async function webPageToText(bytes: Uint8Array, contentType: string | null): Promise<string> {
   const type = mediaType(contentType);
   if (startsWithPdf(bytes) || type === 'application/pdf') {
@@ -301,8 +368,7 @@ async function webPageToText(bytes: Uint8Array, contentType: string | null): Pro
   if (BINARY_TYPES.test(type)) throw new IngestError('unsupported', `the URL answered ${type}, not a web page`);
   const charset = charsetOf(contentType) ?? sniffHtmlCharset(bytes);
   const text = decode(bytes, charset);
-  const looksLikeHtml = /^\s*(<!--[\s\S]*?-->\s*)*<(!doctype\s+html|html|head|body|meta|title|div|p|h[1-6]|main|article)\b/i.test(text);
-  if (looksLikeHtml || type.includes('html') || type === 'text/xml' || type === 'application/xml') return htmlToText(text);
+  if (looksLikeHtml(text) || type.includes('html') || type === 'text/xml' || type === 'application/xml') return htmlToText(text);
   // Not a web page but text all the same (text/plain, JSON, …): taken as is.
   refuseBinary(bytes, null, "the URL's answer");
   return normaliseNewlines(text).trim();
@@ -430,9 +496,9 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
 function cueText(lines: readonly string[]): string {
   return lines
     .map((line) =>
-      line
-        .replace(/<[^>]*>/g, '') // <v Speaker>, <c.class>, <i>, <00:00:01.000> … (SRT's <i>, <font> too)
-        .replace(/\{\\[^}]*\}/g, '') // SRT/ASS override tags such as {\an8}
+      // <v Speaker>, <c.class>, <i>, <00:00:01.000> … (SRT's <i>, <font> too), then SRT/ASS override
+      // tags such as {\an8}; without a regular expression, which took time quadratic in a line of '<'.
+      dropSpans(dropSpans(line, '<', '>'), '{\\', '}')
         .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, body: string) => {
           if (body[0] === '#') {
             const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
@@ -447,6 +513,19 @@ function cueText(lines: readonly string[]): string {
     .join('\n');
 }
 
+/** `text` without each span from `open` to the next `close` (an `open` with no `close` after it stays). */
+function dropSpans(text: string, open: string, close: string): string {
+  let out = '';
+  let at = 0;
+  for (;;) {
+    const start = text.indexOf(open, at);
+    const end = start === -1 ? -1 : text.indexOf(close, start + open.length);
+    if (end === -1) return out + text.slice(at);
+    out += text.slice(at, start);
+    at = end + close.length;
+  }
+}
+
 /** The cues' text of WebVTT or SRT captions, one cue per paragraph. */
 export function captionsToText(bytes: Uint8Array, contentType: string | null = null): string {
   const type = mediaType(contentType);
@@ -455,8 +534,9 @@ export function captionsToText(bytes: Uint8Array, contentType: string | null = n
   }
   const text = normaliseNewlines(decode(bytes, charsetOf(contentType)));
   const isVtt = /^WEBVTT(?:[ \t].*)?(?:\n|$)/.test(text);
-  const firstCue = /^\s*(?:[^\n]*\n)?[^\n]*-->[^\n]*/.exec(text);
-  const isSrt = !isVtt && firstCue !== null && TIMING.test(firstCue[0].split('\n').find((l) => l.includes('-->')) ?? '');
+  // SRT: the first or second line after leading white space holds the first cue's timing.
+  const firstLines = text.trimStart().split('\n', 2);
+  const isSrt = !isVtt && TIMING.test(firstLines.find((line) => line.includes('-->')) ?? '');
   if (!isVtt && !isSrt) {
     const said = type && type !== 'text/plain' && type !== 'application/octet-stream' ? `; the URL answered ${type}` : '';
     throw new IngestError('unsupported', `${CAPTIONS_ONLY}${said}`);

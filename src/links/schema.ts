@@ -11,10 +11,30 @@ import { UserSchema } from '../users/schema.js';
 export const AgentDocumentBodySchema = v.object({ agentId: IdSchema, documentId: IdSchema });
 /** Body of POST /agent-tools. */
 export const AgentToolBodySchema = v.object({ agentId: IdSchema, toolId: IdSchema });
-/** List filters of GET /agent-documents (besides `limit` and `after`). */
-export const AgentDocumentFilters = { agentId: v.optional(IdSchema), documentId: v.optional(IdSchema) };
-/** List filters of GET /agent-tools (besides `limit` and `after`). */
-export const AgentToolFilters = { agentId: v.optional(IdSchema), toolId: v.optional(IdSchema) };
+
+const EXPAND_WORDS = ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'];
+/**
+ * `?expand=`: the original API's clients send it on these two lists to have each link's document or
+ * tool included. Here it always is, so the value is checked and changes nothing.
+ */
+const ExpandSchema = v.pipe(
+  v.optional(
+    v.pipe(
+      v.string('must be given once'),
+      v.transform((text) => text.toLowerCase()),
+      v.picklist(EXPAND_WORDS, 'must be true or false'),
+    ),
+  ),
+  v.description(
+    'Accepted for clients of the original API (true or false; also 1/0, yes/no, on/off). Each link always ' +
+      'includes its agent and its document or tool, so it changes nothing.',
+  ),
+);
+
+/** List filters of GET /agent-documents (besides `limit` and `after`); `expand` filters nothing. */
+export const AgentDocumentFilters = { agentId: v.optional(IdSchema), documentId: v.optional(IdSchema), expand: ExpandSchema };
+/** List filters of GET /agent-tools (besides `limit` and `after`); `expand` filters nothing. */
+export const AgentToolFilters = { agentId: v.optional(IdSchema), toolId: v.optional(IdSchema), expand: ExpandSchema };
 
 const linkEntries = {
   id: Id,

@@ -326,7 +326,7 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
   }
   for (const [name, entry] of Object.entries(queryEntries(route))) {
     const optional = entry.type === 'optional' || entry.type === 'exact_optional' || entry.type === 'nullish';
-    const description = QUERY_PARAMETER_DESCRIPTIONS[name];
+    const description = v.getDescription(entry) ?? QUERY_PARAMETER_DESCRIPTIONS[name];
     parameters.push({ name, in: 'query', required: !optional, ...(description ? { description } : {}), schema: converted[`${key} query ${name}`] });
   }
 
