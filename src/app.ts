@@ -44,9 +44,10 @@ const TOUCH_FLUSH_MS = 5_000;
 const MAX_HASH_WAIT_MS = 1_000;
 /**
  * The longest a hash may expect to wait in all, its own address's earlier hashes included: 30
- * sign-ups at once from one address (the per-address limit's default) take ~6 s at two at a time.
+ * sign-ups at once from one address (the per-address limit's default) take ~11 s one at a time at
+ * the default cost; this leaves room for a slower or busier machine.
  */
-const MAX_HASH_QUEUE_WAIT_MS = 15_000;
+const MAX_HASH_QUEUE_WAIT_MS = 30_000;
 
 export interface AppOptions {
   db: Db;

@@ -132,7 +132,7 @@ const EnvSchema = v.object({
   SCRYPT_R: v.optional(integerSetting(MIN_SCRYPT.r, 32), String(MIN_SCRYPT.r)),
   SCRYPT_P: v.optional(integerSetting(MIN_SCRYPT.p, 16), String(MIN_SCRYPT.p)),
   PASSWORD_HASH_COST: v.optional(v.picklist(['default', 'test'], 'must be default or test'), 'default'),
-  HASH_CONCURRENCY: v.optional(integerSetting(1, 64), '2'),
+  HASH_CONCURRENCY: v.optional(integerSetting(1, 64), '1'),
   HASH_QUEUE_MAX: v.optional(integerSetting(0, 10_000), '100'),
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),

@@ -74,10 +74,6 @@ describe('loadConfig', () => {
     assert.match(errorFor({ HASH_QUEUE_MAX: '2.5' }), /HASH_QUEUE_MAX/);
   });
 
-  test('HASH_CONCURRENCY: two hashes at once by default (both cores of a small VM)', () => {
-    assert.equal(loadConfig({}).hashConcurrency, 2);
-  });
-
   test('PASSWORD_HASH_COST=test: the cheap hash N=2^10, r=8, p=1 with NODE_ENV test or development', () => {
     for (const nodeEnv of ['test', 'development']) {
       assert.deepEqual(loadConfig({ PASSWORD_HASH_COST: 'test', NODE_ENV: nodeEnv }).scrypt, { logN: 10, r: 8, p: 1 });

@@ -37,6 +37,7 @@ const TEST_ENV: Record<string, string> = {
   OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
   OLLAMA_BASE_URL: 'http://127.0.0.1:9/v1',
   RUN_TIMEOUT_MS: '10000',
+  HASH_CONCURRENCY: '2',
   // The cheap hash for integration tests, as a user's test suite would ask for it.
   PASSWORD_HASH_COST: 'test',
   NODE_ENV: 'test',
