@@ -37,8 +37,17 @@ import { userRoutes } from './users/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
-/** A sign-in (or sign-up) whose password hash would take longer than this, its wait included, is answered 503 at once. */
+/**
+ * A sign-in (or sign-up) that other addresses' password hashes would make take longer than this,
+ * its own hash included, is answered 503 at once: what a real sign-in waits for during a flood.
+ */
 const MAX_HASH_WAIT_MS = 1_000;
+/**
+ * The longest a hash may expect to wait in all, its own address's earlier hashes included: 30
+ * sign-ups at once from one address (the per-address limit's default) take ~11 s one at a time at
+ * the default cost; this leaves room for a slower or busier machine.
+ */
+const MAX_HASH_QUEUE_WAIT_MS = 30_000;
 
 export interface AppOptions {
   db: Db;
@@ -93,7 +102,7 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer, { allowPrivateNetworks: config.allowPrivateNetworks });
   const rateLimits = createRateLimits(config.rateLimit);
-  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, beforeHash, onWait: onHashWait });
+  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, maxQueueWaitMs: MAX_HASH_QUEUE_WAIT_MS, beforeHash, onWait: onHashWait });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const engine = createRunEngine({ stores, config, log, resolveHost });

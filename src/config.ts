@@ -90,6 +90,13 @@ export interface RateLimitConfig {
 /** OWASP's minimum for scrypt without 128 MiB per hash: production never goes below. */
 export const MIN_SCRYPT: ScryptCost = { logN: 15, r: 8, p: 3 };
 
+/**
+ * PASSWORD_HASH_COST=test: a hash ~100 times cheaper, so an integration test suite can create many
+ * users quickly. Worthless against a stolen database, so only where NODE_ENV says it is a test.
+ */
+export const TEST_SCRYPT: ScryptCost = { logN: 10, r: 8, p: 1 };
+const TEST_NODE_ENVS = ['test', 'development'];
+
 const integerSetting = (min: number, max: number) =>
   v.pipe(
     v.string(),
@@ -124,8 +131,9 @@ const EnvSchema = v.object({
   SCRYPT_LOG_N: v.optional(integerSetting(MIN_SCRYPT.logN, 20), String(MIN_SCRYPT.logN)),
   SCRYPT_R: v.optional(integerSetting(MIN_SCRYPT.r, 32), String(MIN_SCRYPT.r)),
   SCRYPT_P: v.optional(integerSetting(MIN_SCRYPT.p, 16), String(MIN_SCRYPT.p)),
+  PASSWORD_HASH_COST: v.optional(v.picklist(['default', 'test'], 'must be default or test'), 'default'),
   HASH_CONCURRENCY: v.optional(integerSetting(1, 64), '1'),
-  HASH_QUEUE_MAX: v.optional(integerSetting(0, 10_000), '20'),
+  HASH_QUEUE_MAX: v.optional(integerSetting(0, 10_000), '100'),
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),
   LOG_REQUESTS: v.optional(onOff, 'on'),
@@ -219,13 +227,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const result = v.safeParse(EnvSchema, known);
-  if (!result.success) {
-    // Name the setting and its value (never a secret's).
-    const problems = result.issues.map((issue) => {
-      const key = v.getDotPath(issue) ?? '';
-      const name = source[key] ?? key;
-      return `${describeSetting(name, known[key])}: ${issue.message}`;
-    });
+  // Name the setting and its value (never a secret's).
+  const problems = (result.issues ?? []).map((issue) => {
+    const key = v.getDotPath(issue) ?? '';
+    const name = source[key] ?? key;
+    return `${describeSetting(name, known[key])}: ${issue.message}`;
+  });
+  if (known.PASSWORD_HASH_COST === 'test' && !TEST_NODE_ENVS.includes(env.NODE_ENV ?? '')) {
+    const nodeEnv = env.NODE_ENV ? `NODE_ENV=${env.NODE_ENV}` : 'NODE_ENV is not set';
+    problems.push(`PASSWORD_HASH_COST=test: a cheap hash for tests, refused unless NODE_ENV is test or development (${nodeEnv})`);
+  }
+  if (!result.success || problems.length > 0) {
     // One bad setting: one line. Several: one line each, under a heading.
     if (problems.length === 1) throw new Error(`invalid configuration: ${problems[0]}`);
     throw new Error(`invalid configuration:\n${problems.map((problem) => `  ${problem}`).join('\n')}`);
@@ -235,7 +247,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: settings.HOST,
     port: settings.PORT,
     databasePath: resolve(settings.DATABASE_PATH),
-    scrypt: { logN: settings.SCRYPT_LOG_N, r: settings.SCRYPT_R, p: settings.SCRYPT_P },
+    scrypt: settings.PASSWORD_HASH_COST === 'test' ? TEST_SCRYPT : { logN: settings.SCRYPT_LOG_N, r: settings.SCRYPT_R, p: settings.SCRYPT_P },
     hashConcurrency: settings.HASH_CONCURRENCY,
     hashQueueMax: settings.HASH_QUEUE_MAX,
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,

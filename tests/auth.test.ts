@@ -1,7 +1,8 @@
 // Sign-up as original clients call it, sign-in, and the caller's own account.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { errorOf, startService, TIMESTAMP } from './helpers.js';
+import { errorOf, startService, TIMESTAMP, type Json } from './helpers.js';
+import { createUserAdminStore } from '../src/users/admin-store.js';
 
 const service = await startService();
 const { request } = service;
@@ -338,5 +339,64 @@ describe('DELETE /auth/me', () => {
     const again = await request('POST', '/api/v1/auth/sign-up', { body: { name: 'Again', email, password } });
     assert.equal(again.status, 201);
     assert.notEqual(again.body.data.user.id, user.id);
+  });
+});
+
+describe('a disabled account', () => {
+  // As the operator's user:disable and user:enable do.
+  const admin = createUserAdminStore(service.db);
+
+  test("its token is 401 saying the account is disabled; an unknown token still says unknown or revoked", async () => {
+    const { user, token } = await service.signUp();
+    assert.equal(admin.setUserDisabled(user.id, true), true);
+    const refused = await request('GET', '/api/v1/auth/me', { token });
+    assert.equal(refused.status, 401);
+    assert.equal(errorOf(refused).code, 'unauthorized');
+    assert.match(errorOf(refused).message, /account is disabled/);
+    // Someone without the secret learns nothing: a made-up token of the same shape is just unknown.
+    const unknown = await request('GET', '/api/v1/auth/me', { token: `${token.slice(0, -4)}abcd` });
+    assert.equal(unknown.status, 401);
+    assert.equal(errorOf(unknown).message, 'The API token is unknown or revoked.');
+    assert.equal(admin.setUserDisabled(user.id, false), true);
+    assert.equal((await request('GET', '/api/v1/auth/me', { token })).status, 200);
+  });
+
+  test("its listed agents leave the library (list and cursor) until it is enabled again", async () => {
+    const owner = await service.signUp();
+    const other = await service.signUp();
+    const reader = await service.signUp();
+    const listAgent = async (token: string, name: string) => {
+      const reply = await request('POST', '/api/v1/agents', { token, body: { name, type: 'REACT', llm: { model: 'm', provider: 'openai' }, isListed: true } });
+      assert.equal(reply.status, 201, JSON.stringify(reply.body));
+      return reply.body.data.id as string;
+    };
+    const owners = [await listAgent(owner.token, 'Owner one'), await listAgent(owner.token, 'Owner two')];
+    const others = [await listAgent(other.token, 'Other one')];
+    /** Every id in the library, page by page (two at a time). */
+    const library = async (): Promise<string[]> => {
+      const ids: string[] = [];
+      for (let after: string | undefined; ; ) {
+        const reply = await request('GET', `/api/v1/agents/library?limit=2${after ? `&after=${after}` : ''}`, { token: reader.token });
+        assert.equal(reply.status, 200, JSON.stringify(reply.body));
+        ids.push(...reply.body.data.map((agent: Json) => agent.id as string));
+        if (reply.body.data.length < 2) return ids;
+        after = ids.at(-1);
+      }
+    };
+    const before = await library();
+    for (const id of [...owners, ...others]) assert.ok(before.includes(id), id);
+
+    admin.setUserDisabled(owner.user.id, true);
+    const hidden = await library();
+    for (const id of owners) assert.ok(!hidden.includes(id), `${id} of the disabled account is hidden`);
+    for (const id of others) assert.ok(hidden.includes(id), id);
+    assert.deepEqual(hidden, before.filter((id) => !owners.includes(id)), 'nothing else changes');
+    // Its agent is no cursor either: the library does not know it.
+    const cursor = await request('GET', `/api/v1/agents/library?after=${owners[0]}`, { token: reader.token });
+    assert.notEqual(cursor.status, 200);
+    assert.ok(cursor.status < 500);
+
+    admin.setUserDisabled(owner.user.id, false);
+    assert.deepEqual(await library(), before);
   });
 });

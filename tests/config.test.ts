@@ -67,11 +67,31 @@ describe('loadConfig', () => {
     assert.match(errorFor({ SCRYPT_P: '1' }), /SCRYPT_P/);
   });
 
-  test('HASH_QUEUE_MAX: 20 by default, 0 allowed (no waiting at all), not a negative or fraction', () => {
-    assert.equal(loadConfig({}).hashQueueMax, 20);
+  test('HASH_QUEUE_MAX: 100 by default, 0 allowed (no waiting at all), not a negative or fraction', () => {
+    assert.equal(loadConfig({}).hashQueueMax, 100);
     assert.equal(loadConfig({ HASH_QUEUE_MAX: '0' }).hashQueueMax, 0);
     assert.match(errorFor({ HASH_QUEUE_MAX: '-1' }), /HASH_QUEUE_MAX/);
     assert.match(errorFor({ HASH_QUEUE_MAX: '2.5' }), /HASH_QUEUE_MAX/);
+  });
+
+  test('PASSWORD_HASH_COST=test: the cheap hash N=2^10, r=8, p=1 with NODE_ENV test or development', () => {
+    for (const nodeEnv of ['test', 'development']) {
+      assert.deepEqual(loadConfig({ PASSWORD_HASH_COST: 'test', NODE_ENV: nodeEnv }).scrypt, { logN: 10, r: 8, p: 1 });
+    }
+    assert.deepEqual(loadConfig({ PASSWORD_HASH_COST: 'default', NODE_ENV: 'test' }).scrypt, { logN: 15, r: 8, p: 3 });
+    assert.deepEqual(loadConfig({ NODE_ENV: 'test' }).scrypt, { logN: 15, r: 8, p: 3 }, 'the default cost unless asked');
+  });
+
+  test('PASSWORD_HASH_COST=test is refused in one line unless NODE_ENV is test or development', () => {
+    for (const nodeEnv of [undefined, 'production', 'staging', 'TEST']) {
+      const message = errorFor({ PASSWORD_HASH_COST: 'test', NODE_ENV: nodeEnv });
+      assert.equal(message.split('\n').length, 1, message);
+      assert.match(message, /^invalid configuration: PASSWORD_HASH_COST=test: .*refused unless NODE_ENV is test or development/);
+      assert.match(message, nodeEnv ? new RegExp(`NODE_ENV=${nodeEnv}\\)$`) : /NODE_ENV is not set\)$/);
+    }
+    assert.match(errorFor({ PASSWORD_HASH_COST: 'cheap', NODE_ENV: 'test' }), /^invalid configuration: PASSWORD_HASH_COST=cheap: must be default or test$/);
+    // With other bad settings, it is listed among them.
+    assert.match(errorFor({ PASSWORD_HASH_COST: 'test', PORT: 'abc' }), /\n {2}PORT=abc: .*\n {2}PASSWORD_HASH_COST=test: /);
   });
 
   test('every bad setting is named in one message', () => {

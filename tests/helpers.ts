@@ -20,8 +20,8 @@ import { createClient, type Client, type Json, type Reply } from './client.js';
 export { createClient, nextPath } from './client.js';
 export type { Client, Json, Reply, RequestOptions, SignedUp } from './client.js';
 
-/** Fast hashing for tests only: production refuses anything below MIN_SCRYPT (src/config.ts). */
-export const TEST_SCRYPT = { logN: 10, r: 8, p: 1 };
+/** The cheap hash of PASSWORD_HASH_COST=test (src/config.ts), which every test service uses. */
+export { TEST_SCRYPT } from '../src/config.js';
 
 /** Where a test service's settings differ from the service's defaults (src/config.ts supplies the rest). */
 const TEST_ENV: Record<string, string> = {
@@ -38,14 +38,14 @@ const TEST_ENV: Record<string, string> = {
   OLLAMA_BASE_URL: 'http://127.0.0.1:9/v1',
   RUN_TIMEOUT_MS: '10000',
   HASH_CONCURRENCY: '2',
+  // The cheap hash for integration tests, as a user's test suite would ask for it.
+  PASSWORD_HASH_COST: 'test',
+  NODE_ENV: 'test',
 };
 
-/**
- * The settings of a test service: `env` read as the service reads its environment (on top of the
- * test settings above), with the fast test scrypt cost, which the environment cannot ask for.
- */
+/** The settings of a test service: `env` read as the service reads its environment, on top of the test settings above. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  return { ...loadConfig({ ...TEST_ENV, ...env }), scrypt: TEST_SCRYPT };
+  return loadConfig({ ...TEST_ENV, ...env });
 }
 
 export interface TestService extends Client {

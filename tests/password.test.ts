@@ -89,21 +89,38 @@ describe('verifyPassword', () => {
 });
 
 describe('PasswordHasher', () => {
-  test('refuses at once (503, Retry-After) a hash that would take longer than maxWaitMs with its wait, though the queue has room', async () => {
+  /** A hasher whose every hash is held until `release()`; until it has measured its own pace, it counts 200 ms a hash. */
+  function heldHasher(options: { maxWaitMs?: number; maxQueueWaitMs?: number; queueMax?: number }) {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    // Until it has measured its own pace, the hasher counts 200 ms a hash.
-    const hasher = new PasswordHasher({ concurrency: 1, queueMax: 20, maxWaitMs: 500, beforeHash: () => held });
-    const running = hasher.hash('the first', FAST); // holds the only slot
-    const waiting = hasher.hash('the second', FAST); // one hash ahead, then its own: about 400 ms, within 500
+    return { hasher: new PasswordHasher({ concurrency: 1, queueMax: 20, ...options, beforeHash: () => held }), release };
+  }
+  const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as ApiError);
+
+  test('refuses at once (503, Retry-After) a hash that other addresses would make take longer than maxWaitMs, though the queue has room', async () => {
+    const { hasher, release } = heldHasher({ maxWaitMs: 500 });
+    const running = hasher.hash('the first', FAST, { key: '192.0.2.1' }); // holds the only slot
+    const waiting = hasher.hash('the second', FAST, { key: '192.0.2.2' }); // one hash ahead, then its own: about 400 ms, within 500
     const started = performance.now();
-    const refused = await hasher.hash('the third', FAST).then(() => undefined, (error: unknown) => error as ApiError);
-    assert.ok(refused instanceof ApiError, 'two hashes ahead, then its own, about 600 ms: refused');
+    const refused = await refusal(hasher.hash('the third', FAST, { key: '192.0.2.3' }));
+    assert.ok(refused instanceof ApiError, 'two hashes of other addresses ahead, then its own, about 600 ms: refused');
     assert.equal(refused.status, 503);
     assert.ok(refused.retryAfterSeconds !== undefined && refused.retryAfterSeconds >= 1);
     assert.ok(performance.now() - started < 100, 'without waiting');
     release();
     assert.match(await running, /^\$scrypt\$/);
     assert.match(await waiting, /^\$scrypt\$/);
+  });
+
+  test("a burst from one address waits for its own hashes up to maxQueueWaitMs, not maxWaitMs", async () => {
+    const { hasher, release } = heldHasher({ maxWaitMs: 700, maxQueueWaitMs: 2_100 });
+    // At 200 ms a hash, the tenth waits for nine, then its own: 2,000 ms; the eleventh 2,200 ms.
+    const burst = Array.from({ length: 10 }, (_, i) => hasher.hash(`burst ${i}`, FAST, { key: '192.0.2.1' }));
+    const refused = await refusal(hasher.hash('one too many', FAST, { key: '192.0.2.1' }));
+    assert.ok(refused instanceof ApiError && refused.status === 503, 'beyond maxQueueWaitMs: refused');
+    // Another address waits for one turn of the burst's address (then its own hash: 600 ms), not for the whole burst.
+    const other = hasher.hash('another address', FAST, { key: '192.0.2.2' });
+    release();
+    for (const hash of [...burst, other]) assert.match(await hash, /^\$scrypt\$/);
   });
 });

@@ -49,10 +49,47 @@ test('tasks given with behind wait until no other task waits', async () => {
   };
   await Promise.all([
     semaphore.run(task('first')),
-    semaphore.run(task('late 1'), true),
-    semaphore.run(task('late 2'), true),
+    semaphore.run(task('late 1'), { behind: true }),
+    semaphore.run(task('late 2'), { behind: true }),
     semaphore.run(task('second')),
   ]);
   assert.deepEqual(order, ['first', 'second', 'late 1', 'late 2']);
   assert.equal(semaphore.waitingCount(true), 0);
+});
+
+test('waiting tasks are served round-robin by key, each key its own tasks in order', async () => {
+  const semaphore = new Semaphore(1);
+  const order: string[] = [];
+  const task = (name: string) => async () => {
+    order.push(name);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  };
+  await Promise.all([
+    semaphore.run(task('a1'), { key: 'a' }),
+    semaphore.run(task('a2'), { key: 'a' }),
+    semaphore.run(task('a3'), { key: 'a' }),
+    semaphore.run(task('a4'), { key: 'a' }),
+    semaphore.run(task('b1'), { key: 'b' }),
+    semaphore.run(task('c1'), { key: 'c' }),
+    semaphore.run(task('b2'), { key: 'b' }),
+  ]);
+  assert.deepEqual(order, ['a1', 'a2', 'b1', 'c1', 'a3', 'b2', 'a4']);
+});
+
+test('ahead: what a new task of a key waits for, its own key and the others apart', async () => {
+  const semaphore = new Semaphore(1);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const tasks = [
+    semaphore.run(() => held, { key: 'a' }), // runs
+    ...['a', 'a', 'a', 'b', 'c'].map((key) => semaphore.run(() => held, { key })),
+    semaphore.run(() => held, { key: 'a', behind: true }),
+  ];
+  assert.deepEqual(semaphore.ahead({ key: 'a' }), { own: 3, others: 2, otherTurns: 2 });
+  assert.deepEqual(semaphore.ahead({ key: 'b' }), { own: 1, others: 3, otherTurns: 2 });
+  assert.deepEqual(semaphore.ahead({ key: 'd' }), { own: 0, others: 3, otherTurns: 3 });
+  // Behind: the whole first line first.
+  assert.deepEqual(semaphore.ahead({ key: 'd', behind: true }), { own: 0, others: 6, otherTurns: 6 });
+  release();
+  await Promise.all(tasks);
 });

@@ -255,3 +255,67 @@ describe('the password-hash queue', () => {
     assert.equal(gate.hashed[start + 1], password, `the real sign-in was hashed right after the running guess: ${gate.hashed.slice(start)}`);
   });
 });
+
+describe('a burst of sign-ups from one address', () => {
+  // The service's own limits: 30 sign-up/sign-in attempts per address a minute, the default hash queue.
+  const limits = { enabled: true, authPerMinute: 30, failedSignInsPer15Minutes: 10, perTokenPerMinute: 6000 };
+  const signUpPath = '/api/v1/auth/sign-up';
+
+  test('30 sign-ups of distinct users at once, as an integration test makes them: every one 201, each its own account', async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits }, undefined, { beforeHash: gate.beforeHash, onHashWait: gate.onWait });
+    // Every hash held until all 30 have been answered or wait for a hash: the burst is all there at once.
+    gate.holdEverything();
+    const replies: Reply[] = [];
+    const burst = Array.from({ length: 30 }, (_, i) =>
+      service.request('POST', signUpPath, { body: { email: `burst-${i}@example.com`, password: `a good password ${i}` } }).then((reply) => {
+        replies.push(reply);
+        return reply;
+      }),
+    );
+    await eventually(() => replies.length + gate.held + gate.waited.length >= 30);
+    gate.release();
+    const answers = await Promise.all(burst);
+    assert.deepEqual(answers.map((reply) => reply.status), Array(30).fill(201), answers.map((reply) => JSON.stringify(reply.body)).join('\n'));
+    answers.forEach((reply, i) => assert.equal(reply.body.data.user.email, `burst-${i}@example.com`));
+    const stored = service.db.prepare("SELECT email FROM users WHERE email LIKE 'burst-%' ORDER BY email").pluck().all();
+    assert.deepEqual(stored, Array.from({ length: 30 }, (_, i) => `burst-${i}@example.com`).sort());
+  });
+
+  test('20 sign-ups of one email at once: one 201, nineteen 409, and the password is hashed once', async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits }, undefined, { beforeHash: gate.beforeHash, onHashWait: gate.onWait });
+    const body = { email: 'twenty@example.com', password: 'the same good password' };
+    gate.holdEverything();
+    const replies: Reply[] = [];
+    const burst = Array.from({ length: 20 }, () => service.request('POST', signUpPath, { body }).then((reply) => replies.push(reply)));
+    // The first sign-up's hash is held; the others wait for its outcome instead of hashing, so this
+    // is not reached: a second is given to arrive, and they are released.
+    await eventually(() => replies.length + gate.held + gate.waited.length >= 20, 1000).catch(() => {});
+    gate.release();
+    await Promise.all(burst);
+    const statuses = replies.map((reply) => reply.status).sort();
+    assert.deepEqual(statuses, [201, ...Array(19).fill(409)], replies.map((reply) => JSON.stringify(reply.body)).join('\n'));
+    for (const reply of replies.filter((r) => r.status === 409)) assert.equal(errorOf(reply).code, 'conflict');
+    assert.equal(gate.hashed.filter((password) => password === body.password).length, 1, 'the duplicates were found before hashing');
+  });
+
+  test("another address's sign-in waits for one turn of the burst, not for the whole of it", async () => {
+    const gate = new HashGate();
+    const service = await startService({ rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash, onHashWait: gate.onWait });
+    const { email, password } = await service.signUp();
+    gate.holdEverything();
+    const start = gate.hashed.length;
+    const burst = Array.from({ length: 20 }, (_, i) =>
+      service.request('POST', signUpPath, { body: { email: `fair-${i}@example.com`, password: `burst password ${i}` }, headers: { 'X-Forwarded-For': '198.51.100.1' } }),
+    );
+    await eventually(() => gate.held + gate.waited.length >= 20);
+    const real = service.request('POST', signInPath, { body: { email, password }, headers: { 'X-Forwarded-For': '203.0.113.9' } });
+    await eventually(() => gate.waited.includes(password));
+    gate.release();
+    assert.equal((await real).status, 200);
+    assert.deepEqual((await Promise.all(burst)).map((reply) => reply.status), Array(20).fill(201));
+    // Two of the burst were running (held), one more took its turn, then the sign-in.
+    assert.equal(gate.hashed.lastIndexOf(password), start + 3, `hashed in this order: ${gate.hashed.slice(start)}`);
+  });
+});

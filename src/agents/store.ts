@@ -173,11 +173,13 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
   const ownsPrompt = db.prepare(`SELECT 1 FROM prompts WHERE id = ? AND user_id = ?`).pluck();
   const ownsDocument = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND user_id = ?`).pluck();
   const countOwnedTags = db.prepare(`SELECT count(*) FROM tags WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`).pluck();
+  // A disabled account's agents are hidden from the library (as its tokens stop working) until it is enabled again.
+  const ownerEnabled = `NOT EXISTS (SELECT 1 FROM users u WHERE u.id = a.user_id AND u.disabled_at IS NOT NULL)`;
   const selectLibraryPage = db.prepare(
-    `SELECT id, name, description, avatar_url AS avatarUrl, type, llm_model AS llmModel, llm_provider AS llmProvider
-       FROM agents WHERE is_listed = 1 AND seq > ? ORDER BY seq LIMIT ?`,
+    `SELECT a.id, a.name, a.description, a.avatar_url AS avatarUrl, a.type, a.llm_model AS llmModel, a.llm_provider AS llmProvider
+       FROM agents a WHERE a.is_listed = 1 AND a.seq > ? AND ${ownerEnabled} ORDER BY a.seq LIMIT ?`,
   );
-  const selectListedSeq = db.prepare(`SELECT seq FROM agents WHERE id = ? AND is_listed = 1`).pluck();
+  const selectListedSeq = db.prepare(`SELECT a.seq FROM agents a WHERE a.id = ? AND a.is_listed = 1 AND ${ownerEnabled}`).pluck();
   const clearTags = db.prepare(`DELETE FROM agent_tags WHERE agent_id = ?`);
   const insertTag = db.prepare(`INSERT INTO agent_tags (agent_id, tag_id, position) VALUES (?, ?, ?)`);
 
@@ -262,7 +264,7 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
       };
     },
 
-    /** A page of the agents their owners listed publicly, every user's (the one cross-user read). */
+    /** A page of the agents their owners listed publicly, every enabled account's (the one cross-user read). */
     listLibrary(page: PageRequest): Page<LibraryAgentRow> {
       return toPage(selectLibraryPage.all(page.afterSeq, page.limit + 1) as LibraryAgentRow[], page.limit);
     },

@@ -46,6 +46,9 @@ export function createApiTokenStore(db: Db) {
        FROM api_tokens t JOIN users u ON u.id = t.user_id
       WHERE t.token_digest = ? AND u.disabled_at IS NULL`,
   );
+  const selectDisabledOwner = db.prepare(
+    `SELECT 1 FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = ? AND u.disabled_at IS NOT NULL`,
+  ).pluck();
   const updateDescription = db.prepare(
     `UPDATE api_tokens SET description = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,
   );
@@ -116,6 +119,11 @@ export function createApiTokenStore(db: Db) {
     findCaller(secret: string): TokenCaller | undefined {
       const found = selectCaller.get(digestToken(secret)) as TokenCaller | undefined;
       return found && withTouch(found, found.tokenId);
+    },
+
+    /** True when the secret is a token of a disabled account (which findCaller does not find). */
+    isOfDisabledAccount(secret: string): boolean {
+      return selectDisabledOwner.get(digestToken(secret)) !== undefined;
     },
 
     /** Notes that the token was used at `at` (written by the next `flushTouches`). */

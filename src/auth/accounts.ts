@@ -12,6 +12,7 @@ import type { PasswordHasher } from './password.js';
 import { defaultUserName } from './schema.js';
 
 const WRONG_CREDENTIALS = 'The email or password is wrong.';
+const EMAIL_TAKEN = 'An account with this email already exists.';
 
 export type Accounts = ReturnType<typeof createAccounts>;
 
@@ -24,11 +25,13 @@ export interface AccountDeps {
 }
 
 export function createAccounts({ users, apiTokens, passwords, rateLimits, config }: AccountDeps) {
+  // Sign-ups being hashed, by email (normalised by the schema).
+  const signUpsUnderWay = new Map<string, Promise<UserRow>>();
   // Verified against when the email is unknown, so both failures of sign-in take the same time.
   let decoyHash: Promise<string> | undefined;
   // A decoy refused by a full hash queue is made again next time, not remembered as a failure.
-  const decoy = () =>
-    (decoyHash ??= passwords.hash('decoy password, never matches', config.scrypt).catch((error: unknown) => {
+  const decoy = (address: string) =>
+    (decoyHash ??= passwords.hash('decoy password, never matches', config.scrypt, { key: address }).catch((error: unknown) => {
       decoyHash = undefined;
       throw error;
     }));
@@ -39,7 +42,7 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     try {
       const stored = users.get(caller.id);
       if (!stored) throw unauthorized('The account no longer exists.');
-      if (!(await passwords.verify(password, stored.passwordHash, rateLimits.failedLately(address)))) {
+      if (!(await passwords.verify(password, stored.passwordHash, { key: address, behind: rateLimits.failedLately(address) }))) {
         attempt.failed();
         throw forbidden(wrong);
       }
@@ -51,13 +54,30 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
   }
 
   return {
-    /** Creates an account; 409 when the email is taken. */
-    async signUp(input: { name?: string; email: string; password: string }): Promise<UserRow> {
+    /**
+     * Creates an account; 409 when the email is taken. A taken email is found before the hash where
+     * it can be (sign-up's 409 tells anyone that an email has an account, so its timing tells
+     * nothing more): a sign-up of an email another one is hashing for waits for that one's outcome
+     * instead of hashing too.
+     */
+    async signUp(input: { name?: string; email: string; password: string }, address: string): Promise<UserRow> {
       if (!config.signUp) throw forbidden('Sign-up is closed on this service: its operator creates accounts.');
-      const passwordHash = await passwords.hash(input.password, config.scrypt);
-      // Checked after the (awaited) hash, right before the insert: nothing can run in between.
-      if (users.getByEmail(input.email)) throw conflict('An account with this email already exists.');
-      return users.create({ email: input.email, name: input.name ?? defaultUserName(input.email), passwordHash });
+      for (let pending = signUpsUnderWay.get(input.email); pending; pending = signUpsUnderWay.get(input.email)) {
+        await pending.catch(() => {}); // a refused or failed one leaves the email to the next
+      }
+      if (users.getByEmail(input.email)) throw conflict(EMAIL_TAKEN);
+      const signUp = (async () => {
+        const passwordHash = await passwords.hash(input.password, config.scrypt, { key: address });
+        // Checked again after the (awaited) hash, right before the insert: nothing runs in between.
+        if (users.getByEmail(input.email)) throw conflict(EMAIL_TAKEN);
+        return users.create({ email: input.email, name: input.name ?? defaultUserName(input.email), passwordHash });
+      })();
+      signUpsUnderWay.set(input.email, signUp);
+      try {
+        return await signUp;
+      } finally {
+        signUpsUnderWay.delete(input.email);
+      }
     },
 
     /** Checks the password and issues a sign-in token; 401 for a wrong password or unknown email. */
@@ -65,9 +85,9 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
       const attempt = rateLimits.beginSignIn(input.email, address);
       try {
         const user = users.getByEmail(input.email);
-        const stored = user?.passwordHash ?? (await decoy());
+        const stored = user?.passwordHash ?? (await decoy(address));
         // An address that guessed wrong lately waits behind everyone else.
-        const matches = await passwords.verify(input.password, stored, rateLimits.failedLately(address));
+        const matches = await passwords.verify(input.password, stored, { key: address, behind: rateLimits.failedLately(address) });
         // A disabled account answers like a wrong password (createForSignIn refuses it below), so a
         // guesser cannot learn that a password was right.
         const expiresAt = formatTimestamp(Date.now() + config.signInTokenTtlMs);
@@ -93,7 +113,7 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
         ? await checkOwnPassword(caller, address, input.currentPassword!, 'The current password is wrong.')
         : users.get(caller.id);
       if (!stored) throw unauthorized('The account no longer exists.');
-      const passwordHash = changesPassword ? await passwords.hash(input.password!, config.scrypt) : stored.passwordHash;
+      const passwordHash = changesPassword ? await passwords.hash(input.password!, config.scrypt, { key: address }) : stored.passwordHash;
       const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: input.name ?? stored.name, passwordHash }, changesPassword);
       if (!user) throw unauthorized('The API token was revoked while the request ran.');
       return user;

@@ -4,29 +4,35 @@
 // so the cost can be raised later without invalidating stored hashes.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { ScryptCost } from '../config.js';
-import { Semaphore } from '../lib/semaphore.js';
+import { Semaphore, type Line } from '../lib/semaphore.js';
 import { unavailable } from '../http/errors.js';
 
 const SALT_BYTES = 16;
 const KEY_BYTES = 32;
 
 export interface PasswordHasherOptions {
-  /** Hashes computed at once (HASH_CONCURRENCY); the rest wait their turn. */
+  /** Hashes computed at once (HASH_CONCURRENCY); the rest wait their turn, served fairly by client address. */
   concurrency: number;
   /**
-   * Hashes that may wait for a slot (HASH_QUEUE_MAX), in each of the two lines (see `behind`);
-   * beyond them a request is refused at once with 503 and Retry-After, so a flood of sign-ins cannot
-   * make a real one wait for minutes. Unbounded when left out (the admin scripts).
+   * Hashes that may wait for a slot (HASH_QUEUE_MAX), in each of the two lines (see `Line.behind`);
+   * beyond them a request is refused at once with 503 and Retry-After. Unbounded when left out (the
+   * admin scripts).
    */
   queueMax?: number;
   /**
-   * The longest a hash may expect to take, its wait for a slot included, at the pace hashes have
+   * How long other addresses' hashes may make a hash wait, its own included, at the pace hashes have
    * taken lately: one that would take longer is refused at once with 503 and Retry-After, however
-   * short the line. A flood slows every hash (they share the cores with it), so a full line of 20
-   * could mean 10 s; this keeps a real sign-in's answer, a 200 or a 503, near `maxWaitMs`.
-   * Unbounded when left out.
+   * short the line. Waiting is served round-robin by address, so this is what a single sign-in from
+   * a new address waits for: a flood from many addresses slows every hash (they share the cores with
+   * it), and this keeps a real sign-in's answer, a 200 or a 503, near `maxWaitMs`. Unbounded when
+   * left out.
    */
   maxWaitMs?: number;
+  /**
+   * The longest a hash may expect to wait in all, its own address's earlier hashes included: a burst
+   * from one address (sign-ups of a test suite) waits its turn up to this. Unbounded when left out.
+   */
+  maxQueueWaitMs?: number;
   /**
    * Awaited once a hash holds its slot, right before scrypt runs. Tests use it to hold a hash mid-way
    * and drive a race deterministically; the service never sets it.
@@ -43,40 +49,44 @@ export interface PasswordHasherOptions {
  */
 export class PasswordHasher {
   private readonly slots: Semaphore;
-  /** A running average of how long one hash takes, for Retry-After. */
+  /** A running average of how long one hash takes, for the bounds and Retry-After. */
   private averageMs = 200;
 
   constructor(private readonly options: PasswordHasherOptions) {
     this.slots = new Semaphore(options.concurrency);
   }
 
-  /** Hashes `password` with a fresh random salt at `cost`. */
-  async hash(password: string, cost: ScryptCost): Promise<string> {
+  /** Hashes `password` with a fresh random salt at `cost`; it waits in `line` (key: the client address). */
+  async hash(password: string, cost: ScryptCost, line: Line = {}): Promise<string> {
     const salt = randomBytes(SALT_BYTES);
-    const key = await this.scrypt(password, salt, cost);
+    const key = await this.scrypt(password, salt, cost, line);
     return `$scrypt$ln=${cost.logN},r=${cost.r},p=${cost.p}$${salt.toString('base64')}$${key.toString('base64')}`;
   }
 
   /**
-   * True when `password` matches `stored`; compares in constant time. With `behind` (a client
+   * True when `password` matches `stored`; compares in constant time. With `line.behind` (a client
    * address that has failed a password check lately), it waits in a second line, served only when
    * nobody else waits: a flood of wrong guesses cannot keep a real sign-in out.
    */
-  async verify(password: string, stored: string, behind = false): Promise<boolean> {
+  async verify(password: string, stored: string, line: Line = {}): Promise<boolean> {
     const parsed = parseHash(stored);
     if (!parsed) return false;
-    const key = await this.scrypt(password, parsed.salt, parsed.cost, behind);
+    const key = await this.scrypt(password, parsed.salt, parsed.cost, line);
     return key.length === parsed.key.length && timingSafeEqual(key, parsed.key);
   }
 
-  private scrypt(password: string, salt: Buffer, cost: ScryptCost, behind = false): Promise<Buffer> {
-    const { queueMax, maxWaitMs, concurrency } = this.options;
+  private scrypt(password: string, salt: Buffer, cost: ScryptCost, line: Line): Promise<Buffer> {
+    const { queueMax, maxWaitMs, maxQueueWaitMs, concurrency } = this.options;
     if (!this.slots.hasFreeSlot) {
-      // When the hashes ahead would be done, at the pace measured lately.
-      const ahead = this.slots.waitingCount() + (behind ? this.slots.waitingCount(true) : 0);
-      const waitMs = ((ahead + 1) / concurrency) * this.averageMs;
-      const lineFull = queueMax !== undefined && this.slots.waitingCount(behind) >= queueMax;
-      if (lineFull || (maxWaitMs !== undefined && waitMs + this.averageMs > maxWaitMs)) {
+      const { own, others, otherTurns } = this.slots.ahead(line);
+      // When it would be done, at the pace measured lately (a running hash counted as one ahead).
+      const doneInMs = (ahead: number) => ((ahead + 1) / concurrency) * this.averageMs + this.averageMs;
+      const waitMs = doneInMs(own + others);
+      const lineFull = queueMax !== undefined && this.slots.waitingCount(line.behind) >= queueMax;
+      // Only other addresses' turns count against maxWaitMs: with nobody else waiting, a burst from
+      // one address holds up no one, and waits for its own hashes up to maxQueueWaitMs.
+      const othersTooLong = maxWaitMs !== undefined && otherTurns > 0 && doneInMs(otherTurns) > maxWaitMs;
+      if (lineFull || othersTooLong || (maxQueueWaitMs !== undefined && waitMs > maxQueueWaitMs)) {
         return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', Math.max(1, Math.ceil(waitMs / 1000))));
       }
       this.options.onWait?.(password);
@@ -87,7 +97,7 @@ export class PasswordHasher {
       const key = await scryptAsync(password, salt, cost);
       this.averageMs = 0.8 * this.averageMs + 0.2 * (performance.now() - started);
       return key;
-    }, behind);
+    }, line);
   }
 }
 

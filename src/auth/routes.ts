@@ -37,7 +37,7 @@ export function authRoutes({ users, apiTokens, config, rateLimits, passwords }: 
       body: SignUpSchema,
       success: { status: 201, description: 'The new user, with the password hash and null related records.', data: SignUpResultSchema },
       errors: [403, 409, 429, 503],
-      handler: async ({ body }) => ({ user: presentSignedUpUser(await accounts.signUp(body)) }),
+      handler: async ({ ctx, body }) => ({ user: presentSignedUpUser(await accounts.signUp(body, ctx.ip)) }),
     }),
     defineRoute({
       method: 'post',

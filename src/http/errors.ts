@@ -4,7 +4,7 @@
 /** Every error a client can get: its status, its stable code and when it happens. */
 export const ERRORS = [
   { status: 400, code: 'invalid_json', when: 'The request body is not JSON, is cut short, or does not decompress as its Content-Encoding says.' },
-  { status: 401, code: 'unauthorized', when: 'No credential; an unknown, expired or revoked token; a wrong sign-in.' },
+  { status: 401, code: 'unauthorized', when: 'No credential; an unknown, expired or revoked token, or one of a disabled account; a wrong sign-in.' },
   { status: 403, code: 'forbidden', when: 'Authenticated but not allowed (a body userId naming another user, a wrong current password).' },
   { status: 404, code: 'not_found', when: "An unknown route, or an id that does not exist or is another user's." },
   { status: 405, code: 'method_not_allowed', when: 'A known path with a method it does not serve (see the Allow header).' },
