@@ -17,8 +17,16 @@ const service = await startService({
   runs: { openaiBaseUrl: fake.url, openaiApiKey: 'operator-key', ollamaBaseUrl: fake.url, timeoutMs: 60_000, concurrencyPerUser: 4, maxSteps: 4 },
   runBounds: { answerMaxBytes: MIB, maxToolCalls: 40, memoryMaxBytes: 64 * 1024 },
 });
-// A tool a REACT agent is offered (never called by these tests' models).
-const toolServer = await startRecordingServer((_req, res) => res.end('tool answer'));
+// A tool the agents are offered. At /echo it answers its request's X-Api-Key header so that its
+// `keep` first characters sit right before the 64 KiB cap, as a service echoing the request would:
+// the whole header (`part=0`), or only those characters (`part=1`: the cut then falls on the end of them).
+const toolServer = await startRecordingServer((req, res) => {
+  const url = new URL(req.url ?? '/', 'http://x');
+  if (url.pathname !== '/echo') return res.end('tool answer');
+  const keep = Number(url.searchParams.get('keep'));
+  const secret = String(req.headers['x-api-key']);
+  res.end(`${'p'.repeat(64 * 1024 - keep)}${url.searchParams.get('part') === '1' ? secret.slice(0, keep) : secret}${'q'.repeat(100)}`);
+});
 after(() => {
   toolServer.server.closeAllConnections();
   toolServer.server.close();
@@ -237,4 +245,33 @@ describe('the bounds of a run', () => {
     assert.equal(whole.body.data.steps.length, 500);
     assert.equal(whole.body.data.truncated, undefined);
   });
+});
+
+describe('a tool that echoes its header secret across the 64 KiB cap', () => {
+  const SECRET = 'sk-header-secret-0123456789abcdef';
+  const NOTE = '\n[the answer was cut at 64 KiB]';
+
+  for (const [keep, part] of [[8, 0], [20, 0], [SECRET.length - 1, 0], [8, 1], [20, 1]]) {
+    it(`leaves none of it where the cut falls after its first ${keep} characters (${part ? 'only they were sent' : 'the whole secret was sent'})`, async () => {
+      const echoing = await service.create(token, '/agents', { name: 'echo', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url } });
+      const tool = await service.create(token, '/tools', {
+        name: 'Echo', type: 'HOSTED_MODEL', metadata: { url: `${toolServer.base}/echo?keep=${keep}&part=${part}`, headers: { 'X-Api-Key': SECRET } },
+      });
+      await service.create(token, '/agent-tools', { agentId: echoing.id, toolId: tool.id });
+      const before = fake.requests.length;
+      fake.reply({ toolCalls: [{ name: 'echo', arguments: '{"input":"x"}' }] }, { text: 'done' });
+      const result = await invoke(echoing.id, { input: 'echo' });
+      assert.equal(result.status, 200, result.text.slice(0, 300));
+      const run = (await service.request('GET', `/api/v1/runs/${result.body.data.runId}`, { token })).body.data;
+      const toModel = fake.requests[before + 1].body.messages.at(-1).content as string;
+      for (const [where, output] of [['the step', run.steps[0].output as string], ['the model', toModel]] as const) {
+        assert.ok(output.endsWith(NOTE), where);
+        const body = output.slice(0, -NOTE.length);
+        assert.ok(body.length <= 64 * 1024 + '[redacted]'.length, `${where}: ${body.length} characters`);
+        // Redacted before the cut: where the secret stood (whole, or its beginning at the cut) reads [redacted].
+        assert.ok(part ? body.endsWith('[redacted]') : body.includes('[redacted]'), `${where}: …${JSON.stringify(body.slice(-40))}`);
+        for (let at = 0; at + 8 <= SECRET.length; at++) assert.ok(!body.includes(SECRET.slice(at, at + 8)), `${where} holds "${SECRET.slice(at, at + 8)}"`);
+      }
+    });
+  }
 });
