@@ -50,6 +50,7 @@ export interface Config {
   secretKey?: Buffer;
   ingestion: IngestionConfig;
   runs: RunsConfig;
+  runBounds: RunBoundsConfig;
 }
 
 /** How agents run: the operator's model servers and the limits of a run. */
@@ -65,6 +66,16 @@ export interface RunsConfig {
   concurrencyPerUser: number;
   /** Model calls one run may make before it fails. */
   maxSteps: number;
+}
+
+/** How much of what the model controls a run keeps: the parts past these are cut or refused, with a warning. */
+export interface RunBoundsConfig {
+  /** Longest answer a run keeps, streams and stores (UTF-8 bytes); a longer one is cut. */
+  answerMaxBytes: number;
+  /** Tool calls one run may make; the model is told when further ones are refused. */
+  maxToolCalls: number;
+  /** Most of a session's earlier turns replayed to the model (UTF-8 bytes; the newest turns are kept). */
+  memoryMaxBytes: number;
 }
 
 export interface IngestionConfig {
@@ -164,6 +175,9 @@ const EnvSchema = v.object({
   RUN_TIMEOUT_MS: v.optional(integerSetting(1000, 3_600_000), '120000'),
   RUN_CONCURRENCY_PER_USER: v.optional(integerSetting(1, 1000), '4'),
   RUN_MAX_STEPS: v.optional(integerSetting(1, 100), '8'),
+  RUN_ANSWER_MAX_BYTES: v.optional(integerSetting(1024, 16 * 1024 * 1024), String(1024 * 1024)),
+  RUN_MAX_TOOL_CALLS: v.optional(integerSetting(1, 1000), '64'),
+  RUN_MEMORY_MAX_BYTES: v.optional(integerSetting(0, 16 * 1024 * 1024), String(256 * 1024)),
   LITESTREAM: v.optional(onOff, 'off'),
   SECRET_KEY: v.optional(
     v.pipe(
@@ -281,6 +295,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: settings.RUN_TIMEOUT_MS,
       concurrencyPerUser: settings.RUN_CONCURRENCY_PER_USER,
       maxSteps: settings.RUN_MAX_STEPS,
+    },
+    runBounds: {
+      answerMaxBytes: settings.RUN_ANSWER_MAX_BYTES,
+      maxToolCalls: settings.RUN_MAX_TOOL_CALLS,
+      memoryMaxBytes: settings.RUN_MEMORY_MAX_BYTES,
     },
   };
 }

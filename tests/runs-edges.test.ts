@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { assertNotFound, errorOf, startService, waitFor, type Json, type TestService } from './helpers.js';
+import { assertNotFound, errorOf, startService, testConfig, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
 import { createRunStore, type RunEnd } from '../src/runs/store.js';
@@ -191,7 +191,8 @@ describe('shutdown during the checks', () => {
 
 describe('a streamed client that does not read', () => {
   test('is cut off after a bounded buffer: the run is cancelled, the model request aborted, the stream ends with an error event', async () => {
-    const service = await startService({ runs: runsConfig() });
+    // Answers as long as the one below are streamed whole (by default one is cut at 1 MiB).
+    const service = await startService({ runs: runsConfig(), runBounds: { ...testConfig().runBounds, answerMaxBytes: 16 * 1024 * 1024 } });
     const user = await service.signUp();
     const agent = await service.create(user.token, '/agents', {
       name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },

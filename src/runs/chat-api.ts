@@ -18,6 +18,7 @@ import { createGuardedFetch, type FetchFunction } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import { redact, RunFailure } from './failures.js';
 import type { ModelEndpoint } from './model.js';
+import { MAX_EVENT_CHARS, serverEvents } from './server-events.js';
 
 /** What a call sends besides `stream`: the model, the messages, the tools, the stop words. */
 export type ChatParams = Omit<ChatCompletionCreateParamsBase, 'stream' | 'stream_options'>;
@@ -109,47 +110,6 @@ async function readText(body: AsyncIterable<Uint8Array | string>, max: number, t
   return text + decoder.decode();
 }
 
-/** One server-sent event: its `event` field and its data lines joined. */
-interface ServerEvent {
-  event: string;
-  data: string;
-}
-
-/** The events of a `text/event-stream` body as they arrive (lines end in \n or \r\n). */
-async function* serverEvents(body: AsyncIterable<Uint8Array | string>, tooLarge: () => RunFailure): AsyncGenerator<ServerEvent> {
-  const decoder = new TextDecoder();
-  let pending = '';
-  let bytes = 0;
-  let event = '';
-  let data: string[] = [];
-  for await (const part of body) {
-    bytes += part.length;
-    if (bytes > MAX_ANSWER_BYTES) throw tooLarge();
-    pending += typeof part === 'string' ? part : decoder.decode(part, { stream: true });
-    let end: number;
-    while ((end = pending.indexOf('\n')) !== -1) {
-      const line = pending.charCodeAt(end - 1) === 13 ? pending.slice(0, end - 1) : pending.slice(0, end);
-      pending = pending.slice(end + 1);
-      if (line === '') {
-        if (data.length > 0) yield { event, data: data.join('\n') };
-        event = '';
-        data = [];
-        continue;
-      }
-      const colon = line.indexOf(':');
-      if (colon === 0) continue; // a comment (a keep-alive)
-      const field = colon === -1 ? line : line.slice(0, colon);
-      const value = colon === -1 ? '' : line.slice(line.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1);
-      if (field === 'data') data.push(value);
-      else if (field === 'event') event = value;
-    }
-  }
-  // A server that ends without the blank line after its last event still meant it.
-  const last = pending + decoder.decode();
-  if (last.startsWith('data:')) data.push(last.slice(last.startsWith('data: ') ? 6 : 5).replace(/\r$/, ''));
-  if (data.length > 0) yield { event, data: data.join('\n') };
-}
-
 /** The message in an error body: OpenAI's `{ error: { message } }`, Ollama's `{ error: "..." }`, or the text itself. */
 function errorText(text: string): string {
   let json: unknown;
@@ -176,6 +136,9 @@ const unreadable = (endpoint: ModelEndpoint, why: string) =>
 
 const answerTooLarge = (endpoint: ModelEndpoint) => () =>
   new RunFailure('upstream_error', `The model endpoint ${hostOf(endpoint)} sent an answer larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB.`);
+
+const eventTooLarge = (endpoint: ModelEndpoint) => () =>
+  new RunFailure('upstream_error', `The model endpoint ${hostOf(endpoint)} streamed an event (or a line) longer than ${MAX_EVENT_CHARS / 1024 / 1024} Mi characters; the run was stopped.`);
 
 /** Why the endpoint could not be reached (nothing of it answered). */
 function unreachable(error: unknown, endpoint: ModelEndpoint): RunFailure {
@@ -243,7 +206,7 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
       const answer = await open(endpoint, Object.assign({}, params, { stream: true, stream_options: { include_usage: true } }), 'text/event-stream', signal);
       let done = false;
       try {
-        for await (const { event, data } of serverEvents(answer.body, answerTooLarge(endpoint))) {
+        for await (const { event, data } of serverEvents(answer.body, { maxBytes: MAX_ANSWER_BYTES, tooLarge: answerTooLarge(endpoint), eventTooLarge: eventTooLarge(endpoint) })) {
           // Read on to the end after [DONE], so the kept-alive connection can be used again.
           if (done || data === '[DONE]') {
             done = true;

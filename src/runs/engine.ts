@@ -12,6 +12,7 @@ import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from './context.js';
+import { answerCut, cutToBytes } from './bounds.js';
 import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import { createChatApi } from './chat-api.js';
@@ -86,7 +87,7 @@ export interface PreparedRun {
 
 export interface RunEngineDeps {
   stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore };
-  config: Pick<Config, 'runs' | 'allowPrivateNetworks'>;
+  config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
   /** Tests only: answers the DNS lookups of the endpoint check. */
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
@@ -185,12 +186,29 @@ export function createRunEngine(deps: RunEngineDeps) {
     const steps: RunStep[] = [];
     let sources: RunSource[] = [];
     const warnings: string[] = [];
+    const warn = (message: string) => {
+      if (!warnings.includes(message)) warnings.push(message);
+    };
     let usage = (): RunUsage | null => null;
     const streaming = prepared.stream && sink.token !== undefined;
     // Nothing more is sent once the run was stopped (the stream then ends with its error).
     const emit = <K extends keyof RunSink>(name: K, ...args: Parameters<Exclude<RunSink[K], AbortSignal | undefined>>) => {
       const listener = sink[name] as ((...values: unknown[]) => void) | undefined;
       if (listener && !signal.aborted) listener(...args);
+    };
+    // What the model writes is kept (and streamed) up to RUN_ANSWER_MAX_BYTES: past it, cut with a warning.
+    const { answerMaxBytes } = config.runBounds;
+    const boundAnswer = (text: string) => {
+      const cut = cutToBytes(text, answerMaxBytes);
+      if (cut !== text) warn(answerCut(answerMaxBytes));
+      return cut;
+    };
+    let tokenBytes = 0;
+    const emitToken = (text: string) => {
+      if (tokenBytes >= answerMaxBytes) return;
+      const piece = cutToBytes(text, answerMaxBytes - tokenBytes);
+      tokenBytes = piece === text ? tokenBytes + Buffer.byteLength(text) : answerMaxBytes;
+      if (piece !== '') emit('token', piece);
     };
     const ended = (status: 'succeeded' | 'failed' | 'cancelled', output: string | null, error: string | null, memory: boolean) =>
       stores.runs.finishRunSoon(
@@ -218,7 +236,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       warnings.push(...toolSet.warnings);
 
       const history = agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
-        ? stores.runs.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2)
+        ? stores.runs.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
         : [];
       const messages: ChatCompletionMessageParam[] = [
         { role: 'system', content: systemMessage(prepared.system, chunks) },
@@ -226,17 +244,21 @@ export function createRunEngine(deps: RunEngineDeps) {
         { role: 'user', content: prepared.input },
       ];
       const model = createModelCall({
-        endpoint, api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken: (text) => emit('token', text),
+        endpoint, api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken,
       });
       usage = model.usage;
+      const chat: typeof model.chat = async (request) => {
+        const reply = await model.chat(request);
+        return Object.assign(reply, { content: boundAnswer(reply.content) });
+      };
       const callTool = createToolCaller(toolSet.tools, toolContext, steps, {
         toolCall: (data) => emit('toolCall', data),
         toolResult: (data) => emit('toolResult', data),
-      });
+      }, { maxCalls: config.runBounds.maxToolCalls, warn });
 
-      const output = await strategies[agent.type]({
-        messages, tools: toolSet.tools, streaming, signal, chat: model.chat, callTool, emitToken: (text) => emit('token', text),
-      });
+      const output = boundAnswer(await strategies[agent.type]({
+        messages, tools: toolSet.tools, streaming, signal, chat, callTool, emitToken, warn,
+      }));
       if (signal.aborted) throw signal.reason;
       const recorded = await ended('succeeded', output, null, true);
       // Deleted while it ran: its runs went with it, so there is no run to answer with.

@@ -10,16 +10,18 @@ import type { AgentStore } from '../agents/store.js';
 import type { PreparedRun, RunEngine, RunOutcome, RunSink } from './engine.js';
 import { RunFailure, type FailureCode } from './failures.js';
 import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
-import type { RunRow, RunStore } from './store.js';
+import type { RunListRow, RunRow, RunStore } from './store.js';
 import {
   INVOKE_EVENTS,
   InvokeSchema,
   MessageSchema,
   PredictSchema,
+  RunListItemSchema,
   RunResultSchema,
   RunSchema,
   SessionIdSchema,
   SessionSchema,
+  type RunListItemShape,
   type RunShape,
 } from './schema.js';
 
@@ -50,6 +52,11 @@ export function presentRun(run: RunRow): RunShape {
     finishedAt: run.finishedAt,
     ms: run.ms,
   };
+}
+
+/** A run in a list: cut as the store read it (see RunListItemSchema). */
+export function presentRunListItem(run: RunListRow): RunListItemShape {
+  return Object.assign(presentRun(run), { truncated: run.truncated });
 }
 
 /** The session an agent with memory uses when a v0 predict names none (one per agent, as the original had). */
@@ -195,11 +202,11 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       tag,
       auth: true,
       query: ListQuerySchema,
-      success: { status: 200, description: "A page of the agent's runs, newest first.", page: RunSchema },
+      success: { status: 200, description: "A page of the agent's runs, newest first, their long parts cut (`truncated`).", page: RunListItemSchema },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
         const page = runs.listAgentRuns(caller.id, params.id, pageRequest(query, (id) => runs.seqOfRun(caller.id, id, params.id)));
-        return { rows: page.rows.map(presentRun), hasMore: page.hasMore };
+        return { rows: page.rows.map(presentRunListItem), hasMore: page.hasMore };
       },
     }),
     defineRoute({
@@ -224,10 +231,10 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       tag,
       auth: true,
       query: ListQuerySchema,
-      success: { status: 200, description: "A page of the caller's runs, every agent's, newest first.", page: RunSchema },
+      success: { status: 200, description: "A page of the caller's runs, every agent's, newest first, their long parts cut (`truncated`).", page: RunListItemSchema },
       handler: ({ caller, query }) => {
         const page = runs.listUserRuns(caller.id, pageRequest(query, (id) => runs.seqOfRun(caller.id, id)));
-        return { rows: page.rows.map(presentRun), hasMore: page.hasMore };
+        return { rows: page.rows.map(presentRunListItem), hasMore: page.hasMore };
       },
     }),
     defineRoute({

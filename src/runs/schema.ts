@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { JsonObjectSchema } from '../http/validate.js';
 import { Id, Integer, NullTimestamp, Timestamp } from '../http/shapes.js';
+import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS } from './store.js';
 
 export const MAX_INPUT_CHARS = 100_000;
 
@@ -113,6 +114,20 @@ export const RunSchema = v.strictObject({
   ms: v.nullable(Integer),
 });
 export type RunShape = v.InferOutput<typeof RunSchema>;
+
+/** A run in a list (of an agent's runs, or traces): the record with its long parts cut. */
+export const RunListItemSchema = v.strictObject({
+  ...RunSchema.entries,
+  truncated: v.pipe(
+    v.boolean(),
+    v.description(
+      `True when this list item is cut: \`input\` and \`output\` hold at most ${LIST_TEXT_CHARS} characters (a cut one ends in …), ` +
+        `\`steps\` the first ${LIST_STEPS}, each step's \`input\`, \`output\` and \`error\` at most ${LIST_STEP_CHARS} ` +
+        '(a cut `input` is the beginning of its JSON text, as a string). GET /runs/{id} has the whole run.',
+    ),
+  ),
+});
+export type RunListItemShape = v.InferOutput<typeof RunListItemSchema>;
 
 export const SessionSchema = v.strictObject({
   id: v.string(),

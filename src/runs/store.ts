@@ -111,6 +111,43 @@ function runFromRow(raw: Record<string, unknown>): RunRow {
   };
 }
 
+/** Characters of a run's `input` and `output` a list holds (the whole record: GET /runs/{id}). */
+export const LIST_TEXT_CHARS = 1000;
+/** Steps of a run a list holds, and characters of each step's `input`, `output` and `error`. */
+export const LIST_STEPS = 10;
+export const LIST_STEP_CHARS = 200;
+
+/** A run as a list holds it: the record with long texts cut (ending in …) and at most LIST_STEPS steps. */
+export type RunListRow = RunRow & { truncated: boolean };
+
+const cut = (value: string, chars: number) => `CASE WHEN length(${value}) > ${chars} THEN substr(${value}, 1, ${chars}) || '…' ELSE ${value} END`;
+const isCut = (value: string, chars: number) => `coalesce(length(${value}) > ${chars}, 0)`;
+
+// A list of runs is read through SQLite's JSON functions, so a run whose answer or steps are huge
+// (runs recorded before the bounds, or with generous ones) never leaves SQLite whole. A step's
+// input is kept as JSON when short, else as the beginning of its JSON text.
+const LIST_RUN_COLUMNS = `id, user_id AS userId, agent_id AS agentId, parent_run_id AS parentRunId, session_id AS sessionId, status,
+  ${cut('input', LIST_TEXT_CHARS)} AS input, ${cut('output', LIST_TEXT_CHARS)} AS output, error, model,
+  (SELECT json_group_array(json_object(
+      'tool', value ->> 'tool', 'toolId', value ->> 'toolId', 'function', value ->> 'function',
+      'input', CASE WHEN length(value -> 'input') > ${LIST_STEP_CHARS} THEN substr(value -> 'input', 1, ${LIST_STEP_CHARS}) || '…' ELSE json(value -> 'input') END,
+      'output', ${cut("value ->> 'output'", LIST_STEP_CHARS)}, 'error', ${cut("value ->> 'error'", LIST_STEP_CHARS)}, 'ms', value ->> 'ms'))
+     FROM (SELECT value FROM json_each(agent_runs.steps) LIMIT ${LIST_STEPS})) AS steps,
+  sources, warnings, usage, started_at AS startedAt, finished_at AS finishedAt, ms,
+  (${isCut('input', LIST_TEXT_CHARS)} OR ${isCut('output', LIST_TEXT_CHARS)} OR json_array_length(steps) > ${LIST_STEPS}
+    OR EXISTS (SELECT 1 FROM json_each(agent_runs.steps)
+                WHERE ${isCut("value -> 'input'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'output'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'error'", LIST_STEP_CHARS)})) AS truncated`;
+
+function listRunFromRow(raw: Record<string, unknown>): RunListRow {
+  const run = runFromRow(raw);
+  // json_object names every key; a step has `output` or `error`, not both.
+  for (const step of run.steps) {
+    if (step.output === null) delete step.output;
+    if (step.error === null) delete step.error;
+  }
+  return Object.assign(run, { truncated: raw.truncated === 1 });
+}
+
 const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
   (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq) AS messages,
   s.created_at AS createdAt, s.updated_at AS updatedAt`;
@@ -144,9 +181,9 @@ export function createRunStore(db: Db) {
   const selectRunSeqOfAgent = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND agent_id = ? AND user_id = ?`).pluck();
   // Newest first: the cursor is the last (oldest) run seen, so the next page holds smaller seqs.
   const selectAgentRuns = db.prepare(
-    `SELECT ${RUN_COLUMNS} FROM agent_runs WHERE agent_id = ? AND user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    `SELECT ${LIST_RUN_COLUMNS} FROM agent_runs WHERE agent_id = ? AND user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
   );
-  const selectUserRuns = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`);
+  const selectUserRuns = db.prepare(`SELECT ${LIST_RUN_COLUMNS} FROM agent_runs WHERE user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`);
 
   const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
   const insertSession = db.prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)`);
@@ -164,11 +201,15 @@ export function createRunStore(db: Db) {
   const selectMessageSeq = db.prepare(
     `SELECT m.seq FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq WHERE s.agent_id = ? AND s.id = ? AND m.id = ?`,
   ).pluck();
+  // The newest `limit` messages whose sizes, added up from the newest, stay within `maxBytes`: only
+  // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying it.
   const selectRecentMessages = db.prepare(
     `SELECT role, content FROM (
-       SELECT m.seq, m.role, m.content FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
-        WHERE s.agent_id = ? AND s.id = ? ORDER BY m.seq DESC LIMIT ?
-     ) ORDER BY seq`,
+       SELECT seq, role, content, sum(octet_length(content)) OVER (ORDER BY seq DESC) AS total FROM (
+         SELECT m.seq, m.role, m.content FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
+          WHERE s.agent_id = @agentId AND s.id = @sessionId ORDER BY m.seq DESC LIMIT @limit
+       )
+     ) WHERE total <= @maxBytes ORDER BY seq`,
   );
   const insertMessage = db.prepare(
     `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -311,21 +352,26 @@ export function createRunStore(db: Db) {
       return (agentId === undefined ? selectRunSeq.get(id, userId) : selectRunSeqOfAgent.get(id, agentId, userId)) as number | undefined;
     },
 
-    /** A page of the agent's runs, newest first (`afterSeq` 0: from the newest). */
-    listAgentRuns(userId: string, agentId: string, page: PageRequest): Page<RunRow> {
+    /** A page of the agent's runs as a list holds them, newest first (`afterSeq` 0: from the newest). */
+    listAgentRuns(userId: string, agentId: string, page: PageRequest): Page<RunListRow> {
       const raws = selectAgentRuns.all(agentId, userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<string, unknown>[];
-      return toPage(raws.map(runFromRow), page.limit);
+      return toPage(raws.map(listRunFromRow), page.limit);
     },
 
-    /** A page of all the user's runs, newest first. */
-    listUserRuns(userId: string, page: PageRequest): Page<RunRow> {
+    /** A page of all the user's runs as a list holds them, newest first. */
+    listUserRuns(userId: string, page: PageRequest): Page<RunListRow> {
       const raws = selectUserRuns.all(userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<string, unknown>[];
-      return toPage(raws.map(runFromRow), page.limit);
+      return toPage(raws.map(listRunFromRow), page.limit);
     },
 
-    /** The last `limit` messages of a session, oldest first (empty for a new session). */
-    recentMessages(agentId: string, sessionId: string, limit: number): { role: 'user' | 'assistant'; content: string }[] {
-      return selectRecentMessages.all(agentId, sessionId, limit) as { role: 'user' | 'assistant'; content: string }[];
+    /**
+     * The last `limit` messages of a session, oldest first (empty for a new session): the newest
+     * whole turns that fit in `maxBytes` of UTF-8 together.
+     */
+    recentMessages(agentId: string, sessionId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): { role: 'user' | 'assistant'; content: string }[] {
+      const messages = selectRecentMessages.all({ agentId, sessionId, limit, maxBytes }) as { role: 'user' | 'assistant'; content: string }[];
+      // An answer whose question did not fit is left out too: a turn is replayed whole or not at all.
+      return messages[0]?.role === 'assistant' ? messages.slice(1) : messages;
     },
 
     /** The cursor of a session of the agent (for paging sessions). */

@@ -4,6 +4,7 @@
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentType } from '../agents/schema.js';
 import { reactStrategy } from '../tools/runtime/react.js';
+import { MAX_TOOL_CALLS_PER_REPLY, toolCallsOfReplyCut } from './bounds.js';
 import type { RunTool } from './tool-types.js';
 
 /** One model reply: its text and the tool calls it asks for (arguments as the model wrote them). */
@@ -50,6 +51,8 @@ export interface StrategyContext {
   callTool(call: ToolCallRequest): Promise<ToolCallResult>;
   /** Sends text to a streamed client as `token` events (a strategy that does not stream its model calls). */
   emitToken(text: string): void;
+  /** Adds a warning to the run (once, however often it is given). */
+  warn(message: string): void;
 }
 
 /** How an agent type reaches its answer; resolves with the final text. */
@@ -66,14 +69,20 @@ export const nativeToolsStrategy: RunStrategy = async (run) => {
   for (;;) {
     const reply = await run.chat({ messages: run.messages, tools: offered, streamTokens: true });
     if (reply.toolCalls.length === 0) return reply.content;
+    // The calls past the bound are left out of the conversation; the model reads why after the last result.
+    const calls = reply.toolCalls.slice(0, MAX_TOOL_CALLS_PER_REPLY);
+    const note = calls.length < reply.toolCalls.length ? toolCallsOfReplyCut(reply.toolCalls.length) : undefined;
+    if (note) run.warn(note);
     run.messages.push({
       role: 'assistant',
       content: reply.content === '' ? null : reply.content,
-      tool_calls: reply.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
     });
-    for (const call of reply.toolCalls) {
+    for (const [index, call] of calls.entries()) {
       const result = await run.callTool(call);
-      run.messages.push({ role: 'tool', tool_call_id: call.id, content: result.error === undefined ? result.output ?? '' : `Error: ${result.error}` });
+      const content = result.error === undefined ? result.output ?? '' : `Error: ${result.error}`;
+      const last = index === calls.length - 1;
+      run.messages.push({ role: 'tool', tool_call_id: call.id, content: last && note ? `${content}\n\n[Note: ${note} Ask for at most ${MAX_TOOL_CALLS_PER_REPLY} at once.]` : content });
     }
   }
 };

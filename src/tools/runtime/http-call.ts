@@ -1,6 +1,9 @@
 // The HTTP side every web tool shares: one request through the fetch the run was given (the
 // SSRF-safe one in the service), a deadline, a capped body, and error messages fit for the model
-// and the run record: they name the host and the status, never a header, a key or a query.
+// and the run record: they name the host and the status, never a header, a key or a query. A
+// service may echo the request: the tool's secrets are redacted from the body before it is cut,
+// and the beginning of a secret a cut falls inside is redacted too.
+import { cutToBytes } from '../../runs/bounds.js';
 
 /** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -9,6 +12,8 @@ export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Res
 export interface ToolHttp {
   fetch: FetchLike;
   timeoutMs?: number;
+  /** The tool's secrets (its header values, its keys), redacted from what a request answers. */
+  secrets?: readonly string[];
 }
 
 /** Largest response body a tool hands back to the model. */
@@ -36,6 +41,8 @@ export interface HttpCallOptions {
   deadline: number;
   maxBytes?: number;
   timeoutMs?: number;
+  /** Redacted from the answer before it is cut (see ToolHttp). */
+  secrets?: readonly string[];
 }
 
 export interface HttpAnswer {
@@ -89,6 +96,7 @@ function describeFailure(error: unknown, url: URL, timedOut: boolean, timeoutMs:
 /** Sends one request; answers 2xx bodies (capped), throws ToolError for anything else. */
 export async function callHttp(call: HttpCall, options: HttpCallOptions): Promise<HttpAnswer> {
   const maxBytes = options.maxBytes ?? TOOL_RESPONSE_MAX_BYTES;
+  const secrets = options.secrets ?? [];
   const timeoutMs = Math.max(0, Math.min(options.timeoutMs ?? TOOL_TIMEOUT_MS, options.deadline - Date.now()));
   if (options.signal.aborted) throw options.signal.reason;
   const timer = new AbortController();
@@ -110,7 +118,8 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions): Promis
     }
     let read: { text: string; truncated: boolean };
     try {
-      read = await readCapped(response, maxBytes);
+      // Past the cap, as much as the longest secret more: a secret the cap falls inside is read whole and redacted.
+      read = await readCapped(response, maxBytes + Math.max(0, ...secrets.map((secret) => Buffer.byteLength(secret))));
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
       throw new ToolError(timer.signal.aborted ? describeFailure(error, call.url, true, timeoutMs) : `the answer from ${call.url.host} was cut off`);
@@ -118,22 +127,65 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions): Promis
     if (response.status >= 300 && response.status < 400) {
       throw new ToolError(`${call.url.host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
     }
+    const whole = redactSecrets(read.text, secrets);
     if (response.status < 200 || response.status > 299) {
-      const said = read.text.replace(/\s+/g, ' ').trim().slice(0, 300);
+      const said = cutRedacted(whole.replace(/\s+/g, ' ').trim(), secrets, (text) => text.slice(0, 300));
       throw new ToolError(`${call.url.host} answered HTTP ${response.status}${said ? `: ${said}` : ''}`);
     }
-    const text = read.truncated ? `${read.text}\n[the answer was cut at ${formatKiB(maxBytes)}]` : read.text;
-    return { status: response.status, contentType: response.headers.get('content-type') ?? '', text, truncated: read.truncated };
+    const text = cutRedacted(whole, secrets, (text) => cutToBytes(text, maxBytes));
+    const truncated = read.truncated || text !== whole;
+    return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: truncated ? `${text}\n[the answer was cut at ${formatKiB(maxBytes)}]` : text, truncated };
   } finally {
     clearTimeout(timeout);
   }
 }
 
+const REDACTED = '[redacted]';
+
 /** Replaces every occurrence of a secret (a metadata header value, a key) in `text` with `[redacted]`. */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join(REDACTED);
   return out;
+}
+
+/** The shortest beginning of a secret that is redacted where a cut leaves it at the end of a text. */
+export const SECRET_PREFIX_MIN_CHARS = 8;
+
+/**
+ * `text` (already redacted) cut by `cut`; when that shortened it, the beginning of a secret left at
+ * the end (SECRET_PREFIX_MIN_CHARS or more of its first characters) is redacted as well, and a
+ * `[redacted]` the cut fell inside is kept whole (so the text may pass the cut by a few characters).
+ */
+export function cutRedacted(text: string, secrets: readonly string[], cut: (text: string) => string): string {
+  const kept = cut(text);
+  if (kept === text) return kept;
+  let end = kept.length;
+  const marker = kept.length === 0 ? -1 : text.lastIndexOf(REDACTED, kept.length - 1);
+  if (marker !== -1 && marker + REDACTED.length > kept.length) end = marker;
+  for (const secret of secrets) end = Math.min(end, kept.length - prefixAtEnd(kept, secret));
+  return end === kept.length ? kept : `${kept.slice(0, end)}${REDACTED}`;
+}
+
+/**
+ * How many of `secret`'s first characters (at least SECRET_PREFIX_MIN_CHARS, else 0) `text` ends
+ * with. Knuth-Morris-Pratt over the text's last characters, so a long secret costs its length.
+ */
+function prefixAtEnd(text: string, secret: string): number {
+  if (secret.length < SECRET_PREFIX_MIN_CHARS) return 0;
+  const fallback = new Array<number>(secret.length).fill(0);
+  for (let i = 1, k = 0; i < secret.length; i += 1) {
+    while (k > 0 && secret[i] !== secret[k]) k = fallback[k - 1];
+    if (secret[i] === secret[k]) k += 1;
+    fallback[i] = k;
+  }
+  let matched = 0;
+  for (let i = Math.max(0, text.length - secret.length); i < text.length; i += 1) {
+    if (matched === secret.length) matched = fallback[matched - 1];
+    while (matched > 0 && text[i] !== secret[matched]) matched = fallback[matched - 1];
+    if (text[i] === secret[matched]) matched += 1;
+  }
+  return matched >= SECRET_PREFIX_MIN_CHARS ? matched : 0;
 }
 
 export type MetadataResult<T> = { ok: true; value: T } | { ok: false; reason: string };

@@ -61,11 +61,11 @@ function guarded(tool: RunTool, secrets: string[]): RunTool {
 /** The functions the agent's tools stand for, and a warning for each tool (or operation) left out. */
 export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetRequest): Promise<RunToolSet> {
   const namer = createFunctionNamer();
-  const http = { fetch: deps.fetch, timeoutMs: deps.toolTimeoutMs };
   const tools: RunTool[] = [];
   const warnings: string[] = [];
   for (const record of request.tools) {
     const secrets = secretsOf(record);
+    const http = { fetch: deps.fetch, timeoutMs: deps.toolTimeoutMs, secrets };
     const notOffered = (reason: string) => warnings.push(redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${reason}`, secrets));
     let result: MetadataResult<RunTool[]>;
     if (record.type === 'OPENAPI') {

@@ -4,9 +4,9 @@
 // It needs nothing from the model but text, so it works with models that have no tool calling.
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { RunTool } from '../../runs/tool-types.js';
+import { createReactScanner, FINAL_ANSWER, isSpace, scanReact } from './react-scan.js';
 
 export const OBSERVATION = '\nObservation:';
-const FINAL_ANSWER = 'Final Answer:';
 
 /** The instructions appended to the system message: the tool list and the format (LangChain's MRKL prompt). */
 export function reactInstructions(tools: RunTool[]): string {
@@ -45,23 +45,37 @@ export function cutAtObservation(text: string): string {
   return start === -1 ? text : text.slice(0, start);
 }
 
-const ACTION = /Action\s*\d*\s*:[\s]*(.*?)[\s]*Action\s*\d*\s*Input\s*\d*\s*:[\s]*(.*)/s;
+/** `text` without the characters of `strip` at its start and `stripEnd` at its end (no regular expression: it is the model's text). */
+function stripEnds(text: string, strip: string, stripEnd: string): string {
+  let from = 0;
+  let to = text.length;
+  while (from < to && strip.includes(text[from])) from += 1;
+  while (to > from && stripEnd.includes(text[to - 1])) to -= 1;
+  return text.slice(from, to);
+}
 
-/** Reads one model answer: an action to run, the final answer, or neither. */
+/** Reads one model answer: an action to run, the final answer, or neither. Linear in the text's length. */
 export function parseReactOutput(raw: string): ReactOutput {
   const text = cutAtObservation(raw);
-  const action = ACTION.exec(text);
-  const finalAt = text.indexOf(FINAL_ANSWER);
-  if (action && (finalAt === -1 || action.index < finalAt)) {
-    return { kind: 'action', action: action[1].trim().replace(/^[`'"[]+|[`'"\]]+$/g, ''), actionInput: action[2].trim(), text };
+  const { action, input, final } = scanReact(text);
+  if (action && input && (final === undefined || action.start < final)) {
+    return { kind: 'action', action: stripEnds(text.slice(action.end, input.start).trim(), '`\'"[', '`\'"]'), actionInput: text.slice(input.end).trim(), text };
   }
-  if (finalAt !== -1) return { kind: 'final', answer: text.slice(finalAt + FINAL_ANSWER.length).trim(), text };
+  if (final !== undefined) return { kind: 'final', answer: text.slice(final + FINAL_ANSWER.length).trim(), text };
   return { kind: 'invalid', text };
+}
+
+/** An Action Input without the Markdown code fence (```json … ```) a model may put around it. */
+function withoutFence(actionInput: string): string {
+  let input = actionInput.trim();
+  if (input.startsWith('```')) input = input.slice(input.startsWith('```json') ? 7 : 3);
+  if (input.endsWith('```')) input = input.slice(0, -3);
+  return input.trim();
 }
 
 /** The arguments an Action Input stands for: JSON when it reads as JSON, else the text for the function's only parameter. */
 export function reactArguments(tool: RunTool, actionInput: string): unknown {
-  const input = actionInput.replace(/^```(?:json)?\s*|\s*```$/g, '').trim();
+  const input = withoutFence(actionInput);
   const properties = Object.keys(((tool.parameters as { properties?: object }).properties ?? {}) as object);
   let parsed: unknown;
   try {
@@ -71,7 +85,8 @@ export function reactArguments(tool: RunTool, actionInput: string): unknown {
   }
   if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed;
   if (properties.length === 1) {
-    const text = typeof parsed === 'string' ? parsed : input.replace(/^"(.*)"$/s, '$1');
+    const quoted = input.length >= 2 && input.startsWith('"') && input.endsWith('"');
+    const text = typeof parsed === 'string' ? parsed : quoted ? input.slice(1, -1) : input;
     return { [properties[0]]: text };
   }
   return parsed ?? input;
@@ -79,58 +94,90 @@ export function reactArguments(tool: RunTool, actionInput: string): unknown {
 
 /**
  * Filters a streamed ReAct answer down to what follows "Final Answer:": nothing of an answer that
- * is an action, and never the model's own "Observation:".
+ * is an action, and never the model's own "Observation:". Each character is looked at once, so a
+ * long answer in many pieces costs time in proportion to its length.
  */
 export function createFinalAnswerFilter(emit: (text: string) => void) {
-  let text = '';
-  let start = -1; // where the final answer begins in `text`, once known
-  let sent = 0; // characters of `text` after `start` already emitted
-  let isAction = false;
+  const scanner = createReactScanner();
+  let fed = 0; // characters given to the scanner
+  let decided: 'final' | 'action' | undefined;
+  let observed = 0; // characters of OBSERVATION matched at the end of the answer so far (held back)
+  let cut = false; // the model's own Observation began: nothing after it is sent
+  let sent = 0;
 
-  function flush(end: boolean): void {
-    if (start === -1) return;
-    let body = text.slice(start);
-    const cut = body.indexOf(OBSERVATION);
-    if (cut !== -1) body = body.slice(0, cut);
-    else if (!end) {
-      // Hold back a tail that could be the beginning of "\nObservation:".
-      for (let keep = Math.min(OBSERVATION.length - 1, body.length); keep > 0; keep -= 1) {
-        if (OBSERVATION.startsWith(body.slice(body.length - keep))) {
-          body = body.slice(0, body.length - keep);
-          break;
+  /** Adds `text` to what this push sends, without the answer's leading white space. */
+  function release(text: string, out: string[]): void {
+    if (sent === 0 && out.length === 0) {
+      let from = 0;
+      while (from < text.length && isSpace(text.charCodeAt(from))) from += 1;
+      text = text.slice(from);
+    }
+    if (text !== '') out.push(text);
+  }
+
+  /** Passes the answer's `text` on, holding back what could be the beginning of "\nObservation:". */
+  function pass(text: string, out: string[]): void {
+    let from = 0; // start of the characters not yet released or held
+    for (let i = 0; i < text.length && !cut; i += 1) {
+      const code = text.charCodeAt(i);
+      if (code === OBSERVATION.charCodeAt(observed)) {
+        if (observed === 0) release(text.slice(from, i), out);
+        observed += 1;
+        from = i + 1;
+        if (observed === OBSERVATION.length) cut = true;
+        continue;
+      }
+      if (observed > 0) {
+        // Not the Observation after all: what was held back is answer. OBSERVATION repeats none of
+        // its beginnings, so only this character can begin it again.
+        release(OBSERVATION.slice(0, observed), out);
+        observed = 0;
+        from = i;
+        if (code === OBSERVATION.charCodeAt(0)) {
+          observed = 1;
+          from = i + 1;
         }
       }
     }
-    if (sent === 0) {
-      const trimmed = body.replace(/^\s+/, '');
-      start += body.length - trimmed.length;
-      body = trimmed;
-    }
-    if (body.length > sent) {
-      emit(body.slice(sent));
-      sent = body.length;
-    }
+    if (!cut && observed === 0) release(text.slice(from), out);
+  }
+
+  function send(out: string[]): void {
+    const text = out.join('');
+    if (text === '') return;
+    emit(text);
+    sent += text.length;
   }
 
   return {
     push(delta: string): void {
-      text += delta;
-      if (isAction) return;
-      if (start === -1) {
-        const finalAt = text.indexOf(FINAL_ANSWER);
-        const action = ACTION.exec(text) ?? /(^|\n)\s*Action\s*\d*\s*:/.exec(text);
-        if (action && (finalAt === -1 || action.index < finalAt)) {
-          isAction = true;
+      if (decided === 'action' || cut) return;
+      const out: string[] = [];
+      if (decided === undefined) {
+        scanner.feed(delta);
+        fed += delta.length;
+        const { action, input, lineAction, final } = scanner.marks;
+        // As LangChain reads it: an "Action:" followed by an "Action Input:", or one at the start of a line.
+        const actionAt = action && input ? action.start : lineAction;
+        if (actionAt !== undefined && (final === undefined || actionAt < final)) {
+          decided = 'action';
           return;
         }
-        if (finalAt === -1) return;
-        start = finalAt + FINAL_ANSWER.length;
+        if (final === undefined) return;
+        decided = 'final';
+        // The final answer begins in this piece: the scanner found its marker here.
+        delta = delta.slice(final + FINAL_ANSWER.length - (fed - delta.length));
       }
-      flush(false);
+      pass(delta, out);
+      send(out);
     },
     /** Sends what was held back; call when the answer is complete. */
     end(): void {
-      if (!isAction) flush(true);
+      if (decided !== 'final' || cut || observed === 0) return;
+      const out: string[] = [];
+      release(OBSERVATION.slice(0, observed), out);
+      observed = 0;
+      send(out);
     },
     /** True once some of a final answer was emitted. */
     get emitted(): boolean {
@@ -182,7 +229,8 @@ export async function reactStrategy(run: ReactRun): Promise<string> {
       invalidInARow += 1;
       // A model that twice ignores the format is answering directly: its text is the answer.
       if (invalidInARow >= 2) {
-        const output = parsed.text.replace(/^\s*Thought:\s*/i, '').trim();
+        const text = parsed.text.trim();
+        const output = text.slice(0, 8).toLowerCase() === 'thought:' ? text.slice(8).trim() : text;
         if (run.streaming) run.emitToken(output);
         return output;
       }
