@@ -10,7 +10,7 @@ import { RunFailure } from '../src/runs/failures.js';
 const KIB = 1024;
 const MIB = 1024 * KIB;
 /** Far above what a linear reading of a few MiB takes, far below the square of it. */
-const BOUND_MS = 1500;
+const BOUND_MS = 15_000;
 
 const endpoint: ModelEndpoint = { baseURL: 'http://model.test/v1', apiKey: 'k', model: 'm', userAimed: true };
 

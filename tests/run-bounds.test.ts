@@ -98,25 +98,25 @@ async function invokeStreamed(agentId: string, input: string): Promise<{ event: 
 const invoke = (agentId: string, body: Json) => service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token, body });
 
 describe('the ReAct loop reading a large adversarial answer', () => {
-  it('keeps /healthz answering within 1 s while it reads 160 KiB of "Action:" twice', async () => {
+  it('keeps /healthz answering within 3 s while it reads 160 KiB of "Action:" twice', async () => {
     const react = await agent('REACT');
     // No "Action Input:" ever follows: a backtracking parser searches the rest of the text from each "Action:".
     const text = 'Thought: x '.concat('Action:'.repeat(160 * 1024 / 7));
     fake.reply({ text }, { text });
     const { result, slowestMs } = await whileProbing(invoke(react.id, { input: 'go' }));
     assert.equal(result.status, 200, result.text.slice(0, 500));
-    assert.ok(slowestMs < 1000, `/healthz took ${Math.round(slowestMs)} ms`);
+    assert.ok(slowestMs < 3000, `/healthz took ${Math.round(slowestMs)} ms`);
   });
 });
 
 describe('a streamed model answer without line breaks', () => {
-  it('is cut with a clear failure once its line passes 4 Mi characters, /healthz answering within 1 s meanwhile', async () => {
+  it('is cut with a clear failure once its line passes 4 Mi characters, /healthz answering within 3 s meanwhile', async () => {
     const model = await agent('VENDOR_A', await endlessLineModel(24 * 1024 * 1024));
     const { result: events, slowestMs } = await whileProbing(invokeStreamed(model.id, 'go'));
     assert.deepEqual(events.map((e) => e.event), ['run', 'error']);
     assert.equal(events[1].data.code, 'upstream_error');
     assert.match(events[1].data.message, /streamed an event \(or a line\) longer than 4 Mi characters; the run was stopped/);
-    assert.ok(slowestMs < 1000, `/healthz took ${Math.round(slowestMs)} ms`);
+    assert.ok(slowestMs < 3000, `/healthz took ${Math.round(slowestMs)} ms`);
     const run = await service.request('GET', `/api/v1/runs/${events[0].data.runId}`, { token });
     assert.equal(run.body.data.status, 'failed');
     assert.match(run.body.data.error, /longer than 4 Mi characters/);
