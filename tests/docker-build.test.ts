@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix, relative } from 'node:path';
-import { root, runCommand, startServiceProcess } from './run-script.js';
+import { linkProductionPackages, root, runCommand, startServiceProcess } from './run-script.js';
 
 /** One `COPY [--from=stage] <source>... <destination>` of a stage. */
 interface Copy {
@@ -135,28 +135,6 @@ function layOut(stage: Stage, dir: string, stageDirs: Map<string, { stage: Stage
   }
 }
 
-/**
- * What `npm prune --omit=dev` leaves in `dir`/node_modules: a link to each package of this
- * checkout's install that package-lock.json does not mark as a development one (a package's own
- * nested node_modules/ comes with it). Node follows a link to the package's real place, so a
- * production package could still find a development one there; the application's own files (the
- * runtime stage's dist/ and scripts/) cannot: they resolve packages from `dir`/node_modules.
- */
-function productionNodeModules(dir: string): string[] {
-  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-  const names = Object.entries(lock.packages)
-    .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/@][^/]*$/.test(path) && !entry.dev)
-    .map(([path]) => path.slice('node_modules/'.length))
-    // An optional package for another platform is in the lock but not installed.
-    .filter((name) => existsSync(join(root, 'node_modules', name)));
-  rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
-  for (const name of names) {
-    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
-    symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
-  }
-  return names;
-}
-
 /** The development tools the image must run without: the TypeScript loader, the bundler, the console's UI library. */
 const DEVELOPMENT_TOOLS = ['tsx', 'esbuild', 'preact'];
 
@@ -189,7 +167,7 @@ describe('the container image builds from the files its Dockerfile copies', () =
     assert.ok(existsSync(join(dir, 'dist', 'main.js')));
 
     // `npm prune --omit=dev`: what the runtime stage copies from here has no development tools.
-    const kept = productionNodeModules(dir);
+    const kept = linkProductionPackages(dir);
     assert.deepEqual(
       DEVELOPMENT_TOOLS.filter((name) => kept.includes(name)),
       [],
