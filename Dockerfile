@@ -1,14 +1,15 @@
 # syntax=docker/dockerfile:1
 # Build stage: the full Node image has python3, make and g++ for better-sqlite3's native module.
-# It installs every dependency (tsc is a dev dependency), type-checks src/, bundles it into
-# dist/main.js (esbuild) with the console's files, then drops the dev dependencies again.
+# It installs every dependency (tsc, tsx, esbuild and Preact are dev dependencies), type-checks
+# src/ and scripts/, bundles the service into dist/main.js and the operator scripts into
+# dist/scripts/ (esbuild) with the console's files, then drops the dev dependencies again.
 FROM node:26-bookworm AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci && npm cache clean --force
 COPY tsconfig.json schema.sql ./
 COPY src ./src
-COPY scripts/build.ts scripts/bundle.ts ./scripts/
+COPY scripts ./scripts
 RUN npm run build && npm prune --omit=dev
 
 # Run stage: slim image, production dependencies only, non-root, data on a volume.
@@ -22,17 +23,16 @@ ENV NODE_ENV=production \
     LITESTREAM_CONFIG=/app/litestream.yml
 WORKDIR /app
 COPY --from=build /app/node_modules ./node_modules
-# The service runs the compiled JavaScript: no TypeScript loader in the serving process.
+# The service and the operator scripts run the bundled JavaScript: no sources, no TypeScript loader,
+# no bundler in this image.
 COPY --from=build /app/dist ./dist
 # dist/main.js finds schema.sql, migrations/ (applied at every start) and package.json one level up;
 # better-sqlite3, pdfjs-dist and swagger-ui-dist stay in node_modules/ (native code, files of their own).
 COPY package.json schema.sql litestream.yml ./
 COPY migrations ./migrations
-# Operator scripts (docker exec <container> npm run backup -- /app/data/backup.db, see README) run
-# their TypeScript through tsx, so they ship with the sources they import.
-COPY tsconfig.json ./
-COPY src ./src
-COPY scripts ./scripts
+# The entry point, and what the operator scripts' npm scripts run (docker exec <container> npm run
+# backup -- /app/data/backup.db, see README): without sources here, it runs dist/scripts/<name>.js.
+COPY scripts/docker-entrypoint.sh scripts/operator.js ./scripts/
 # Litestream (LITESTREAM=on) is the binary inside the npm package @flydotio/litestream-linux-x64,
 # an optional dependency: the registry has no other Linux build of it, so an arm64 image has none.
 RUN bin="/app/node_modules/@flydotio/litestream-linux-$(node -p process.arch)/litestream"; \

@@ -5,10 +5,13 @@ import { build } from 'esbuild';
 /** Packages with native code or files of their own, found in node_modules/ at run time. */
 export const EXTERNAL_PACKAGES = ['better-sqlite3', 'pdfjs-dist', 'swagger-ui-dist', 'esbuild'];
 
-/** Bundles `entry` into `outdir`/<entry's name>.js, with what it imports dynamically split into `outdir`/chunks/. */
-export async function bundleServer(entry: string, outdir: string): Promise<void> {
+/**
+ * Bundles `entry` (or each of several) into `outdir`/<entry's name>.js, with what it imports
+ * dynamically (and what several entries share) split into `outdir`/chunks/.
+ */
+export async function bundleServer(entry: string | string[], outdir: string): Promise<void> {
   await build({
-    entryPoints: [entry],
+    entryPoints: typeof entry === 'string' ? [entry] : entry,
     outdir,
     bundle: true,
     splitting: true,

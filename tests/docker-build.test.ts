@@ -2,20 +2,22 @@
 // instructions lay out exactly the files that stage would have in a temporary directory (the build
 // context filtered by .dockerignore, or another stage's files for `COPY --from`), and the stage's
 // commands run there: `npm run build` in the build stage, `npm run start:prod` in the runtime stage,
-// which must then answer /healthz. A file the build needs that the Dockerfile does not copy fails
-// here as it fails in `docker build`.
+// which must then answer /healthz and serve the console, and the operator scripts must run there.
+// A file the build needs that the Dockerfile does not copy fails here as it fails in `docker build`,
+// and so does a package the runtime needs that is only a development dependency.
 //
 // What stands in for the rest of the image: `npm ci` is replaced by a link to this checkout's
 // node_modules/ (installed from the same package-lock.json; a real `npm ci` needs the registry and
-// minutes of compiling), so `npm prune --omit=dev` is skipped too (it would prune the shared
-// install), and the runtime stage's other RUN lines (tini, the Litestream link, the data directory's
-// owner) are system set-up outside the application's files; only the data directory is made.
+// minutes of compiling), and `npm prune --omit=dev` by a node_modules/ of links to only the
+// packages package-lock.json does not mark `dev` (what the prune keeps). The runtime stage's other
+// RUN lines (tini, the Litestream link, the data directory's owner) are system set-up outside the
+// application's files; only the data directory is made.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, posix, relative } from 'node:path';
-import { root, runCommand, startServiceProcess } from './run-script.js';
+import { linkProductionPackages, root, runCommand, startServiceProcess } from './run-script.js';
 
 /** One `COPY [--from=stage] <source>... <destination>` of a stage. */
 interface Copy {
@@ -133,6 +135,9 @@ function layOut(stage: Stage, dir: string, stageDirs: Map<string, { stage: Stage
   }
 }
 
+/** The development tools the image must run without: the TypeScript loader, the bundler, the console's UI library. */
+const DEVELOPMENT_TOOLS = ['tsx', 'esbuild', 'preact'];
+
 const dockerfile = parseDockerfile(readFileSync(join(root, 'Dockerfile'), 'utf8'));
 const ignored = dockerIgnore(existsSync(join(root, '.dockerignore')) ? readFileSync(join(root, '.dockerignore'), 'utf8') : '');
 const work = mkdtempSync(join(tmpdir(), 'ams-docker-'));
@@ -148,7 +153,7 @@ describe('the container image builds from the files its Dockerfile copies', () =
     assert.ok(runtime.copies.some((copy) => copy.from === 'build'));
     // The commands stood in for below.
     assert.ok(build.runs.some((run) => /\bnpm ci\b/.test(run)), build.runs.join('\n'));
-    assert.ok(build.runs.some((run) => /\bnpm run build\b/.test(run)), build.runs.join('\n'));
+    assert.ok(build.runs.some((run) => /\bnpm run build\b.*\bnpm prune --omit=dev\b/.test(run)), build.runs.join('\n'));
   });
 
   test('the build stage: `npm run build` type-checks and bundles with only the copied files', async () => {
@@ -160,15 +165,28 @@ describe('the container image builds from the files its Dockerfile copies', () =
     const result = await runCommand('npm', ['run', 'build'], { npm_config_update_notifier: 'false' }, undefined, dir);
     assert.equal(result.code, 0, `npm run build failed in the build stage's files:\n${result.stdout}\n${result.stderr}`);
     assert.ok(existsSync(join(dir, 'dist', 'main.js')));
+
+    // `npm prune --omit=dev`: what the runtime stage copies from here has no development tools.
+    const kept = linkProductionPackages(dir);
+    assert.deepEqual(
+      DEVELOPMENT_TOOLS.filter((name) => kept.includes(name)),
+      [],
+      'package.json must list these as devDependencies: the image carries no development tooling',
+    );
     stageDirs.set(build.name, { stage: build, dir });
   });
 
-  test('the runtime stage: `npm run start:prod` with the copied files answers /healthz', async (t) => {
+  test('the runtime stage: `npm run start:prod` with the copied files answers /healthz, serves the console and runs the operator scripts', async (t) => {
     assert.ok(stageDirs.has(build.name), 'the build stage did not build (see the test above)');
     const dir = join(work, 'runtime');
     mkdirSync(dir);
     layOut(runtime, dir, stageDirs, ignored);
     mkdirSync(join(dir, 'data')); // the volume's directory, made by a RUN line
+    // The build's output only: no TypeScript sources, no compiler settings, no development packages.
+    assert.ok(!existsSync(join(dir, 'src')), 'the runtime stage copies src/');
+    assert.ok(!existsSync(join(dir, 'tsconfig.json')), 'the runtime stage copies tsconfig.json');
+    assert.deepEqual(readdirSync(join(dir, 'scripts'), { recursive: true }).filter((file) => String(file).endsWith('.ts')), []);
+    for (const name of DEVELOPMENT_TOOLS) assert.ok(!existsSync(join(dir, 'node_modules', name)), `node_modules/${name} in the runtime stage`);
 
     // The image's environment, except where the service listens and where its data is.
     const env = { ...runtime.env, HOST: '127.0.0.1', PORT: '0', DATABASE_PATH: join(dir, 'data', 'service.db'), npm_config_update_notifier: 'false' };
@@ -181,8 +199,30 @@ describe('the container image builds from the files its Dockerfile copies', () =
     // The console's files were bundled by the build stage and reached the runtime stage.
     const page = await service.request('GET', '/');
     assert.equal(page.status, 200, page.text.slice(0, 300));
-    const script = /src="console\/(app\.[\w-]+\.js)"/.exec(page.text);
-    assert.ok(script, page.text);
-    assert.equal((await service.request('GET', `/console/${script[1]}`)).status, 200);
+    const files = [...page.text.matchAll(/(?:src|href)="console\/(app\.[\w-]+\.(?:js|css))"/g)].map((match) => match[1]);
+    assert.equal(files.length, 2, page.text);
+    for (const file of files) {
+      const asset = await service.request('GET', `/console/${file}`);
+      assert.equal(asset.status, 200, file);
+      assert.ok(asset.text.length > 1000, `${file} has ${asset.text.length} characters`);
+    }
+
+    // The operator scripts, as the README runs them in the container (`docker exec <container> npm
+    // run ...`), beside the running service and on its database.
+    const operator = (args: string[], input?: string) => runCommand('npm', ['run', '-s', ...args], env, input, dir);
+    const created = await operator(['user:create', '--', '--email', 'Ops@Example.com', '--name', 'Ops'], 'a long password\n');
+    assert.equal(created.code, 0, created.stderr);
+    const users = await operator(['user:list', '--', '--json']);
+    assert.equal(users.code, 0, users.stderr);
+    assert.deepEqual(
+      (JSON.parse(users.stdout) as { email: string; name: string }[]).map(({ email, name }) => ({ email, name })),
+      [{ email: 'ops@example.com', name: 'Ops' }],
+    );
+    const stats = await operator(['db:stats', '--', '--json']);
+    assert.equal(stats.code, 0, stats.stderr);
+    assert.equal(JSON.parse(stats.stdout).rows.users, 1);
+    const backup = await operator(['backup', '--', join(dir, 'data', 'backup.db')]);
+    assert.equal(backup.code, 0, backup.stderr);
+    assert.ok(existsSync(join(dir, 'data', 'backup.db')));
   });
 });

@@ -1,7 +1,8 @@
 // The production start: the compiled dist/ (`npm run build`, which `npm test` runs first) started
 // as `npm run start:prod` and the container do it, with plain node and no TypeScript loader. It runs
-// from a directory laid out like the container's (no src/), so a file the compiled code still
-// looked for under src/ would fail here. .ci/run runs the suite on every Node line package.json's
+// from a directory laid out like the container's (no src/, and only the production packages: no
+// tsx, esbuild or Preact), so a file the compiled code still looked for under src/, or a
+// development package it still needed, would fail here. .ci/run runs the suite on every Node line package.json's
 // engines admits, the container's among them, so this covers each.
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

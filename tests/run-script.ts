@@ -2,9 +2,9 @@
 // way an operator does, each against a database path the test chooses. They run in a temporary
 // working directory (not the repository), so a developer's own .env never reaches them.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { after } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { productionNodeArgs, serviceNodeArgs } from '../scripts/service-command.js';
@@ -109,9 +109,32 @@ export const developmentCommand = (): ServiceCommand => ({ file: process.execPat
 export const productionCommand = (): ServiceCommand => ({ file: process.execPath, args: productionNodeArgs() });
 
 /**
+ * What `npm prune --omit=dev` leaves in `dir`/node_modules: a link to each package of this
+ * checkout's install that package-lock.json does not mark as a development one (a package's own
+ * nested node_modules/ comes with it). Node follows a link to the package's real place, so a
+ * production package could still find a development one there; the application's own files
+ * (dist/, scripts/operator.js) cannot: they resolve packages from `dir`/node_modules.
+ */
+export function linkProductionPackages(dir: string): string[] {
+  const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
+  const names = Object.entries(lock.packages)
+    .filter(([path, entry]) => /^node_modules\/(@[^/]+\/)?[^/@][^/]*$/.test(path) && !entry.dev)
+    .map(([path]) => path.slice('node_modules/'.length))
+    // An optional package for another platform is in the lock but not installed.
+    .filter((name) => existsSync(join(root, 'node_modules', name)));
+  rmSync(join(dir, 'node_modules'), { recursive: true, force: true });
+  for (const name of names) {
+    mkdirSync(dirname(join(dir, 'node_modules', name)), { recursive: true });
+    symlinkSync(join(root, 'node_modules', name), join(dir, 'node_modules', name), 'dir');
+  }
+  return names;
+}
+
+/**
  * A temporary directory laid out like the container's /app: dist/ (built by `npm run build`, which
  * `npm test` runs first), schema.sql, migrations/, package.json, litestream.yml, the entry point
- * script and node_modules/ (a link), but no src/: compiled code that still looked under src/ fails.
+ * script and node_modules/ with the production packages only (`linkProductionPackages`), but no src/
+ * and no tsx, esbuild or Preact: compiled code that still looked under src/ or for them fails.
  */
 export function makeInstallDir(): string {
   if (!existsSync(join(root, 'dist', 'main.js'))) throw new Error('dist/main.js is missing: run `npm run build` (npm test does it first)');
@@ -120,7 +143,7 @@ export function makeInstallDir(): string {
   for (const entry of ['dist', 'schema.sql', 'migrations', 'package.json', 'litestream.yml', 'scripts/docker-entrypoint.sh']) {
     cpSync(join(root, entry), join(dir, entry), { recursive: true });
   }
-  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  linkProductionPackages(dir);
   return dir;
 }
 

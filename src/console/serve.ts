@@ -1,16 +1,17 @@
 // The web console at `/`: a Preact app (./app/, TSX) bundled by esbuild into one script and one
 // stylesheet, kept in memory and served under content-hashed names with long caching.
 // `npm run build` writes the bundle beside the compiled code (dist/console/bundle/), and the
-// production start serves those files: no esbuild and no sources at run time. Started from the
-// sources (`npm start`, tests), there is no such directory, and the first request for the console
-// bundles it: esbuild is imported and started only then and stopped once the bundle is built, so the
-// console costs neither start-up time nor idle memory and nothing needs building before `npm start`.
+// production start serves those files: no esbuild, no Preact and no sources at run time (the
+// production install has none of them). Started from the sources (`npm start`, tests), the first
+// request for the console bundles it: esbuild is imported and started only then and stopped once the
+// bundle is built, so the console costs neither start-up time nor idle memory and nothing needs
+// building before `npm start`.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AppContext } from '../http/context.js';
 import type { RouteRegistry } from '../http/route.js';
-import { codePath, ROOT } from '../lib/paths.js';
+import { codePath, FROM_BUILD, ROOT } from '../lib/paths.js';
 import { packageVersion } from '../lib/version.js';
 
 /** What the console may load and do: its own files and the API on this origin, nothing inline. */
@@ -27,7 +28,7 @@ export const CONSOLE_CSP = [
 ].join('; ');
 
 const ENTRY = join(ROOT, 'src', 'console', 'app', 'main.tsx');
-/** Where `npm run build` leaves the bundle: dist/console/bundle/ (src/console/bundle/ never exists). */
+/** Where `npm run build` leaves the bundle: dist/console/bundle/. */
 export const PREBUILT_DIR = codePath(join('console', 'bundle'));
 const PREBUILT = { script: 'app.js', stylesheet: 'app.css' };
 
@@ -48,12 +49,15 @@ export interface ConsoleBundle {
 
 const hashOf = (body: Buffer | Uint8Array, length: number) => createHash('sha256').update(body).digest('base64url').slice(0, length);
 
-/** The console: the bundle the build wrote when there is one, else bundled now from the sources. */
+/** The console: in the build, the files `npm run build` wrote; from the sources, bundled now. */
 export function loadConsole(): Promise<ConsoleBundle> {
+  if (!FROM_BUILD) return buildConsole();
   const script = join(PREBUILT_DIR, PREBUILT.script);
   const stylesheet = join(PREBUILT_DIR, PREBUILT.stylesheet);
-  if (existsSync(script)) return Promise.resolve(consoleBundle(readFileSync(script), readFileSync(stylesheet)));
-  return buildConsole();
+  if (!existsSync(script) || !existsSync(stylesheet)) {
+    return Promise.reject(new Error(`the console's files are missing from ${PREBUILT_DIR}: run npm run build`));
+  }
+  return Promise.resolve(consoleBundle(readFileSync(script), readFileSync(stylesheet)));
 }
 
 /** Bundles the console with esbuild (imported here, not at start-up), then stops esbuild's process. */
