@@ -13,7 +13,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { buildConsole, consoleRoutes, CONSOLE_CSP, type ConsoleBundle } from '../src/console/serve.js';
 import { snippetParts } from '../src/console/app/snippet.js';
 import type { AppState } from '../src/http/context.js';
-import { errorOf, startService, type TestService } from './helpers.js';
+import { errorOf, startService, waitFor, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -639,5 +639,107 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
   });
 
   assert.deepEqual(problems, [], 'no console errors, page errors or requests elsewhere');
+  await context.close();
+});
+
+test('every page fits a phone (390 px) without sideways scrolling, with data in its lists', { timeout: 180_000 }, async (t) => {
+  const browser = await launchOrSkip(t);
+  if (!browser) return;
+  t.after(() => browser.close());
+
+  // A document to ingest (ready, with chunks) and one that fails, from a fixture server on loopback.
+  const fixture = createServer((request, response) => {
+    if (request.url === '/field-guide/otters-and-their-rivers.txt') {
+      response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end('Sea otters hold hands while they sleep.\n\nRiver otters slide down muddy banks for fun.\n\nhttps://example.com/a/very/long/address/that/does/not/break/anywhere/otters');
+      return;
+    }
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => fixture.listen(0, '127.0.0.1', resolve));
+  t.after(() => fixture.close());
+  const fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
+  const fake = await startFakeOpenAI();
+  const service = await startService({ ingestion: { enabled: true, concurrency: 1, maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true } });
+
+  // Everything a page lists, through the API.
+  const { email, password } = await service.signUp('Phone Reader');
+  const signIn = await service.request('POST', '/api/v1/auth/sign-in', { body: { email, password } });
+  const { token, apiToken } = signIn.body.data;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const reply = await service.request(method, `/api/v1${path}`, { token, body });
+    assert.ok(reply.status < 300, `${method} ${path}: ${JSON.stringify(reply.body)}`);
+    return reply.body.data;
+  };
+  await api('POST', '/api-tokens', { description: 'nightly backup script on the office server', expiresAt: '2099-01-01T00:00:00Z' });
+  const tag = await api('POST', '/tags', { name: 'customer-support', color: '#1d4ed8' });
+  const prompt = await api('POST', '/prompts', { name: 'Otter expert', template: 'You are an otter expert. Answer in {language}.', input_variables: ['language'] });
+  const tool = await api('POST', '/tools', { name: 'Otter facts', type: 'SEARCH', description: 'Looks up facts about otters.' });
+  const ready = await api('POST', '/documents', { name: 'Otter field guide', type: 'TXT', url: `${fixtureUrl}/field-guide/otters-and-their-rivers.txt` });
+  await api('POST', '/documents', { name: 'Missing notes', type: 'TXT', url: `${fixtureUrl}/field-guide/a-document-that-is-not-there-at-all.txt` });
+  const agent = await api('POST', '/agents', {
+    name: 'Otter bot',
+    type: 'VENDOR_A',
+    llm: { provider: 'openai-compatible', model: 'fake-model', baseUrl: fake.url },
+    hasMemory: true,
+    promptId: prompt.id,
+    tags: [tag.id],
+    description: 'Answers questions about otters.',
+  });
+  await waitFor('the document is ready', async () => ((await api('GET', `/documents/${ready.id}`)).status === 'ready' ? true : undefined), 15_000);
+  await api('POST', '/agent-documents', { agentId: agent.id, documentId: ready.id });
+  await api('POST', '/agent-tools', { agentId: agent.id, toolId: tool.id });
+  fake.reply({ text: 'Sea otters hold hands while they sleep: https://example.com/a/very/long/address/that/does/not/break/anywhere/otters' });
+  const run = await api('POST', `/agents/${agent.id}/invoke`, { input: 'How do otters sleep?', variables: { language: 'English' }, sessionId: 'phone-session' });
+
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  await context.addInitScript(([value, id]) => {
+    sessionStorage.setItem('agent-console.token', value!);
+    sessionStorage.setItem('agent-console.tokenId', id!);
+  }, [token, apiToken.id]);
+  const { page, problems } = await openPage(context, service);
+
+  // Every route, with what shows that its data is drawn.
+  const routes: [string, string][] = [
+    ['/agents', '.agent-card'],
+    ['/agents/new', 'form'],
+    [`/agents/${agent.id}`, '.linked li'],
+    [`/agents/${agent.id}/edit`, 'form'],
+    [`/agents/${agent.id}/chat?session=phone-session`, '.turn'],
+    [`/agents/${agent.id}/runs`, 'tbody tr'],
+    [`/runs/${run.runId}`, 'dl.facts'],
+    ['/documents', 'tbody tr .status-failed'],
+    [`/documents/${ready.id}`, '.chunks li'],
+    ['/search?q=otters', '.hits li'],
+    ['/tools', '.card h2'],
+    ['/prompts', '.card h2'],
+    ['/tags', '.card h2'],
+    ['/tokens', 'tbody tr'],
+    ['/account', 'form'],
+    ['/nowhere', 'h1'],
+  ];
+  const tooWide: string[] = [];
+  for (const [route, drawn] of routes) {
+    await page.goto(`${service.url}/#${route}`);
+    await page.locator('main').locator(drawn).first().waitFor();
+    await page.waitForFunction(() => !document.querySelector('.loading'));
+    const { overflow, culprits } = await page.evaluate(() => ({
+      overflow: document.documentElement.scrollWidth - window.innerWidth,
+      // The innermost elements reaching past the right edge, to say what to fix.
+      culprits: [...document.querySelectorAll('body *')]
+        // (No named functions in here: the test's compiler would wrap them in a helper the page lacks.)
+        .filter(
+          (element) =>
+            (element.getBoundingClientRect().right > window.innerWidth + 0.5 && ![...element.children].some((child) => child.getBoundingClientRect().right > window.innerWidth + 0.5)) ||
+            (element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflowX === 'visible'),
+        )
+        .slice(-3)
+        .map((element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).split(' ').join('.')}` : ''}`),
+    }));
+    if (overflow > 0) tooWide.push(`${route}: ${overflow} px too wide (${culprits.join(', ')})`);
+    await shot(page, `12-phone${route.split('?')[0].replace(/\/[0-9a-f-]{36}/g, '/id').replace(/\W+/g, '-')}`);
+  }
+  assert.deepEqual(tooWide, [], 'no page scrolls sideways at 390 px');
+  assert.deepEqual(problems, []);
   await context.close();
 });

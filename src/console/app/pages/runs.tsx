@@ -41,7 +41,7 @@ export function RunsPage({ agentId }: { agentId: string }) {
         </Empty>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Started</th>
@@ -55,18 +55,18 @@ export function RunsPage({ agentId }: { agentId: string }) {
             <tbody>
               {runs.map((run) => (
                 <tr key={run.id}>
-                  <td>
+                  <td data-label="Started">
                     <a href={href(`/runs/${run.id}`)}>
                       <Time value={run.startedAt} />
                     </a>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={run.status} />
                   </td>
-                  <td class="clip">{run.input}</td>
-                  <td>{run.ms === null ? '—' : `${(run.ms / 1000).toFixed(2)} s`}</td>
-                  <td>{tokensOf(run) ?? '—'}</td>
-                  <td>{run.steps.length}</td>
+                  <td data-label="Input" class="clip">{run.input}</td>
+                  <td data-label="Time">{run.ms === null ? '—' : `${(run.ms / 1000).toFixed(2)} s`}</td>
+                  <td data-label="Tokens">{tokensOf(run) ?? '—'}</td>
+                  <td data-label="Steps">{run.steps.length}</td>
                 </tr>
               ))}
             </tbody>
