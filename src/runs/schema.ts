@@ -4,6 +4,8 @@ import { JsonObjectSchema } from '../http/validate.js';
 import { Id, Integer, NullTimestamp, Timestamp } from '../http/shapes.js';
 
 export const MAX_INPUT_CHARS = 100_000;
+/** How much of a session's first message its `title` shows. */
+export const SESSION_TITLE_CHARS = 100;
 
 const InputSchema = v.pipe(
   v.string('must be a string'),
@@ -117,6 +119,10 @@ export type RunShape = v.InferOutput<typeof RunSchema>;
 export const SessionSchema = v.strictObject({
   id: v.string(),
   agentId: Id,
+  title: v.pipe(
+    v.nullable(v.string()),
+    v.description(`The first ${SESSION_TITLE_CHARS} characters of the session's first message, to name it by; null while it has none.`),
+  ),
   messages: v.pipe(Integer, v.description('How many messages the session holds.')),
   createdAt: Timestamp,
   updatedAt: Timestamp,
