@@ -84,9 +84,19 @@ export function RunsPage({ agentId }: { agentId: string }) {
 
 export function RunPage({ id }: { id: string }) {
   const [run, setRun] = useState<Run>();
+  const [agent, setAgent] = useState<Agent>();
   const [error, setError] = useState<string>();
   useEffect(() => {
-    get<Run>(`/runs/${encodeURIComponent(id)}`).then(setRun, (failure) => setError(describeError(failure)));
+    (async () => {
+      try {
+        const loaded = await get<Run>(`/runs/${encodeURIComponent(id)}`);
+        setRun(loaded);
+        // For the breadcrumb only: without the agent's name it says "Agent".
+        setAgent(await get<Agent>(`/agents/${encodeURIComponent(loaded.agentId)}`).catch(() => undefined));
+      } catch (failure) {
+        setError(describeError(failure));
+      }
+    })();
   }, [id]);
 
   if (error) return <ErrorNotice error={error} />;
@@ -94,7 +104,7 @@ export function RunPage({ id }: { id: string }) {
   return (
     <section>
       <p class="crumbs">
-        <a href={href(`/agents/${run.agentId}`)}>Agent</a> › <a href={href(`/agents/${run.agentId}/runs`)}>Runs</a>
+        <a href={href('/agents')}>Agents</a> › <a href={href(`/agents/${run.agentId}`)}>{agent?.name ?? 'Agent'}</a> › <a href={href(`/agents/${run.agentId}/runs`)}>Runs</a>
       </p>
       <PageTitle>Run</PageTitle>
       <dl class="facts">
