@@ -274,7 +274,7 @@ async function openPage(context: BrowserContext, service: TestService) {
     // shown at its field, a wrong password). Any other, such as a missing /favicon.ico, is a problem.
     const fromApi = new URL(message.location().url || 'about:blank').pathname.startsWith('/api/v1/');
     if (fromApi && /^Failed to load resource: the server responded with a status of (401|403|404|422|429)/.test(message.text())) return;
-    problems.push(`console: ${message.text()}`);
+    problems.push(`console: ${message.text()}${message.location().url ? ` (${message.location().url})` : ''}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('request', (request) => {
