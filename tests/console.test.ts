@@ -384,7 +384,8 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     await page.getByRole('button', { name: 'Create prompt' }).click();
     const error = field(page, 'input_variables').locator('.field-error');
     await error.waitFor();
-    assert.match(await error.innerText(), /language/);
+    // Said in the words of the form: its field is labelled "Variables", not `input_variables`.
+    assert.equal(await error.innerText(), 'the template uses {language} but the Variables field does not list it');
     assert.equal(await field(page, 'input_variables').locator('input').getAttribute('aria-invalid'), 'true');
     assert.equal(await field(page, 'template').locator('.field-error').count(), 0);
     await shot(page, '03-validation-error');
@@ -489,7 +490,12 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
   await t.test('link the document to the agent, then unlink it', async () => {
     await nav(page, 'Agents').click();
     await page.locator('.agent-card h2 a').first().click();
-    await page.getByLabel('Link a document', { exact: true }).selectOption({ label: 'Otter notes' });
+    // Only ready documents are offered: the one whose ingestion failed is named as not ready.
+    const picker = page.getByLabel('Link a document', { exact: true });
+    await picker.waitFor();
+    assert.deepEqual(await picker.locator('option').allInnerTexts(), ['(choose)', 'Otter notes']);
+    assert.match(await page.getByTestId('documents-not-ready').innerText(), /^1 document is not ready/);
+    await picker.selectOption({ label: 'Otter notes' });
     await page.getByRole('button', { name: 'Link', exact: true }).click();
     const linked = page.locator('.linked li', { hasText: 'Otter notes' });
     await linked.waitFor();
