@@ -9,11 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
+import { h, type VNode } from 'preact';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { buildConsole, consoleRoutes, CONSOLE_CSP, type ConsoleBundle } from '../src/console/serve.js';
 import { snippetParts } from '../src/console/app/snippet.js';
+import { Markdown } from '../src/console/app/markdown.js';
+import { MAX_INPUT_CHARS } from '../src/console/app/api.js';
+import { MAX_INPUT_CHARS as API_MAX_INPUT_CHARS } from '../src/runs/schema.js';
 import type { AppState } from '../src/http/context.js';
-import { errorOf, startService, type TestService } from './helpers.js';
+import { errorOf, startService, waitFor, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -40,14 +44,17 @@ test('GET / answers the console page with a strict policy, and its files with lo
   assert.doesNotMatch(html, /<script>|<script [^>]*>[^<]/, 'no inline script');
   assert.doesNotMatch(html, /https?:\/\//, 'nothing from another origin');
 
+  // The script, the stylesheet and the icon (linked, so browsers do not ask for a missing /favicon.ico).
   const names = [...html.matchAll(/(?:src|href)="console\/([^"]+)"/g)].map((match) => match[1]);
-  assert.equal(names.length, 2, html);
+  assert.equal(names.length, 3, html);
+  assert.match(html, /<link rel="icon" type="image\/svg\+xml" href="console\/icon\.[A-Za-z0-9_-]{16}\.svg">/);
   for (const name of names) {
-    assert.match(name, /^app\.[A-Za-z0-9_-]{16}\.(js|css)$/);
+    assert.match(name, /^(app\.[A-Za-z0-9_-]{16}\.(js|css)|icon\.[A-Za-z0-9_-]{16}\.svg)$/);
     const asset = await fetch(`${service.url}/console/${name}`);
     assert.equal(asset.status, 200);
     assert.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable');
-    assert.match(asset.headers.get('content-type') ?? '', name.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
+    const type = { js: /^text\/javascript/, css: /^text\/css/, svg: /^image\/svg\+xml$/ }[name.split('.').at(-1)!];
+    assert.match(asset.headers.get('content-type') ?? '', type!);
     const body = Buffer.from(await asset.arrayBuffer());
     if (name.endsWith('.js')) {
       t.diagnostic(`console JavaScript: ${body.length} bytes minified (${(body.length / 1024).toFixed(1)} KiB)`);
@@ -93,7 +100,7 @@ test('the console is built once, on first request, and a failed build is tried a
       fail = false;
       throw new Error('boom');
     }
-    return { html: Buffer.from('<!DOCTYPE html>'), etag: '"x"', files: new Map([['app.x.js', { body: Buffer.from('1'), type: 'text/javascript' }]]), script: 'app.x.js', stylesheet: 'app.x.css' };
+    return { html: Buffer.from('<!DOCTYPE html>'), etag: '"x"', files: new Map([['app.x.js', { body: Buffer.from('1'), type: 'text/javascript' }]]), script: 'app.x.js', stylesheet: 'app.x.css', icon: 'icon.x.svg' };
   };
   const router = new Router<AppState>();
   consoleRoutes(router, fake);
@@ -165,6 +172,81 @@ test('search snippets are split on their marks into plain text', () => {
   assert.deepEqual(snippetParts('<mark>&lt;img src=x onerror=alert(1)&gt;</mark>'), [{ text: '<img src=x onerror=alert(1)>', marked: true }]);
 });
 
+/** A Preact element tree as HTML-like text, to compare what the Markdown renderer builds. */
+function markup(node: unknown): string {
+  if (node === null || node === undefined || typeof node === 'boolean') return '';
+  if (typeof node === 'string' || typeof node === 'number') return String(node).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  if (Array.isArray(node)) return node.map(markup).join('');
+  const { type, props } = node as VNode<Record<string, unknown>>;
+  if (typeof type === 'function') return markup((type as (props: unknown) => unknown)(props));
+  const attributes = Object.entries(props)
+    .filter(([name, value]) => name !== 'children' && value !== undefined)
+    .map(([name, value]) => ` ${name}="${String(value)}"`)
+    .join('');
+  return `<${type}${attributes}>${markup(props.children)}</${type}>`;
+}
+const md = (text: string) => markup(h(Markdown, { text }));
+
+test('answers are drawn from Markdown as elements, never as HTML', () => {
+  assert.equal(md('Hello **bold** and *em*, `a < b`.'), '<div class="markdown"><p>Hello <strong>bold</strong> and <em>em</em>, <code>a &lt; b</code>.</p></div>');
+  assert.equal(md('# Title\n\nText\nnext line'), '<div class="markdown"><h4 class="md-h1">Title</h4><p>Text<br></br>next line</p></div>');
+  assert.equal(md('- one\n- two *x*\n\n1. first\n2. second'), '<div class="markdown"><ul><li>one</li><li>two <em>x</em></li></ul><ol><li>first</li><li>second</li></ol></div>');
+  assert.equal(md('3. third\n4. fourth'), '<div class="markdown"><ol start="3"><li>third</li><li>fourth</li></ol></div>');
+  assert.equal(md('```js\nif (a < b) { **not bold** }\n```'), '<div class="markdown"><pre class="code" data-language="js"><code>if (a &lt; b) { **not bold** }</code></pre></div>');
+  assert.equal(md('> quoted *text*'), '<div class="markdown"><blockquote><p>quoted <em>text</em></p></blockquote></div>');
+  assert.equal(md('snake_case_name and 2 * 3 * 4'), '<div class="markdown"><p>snake_case_name and 2 * 3 * 4</p></div>');
+  assert.equal(md('\\*not em\\*'), '<div class="markdown"><p>*not em*</p></div>');
+  assert.equal(md('---'), '<div class="markdown"><hr></hr></div>');
+
+  // Raw HTML is text.
+  assert.equal(md('<script>alert(1)</script><img src=x onerror=alert(1)>'), '<div class="markdown"><p>&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</p></div>');
+  // Links: http(s) only, opened apart from the console.
+  const link = (href: string, text: string) => `<a href="${href}" rel="noopener noreferrer" target="_blank">${text}</a>`;
+  assert.equal(md('[the docs](https://example.com/docs?a=1)'), `<div class="markdown"><p>${link('https://example.com/docs?a=1', 'the docs')}</p></div>`);
+  assert.equal(md('[Otters](https://en.wikipedia.org/wiki/Otter_(disambiguation)).'), `<div class="markdown"><p>${link('https://en.wikipedia.org/wiki/Otter_(disambiguation)', 'Otters')}.</p></div>`);
+  assert.equal(md('See https://example.com/x.'), `<div class="markdown"><p>See ${link('https://example.com/x', 'https://example.com/x')}.</p></div>`);
+  assert.equal(md('<https://example.com/>'), `<div class="markdown"><p>${link('https://example.com/', 'https://example.com/')}</p></div>`);
+  for (const hostile of ['[click](javascript:alert(1))', '[click](JAVASCRIPT:alert(1))', '[click](data:text/html,hi)', '[click](vbscript:x)', '[click](//evil.example/)', '[click](/relative)']) {
+    assert.equal(md(hostile), '<div class="markdown"><p>click</p></div>', hostile);
+  }
+  assert.doesNotMatch(md('javascript:alert(1) <javascript:alert(1)>'), /<a /);
+});
+
+test('Markdown is read in linear time: 1 MiB of hostile text is drawn in seconds, not hours', (t) => {
+  const MiB = 1024 * 1024;
+  const hostile: [string, string][] = [
+    ['stars', '*'.repeat(MiB)],
+    ['backticks', '`'.repeat(MiB)],
+    ['backtick runs of growing length', Array.from({ length: 1400 }, (_, index) => '`'.repeat(index + 1)).join(' ').slice(0, MiB)],
+    ['open code spans', '`a'.repeat(MiB / 2)],
+    ['opening emphasis', '*a '.repeat(MiB / 3)],
+    ['mixed marks', '**a_ *b __c'.repeat(MiB / 11)],
+    ['open brackets', '['.repeat(MiB)],
+    ['unclosed links', '[a]('.repeat(MiB / 4)],
+    ['links with spaces', '[a](b c'.repeat(MiB / 7)],
+    ['autolinks', '<http://'.repeat(MiB / 8)],
+    ['bare addresses', 'http://a'.repeat(MiB / 8)],
+    ['quotes', '>'.repeat(MiB)],
+    ['list items', '- '.repeat(MiB / 2)],
+    ['headings', '#'.repeat(MiB)],
+    ['heading spaces', `# x${' '.repeat(MiB)}y`],
+    // Blocks are read line by line; a quarter of the size keeps the test short.
+    ['lines of list items', '1. a\n'.repeat(MiB / 20)],
+    ['fences', '```\n'.repeat(MiB / 16)],
+    ['escapes', '\\'.repeat(MiB)],
+    ['underscores in words', 'a_'.repeat(MiB / 2)],
+  ];
+  for (const [name, text] of hostile) {
+    const started = performance.now();
+    const rendered = md(text);
+    const ms = performance.now() - started;
+    t.diagnostic(`${name}: ${ms.toFixed(0)} ms`);
+    // Linear: well under a second each here; a quadratic reading of 1 MiB would take hours.
+    assert.ok(ms < 10_000, `${name}: ${ms.toFixed(0)} ms`);
+    assert.doesNotMatch(rendered.slice(0, 10_000), /<script/);
+  }
+});
+
 // ---- In the browser ------------------------------------------------------------------------------
 
 async function launchOrSkip(t: TestContext): Promise<Browser | undefined> {
@@ -188,9 +270,11 @@ async function openPage(context: BrowserContext, service: TestService) {
   const origin = new URL(service.url).origin;
   page.on('console', (message) => {
     if (message.type() !== 'error') return;
-    // Chromium logs every 4xx answer to fetch; the flows cause some on purpose (a 422 shown at its field, a wrong password).
-    if (/^Failed to load resource: the server responded with a status of (401|403|404|422|429)/.test(message.text())) return;
-    problems.push(`console: ${message.text()}`);
+    // Chromium logs every 4xx answer to fetch; the flows cause some from the API on purpose (a 422
+    // shown at its field, a wrong password). Any other, such as a missing /favicon.ico, is a problem.
+    const fromApi = new URL(message.location().url || 'about:blank').pathname.startsWith('/api/v1/');
+    if (fromApi && /^Failed to load resource: the server responded with a status of (401|403|404|422|429)/.test(message.text())) return;
+    problems.push(`console: ${message.text()}${message.location().url ? ` (${message.location().url})` : ''}`);
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   page.on('request', (request) => {
@@ -255,6 +339,8 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     await page.goto(`${service.url}/`);
     // The page heading takes the focus once the page is drawn; Tab goes on from there.
     await page.waitForFunction(() => document.activeElement?.id === 'page-title');
+    // The tabs show once the service has said that sign-up is open.
+    await page.getByRole('tab', { name: 'Sign in' }).waitFor();
     await page.keyboard.press('Tab');
     const focused = await page.evaluate(() => {
       const element = document.activeElement as HTMLElement;
@@ -298,7 +384,8 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     await page.getByRole('button', { name: 'Create prompt' }).click();
     const error = field(page, 'input_variables').locator('.field-error');
     await error.waitFor();
-    assert.match(await error.innerText(), /language/);
+    // Said in the words of the form: its field is labelled "Variables", not `input_variables`.
+    assert.equal(await error.innerText(), 'the template uses {language} but the Variables field does not list it');
     assert.equal(await field(page, 'input_variables').locator('input').getAttribute('aria-invalid'), 'true');
     assert.equal(await field(page, 'template').locator('.field-error').count(), 0);
     await shot(page, '03-validation-error');
@@ -403,7 +490,12 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
   await t.test('link the document to the agent, then unlink it', async () => {
     await nav(page, 'Agents').click();
     await page.locator('.agent-card h2 a').first().click();
-    await page.getByLabel('Link a document', { exact: true }).selectOption({ label: 'Otter notes' });
+    // Only ready documents are offered: the one whose ingestion failed is named as not ready.
+    const picker = page.getByLabel('Link a document', { exact: true });
+    await picker.waitFor();
+    assert.deepEqual(await picker.locator('option').allInnerTexts(), ['(choose)', 'Otter notes']);
+    assert.match(await page.getByTestId('documents-not-ready').innerText(), /^1 document is not ready/);
+    await picker.selectOption({ label: 'Otter notes' });
     await page.getByRole('button', { name: 'Link', exact: true }).click();
     const linked = page.locator('.linked li', { hasText: 'Otter notes' });
     await linked.waitFor();
@@ -575,8 +667,62 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
     // The prompt, filled with the variable, was the system message.
     assert.match(fake.requests.at(-2)!.body.messages[0].content, /Answer in English\./);
     await page.locator('.sessions li').first().waitFor();
-    assert.match(await page.locator('.sessions li').first().innerText(), /2 messages/);
+    // A session is named by its first message.
+    assert.match(await page.locator('.sessions li').first().innerText(), /^How do otters sleep\?\s[\s\S]*2 messages/);
     await shot(page, '09-chat');
+
+    // The prompt's variables are remembered for the agent: a later visit starts with them.
+    await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).click();
+    await page.getByRole('link', { name: 'Chat', exact: true }).click();
+    assert.equal(await page.getByLabel('language', { exact: true }).inputValue(), 'English');
+    await page.locator('.sessions li button.link').first().click();
+    await page.locator('.turn .message.user', { hasText: 'How do otters sleep?' }).waitFor();
+  });
+
+  await t.test('an answer in Markdown is drawn as such, never as HTML', async () => {
+    fake.reply({ text: '**Sea otters** hold hands.\n\n- one\n- `two`\n\n```\n<b>code</b>\n```\n\n[More](https://example.com/otters) and [bad](javascript:alert(1)) <script>window.pwned=1</script><img src=x onerror="window.pwned=1">' });
+    await page.getByLabel('Message', { exact: true }).fill('Show me Markdown.');
+    await page.getByLabel('Message', { exact: true }).press('Enter');
+    const turn = page.locator('.turn[data-state="done"]', { hasText: 'Show me Markdown.' });
+    await turn.waitFor();
+    const answer = turn.locator('.answer');
+    assert.equal(await answer.locator('strong').innerText(), 'Sea otters');
+    assert.deepEqual(await answer.locator('li').allInnerTexts(), ['one', 'two']);
+    assert.equal(await answer.locator('li code').innerText(), 'two');
+    assert.equal(await answer.locator('pre code').innerText(), '<b>code</b>');
+    const links = answer.locator('a');
+    assert.equal(await links.count(), 1, 'only the http(s) link is a link');
+    assert.equal(await links.getAttribute('href'), 'https://example.com/otters');
+    assert.equal(await links.getAttribute('rel'), 'noopener noreferrer');
+    assert.match(await answer.innerText(), /and bad <script>window\.pwned=1<\/script><img src=x/);
+    assert.equal(await answer.locator('script, img, b').count(), 0);
+    assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
+  });
+
+  await t.test('a message over the limit stays in the box, counted; a long one is folded', async () => {
+    const box = page.getByLabel('Message', { exact: true });
+    await box.fill('o'.repeat(MAX_INPUT_CHARS + 1));
+    assert.equal(await page.getByTestId('input-count').innerText(), `${(MAX_INPUT_CHARS + 1).toLocaleString('en')} / ${MAX_INPUT_CHARS.toLocaleString('en')} characters`);
+    await page.getByText('The message is 1 characters too long').waitFor();
+    assert.ok(await page.getByRole('button', { name: 'Send' }).isDisabled());
+    const turnsBefore = await page.locator('.turn').count();
+    await box.press('Enter');
+    assert.equal((await box.inputValue()).length, MAX_INPUT_CHARS + 1, 'the text stays in the box');
+    assert.equal(await page.locator('.turn').count(), turnsBefore, 'nothing was sent');
+
+    // 20,000 characters: sent, and drawn folded with a control to unfold it.
+    fake.reply({ text: 'That is long.' });
+    await box.fill('otters '.repeat(20_000 / 7));
+    await box.press('Enter');
+    await page.waitForFunction((count) => document.querySelectorAll('.turn[data-state="done"]').length > count, turnsBefore);
+    const turn = page.locator('.turn').last();
+    const bubble = turn.locator('.message.user');
+    assert.ok((await bubble.boundingBox())!.height < 600, `folded: ${(await bubble.boundingBox())!.height}px`);
+    await bubble.getByRole('button', { name: 'Show all' }).click();
+    assert.ok((await bubble.boundingBox())!.height > 2000, 'unfolded');
+    await bubble.getByRole('button', { name: 'Show less' }).click();
+    assert.ok((await bubble.boundingBox())!.height < 600);
+    assert.equal(await box.inputValue(), '', 'a sent message leaves the box');
   });
 
   await t.test('Stop cancels the run; an upstream error is said in the conversation', async () => {
@@ -594,6 +740,7 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('.turn[data-state="failed"]').waitFor();
     assert.match(await page.locator('.turn').last().locator('.notice.error').innerText(), /The model endpoint \S+ answered 500.*the model fell over/s);
+    assert.equal(await page.locator('.turn').last().locator('.message.assistant').count(), 0, 'no empty answer bubble');
   });
 
   await t.test('sessions: a new one starts empty, an earlier one comes back, and can be deleted', async () => {
@@ -610,9 +757,10 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
     const rows = page.locator('tbody tr');
     await rows.first().waitFor();
     const statuses = await page.locator('tbody .badge').allInnerTexts();
-    assert.deepEqual(statuses, ['failed', 'cancelled', 'succeeded'], 'newest first');
+    assert.deepEqual(statuses, ['failed', 'cancelled', 'succeeded', 'succeeded', 'succeeded'], 'newest first');
     await rows.last().getByRole('link').click();
     await page.getByRole('heading', { level: 1, name: 'Run', exact: true }).waitFor();
+    await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).waitFor();
     assert.match(await page.locator('main').innerText(), /succeeded[\s\S]*How do otters sleep\?[\s\S]*drift apart[\s\S]*Otter facts/);
     await shot(page, '10-run');
 
@@ -630,14 +778,154 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
     await shot(page, '11-agents');
   });
 
+  await t.test('a message the service refuses goes back into the box', async () => {
+    const gone = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'Short-lived', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url } } })).body.data;
+    await page.goto(`${service.url}/#/agents/${gone.id}/chat`);
+    await page.getByLabel('Message', { exact: true }).fill('Are you there?');
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${gone.id}`, { token })).status, 200);
+    await page.getByRole('button', { name: 'Send' }).click();
+    await page.locator('.turn[data-state="failed"]').waitFor();
+    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'Are you there?');
+  });
+
   await t.test('a token revoked elsewhere: the next request signs the console out and forgets it', async () => {
+    assert.ok(await page.evaluate(() => Object.keys(localStorage).some((key) => key.startsWith('agent-console.variables.'))), 'variables are remembered while signed in');
     const tokenId = await page.evaluate(() => sessionStorage.getItem('agent-console.tokenId'));
     assert.equal((await service.request('DELETE', `/api/v1/api-tokens/${tokenId}`, { token })).status, 200);
     await nav(page, 'Tools').click();
     await page.getByText('Your session has ended').waitFor();
     assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-console.token')), null);
+    assert.deepEqual(await page.evaluate(() => Object.keys(localStorage)), [], 'signing out forgets the remembered variables');
   });
 
   assert.deepEqual(problems, [], 'no console errors, page errors or requests elsewhere');
+  await context.close();
+});
+
+test('every page fits a phone (390 px) without sideways scrolling, with data in its lists', { timeout: 180_000 }, async (t) => {
+  const browser = await launchOrSkip(t);
+  if (!browser) return;
+  t.after(() => browser.close());
+
+  // A document to ingest (ready, with chunks) and one that fails, from a fixture server on loopback.
+  const fixture = createServer((request, response) => {
+    if (request.url === '/field-guide/otters-and-their-rivers.txt') {
+      response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+      response.end('Sea otters hold hands while they sleep.\n\nRiver otters slide down muddy banks for fun.\n\nhttps://example.com/a/very/long/address/that/does/not/break/anywhere/otters');
+      return;
+    }
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => fixture.listen(0, '127.0.0.1', resolve));
+  t.after(() => fixture.close());
+  const fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
+  const fake = await startFakeOpenAI();
+  const service = await startService({ ingestion: { enabled: true, concurrency: 1, maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true } });
+
+  // Everything a page lists, through the API.
+  const { email, password } = await service.signUp('Phone Reader');
+  const signIn = await service.request('POST', '/api/v1/auth/sign-in', { body: { email, password } });
+  const { token, apiToken } = signIn.body.data;
+  const api = async (method: string, path: string, body?: unknown) => {
+    const reply = await service.request(method, `/api/v1${path}`, { token, body });
+    assert.ok(reply.status < 300, `${method} ${path}: ${JSON.stringify(reply.body)}`);
+    return reply.body.data;
+  };
+  await api('POST', '/api-tokens', { description: 'nightly backup script on the office server', expiresAt: '2099-01-01T00:00:00Z' });
+  const tag = await api('POST', '/tags', { name: 'customer-support', color: '#1d4ed8' });
+  const prompt = await api('POST', '/prompts', { name: 'Otter expert', template: 'You are an otter expert. Answer in {language}.', input_variables: ['language'] });
+  const tool = await api('POST', '/tools', { name: 'Otter facts', type: 'SEARCH', description: 'Looks up facts about otters.' });
+  const ready = await api('POST', '/documents', { name: 'Otter field guide', type: 'TXT', url: `${fixtureUrl}/field-guide/otters-and-their-rivers.txt` });
+  await api('POST', '/documents', { name: 'Missing notes', type: 'TXT', url: `${fixtureUrl}/field-guide/a-document-that-is-not-there-at-all.txt` });
+  const agent = await api('POST', '/agents', {
+    name: 'Otter bot',
+    type: 'VENDOR_A',
+    llm: { provider: 'openai-compatible', model: 'fake-model', baseUrl: fake.url },
+    hasMemory: true,
+    promptId: prompt.id,
+    tags: [tag.id],
+    description: 'Answers questions about otters.',
+  });
+  await waitFor('the document is ready', async () => ((await api('GET', `/documents/${ready.id}`)).status === 'ready' ? true : undefined), 15_000);
+  await api('POST', '/agent-documents', { agentId: agent.id, documentId: ready.id });
+  await api('POST', '/agent-tools', { agentId: agent.id, toolId: tool.id });
+  fake.reply({ text: 'Sea otters hold hands while they sleep: https://example.com/a/very/long/address/that/does/not/break/anywhere/otters' });
+  const run = await api('POST', `/agents/${agent.id}/invoke`, { input: 'How do otters sleep?', variables: { language: 'English' }, sessionId: 'phone-session' });
+
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  await context.addInitScript(([value, id]) => {
+    sessionStorage.setItem('agent-console.token', value!);
+    sessionStorage.setItem('agent-console.tokenId', id!);
+  }, [token, apiToken.id]);
+  const { page, problems } = await openPage(context, service);
+
+  // Every route, with what shows that its data is drawn.
+  const routes: [string, string][] = [
+    ['/agents', '.agent-card'],
+    ['/agents/new', 'form'],
+    [`/agents/${agent.id}`, '.linked li'],
+    [`/agents/${agent.id}/edit`, 'form'],
+    [`/agents/${agent.id}/chat?session=phone-session`, '.turn'],
+    [`/agents/${agent.id}/runs`, 'tbody tr'],
+    [`/runs/${run.runId}`, 'dl.facts'],
+    ['/documents', 'tbody tr .status-failed'],
+    [`/documents/${ready.id}`, '.chunks li'],
+    ['/search?q=otters', '.hits li'],
+    ['/tools', '.card h2'],
+    ['/prompts', '.card h2'],
+    ['/tags', '.card h2'],
+    ['/tokens', 'tbody tr'],
+    ['/account', 'form'],
+    ['/nowhere', 'h1'],
+  ];
+  const tooWide: string[] = [];
+  for (const [route, drawn] of routes) {
+    await page.goto(`${service.url}/#${route}`);
+    await page.locator('main').locator(drawn).first().waitFor();
+    await page.waitForFunction(() => !document.querySelector('.loading'));
+    const { overflow, culprits } = await page.evaluate(() => ({
+      overflow: document.documentElement.scrollWidth - window.innerWidth,
+      // The innermost elements reaching past the right edge, to say what to fix.
+      culprits: [...document.querySelectorAll('body *')]
+        // (No named functions in here: the test's compiler would wrap them in a helper the page lacks.)
+        .filter(
+          (element) =>
+            (element.getBoundingClientRect().right > window.innerWidth + 0.5 && ![...element.children].some((child) => child.getBoundingClientRect().right > window.innerWidth + 0.5)) ||
+            (element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflowX === 'visible'),
+        )
+        .slice(-3)
+        .map((element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).split(' ').join('.')}` : ''}`),
+    }));
+    if (overflow > 0) tooWide.push(`${route}: ${overflow} px too wide (${culprits.join(', ')})`);
+    await shot(page, `12-phone${route.split('?')[0].replace(/\/[0-9a-f-]{36}/g, '/id').replace(/\W+/g, '-')}`);
+  }
+  assert.deepEqual(tooWide, [], 'no page scrolls sideways at 390 px');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("the console's message limit is the API's", () => {
+  assert.equal(MAX_INPUT_CHARS, API_MAX_INPUT_CHARS);
+});
+
+test('with sign-up closed, the console offers only sign-in (it asks GET /auth/options)', { timeout: 60_000 }, async (t) => {
+  const closed = await startService({ signUp: false });
+  const options = await closed.request('GET', '/api/v1/auth/options');
+  assert.equal(options.status, 200);
+  assert.deepEqual(options.body.data, { signUp: false });
+  const open = await startService();
+  assert.deepEqual((await open.request('GET', '/api/v1/auth/options')).body.data, { signUp: true });
+
+  const browser = await launchOrSkip(t);
+  if (!browser) return;
+  t.after(() => browser.close());
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const { page, problems } = await openPage(context, closed);
+  await page.goto(`${closed.url}/`);
+  await page.getByTestId('sign-up-closed').waitFor();
+  assert.match(await page.getByTestId('sign-up-closed').innerText(), /created by its operator/);
+  assert.equal(await page.getByRole('tab', { name: 'Create an account' }).count(), 0);
+  assert.ok(await page.getByRole('button', { name: 'Sign in' }).isVisible());
+  assert.deepEqual(problems, []);
   await context.close();
 });

@@ -51,6 +51,7 @@ describe('no answer but sign-up\'s carries a password or its hash', () => {
 
     // What each route is called with. Deletes come last, the account's own at the very end.
     const calls: Record<string, (() => Call)> = {
+      'get /auth/options': () => ({ path: '/auth/options' }),
       'post /auth/sign-up': () => ({ path: '/auth/sign-up', body: { name: 'Second', email: 'second@example.com', password: PASSWORD } }),
       'post /auth/sign-in': () => ({ path: '/auth/sign-in', body: { email: 'walker@example.com', password: PASSWORD } }),
       'get /auth/me': () => ({ path: '/auth/me', token }),

@@ -139,6 +139,7 @@ test('the document describes parameters, bodies, security and the error envelope
   assert.equal(schemes.autorizationHeader.name, 'Autorization');
   assert.deepEqual(agents.get.security, [{ bearerAuth: [] }, { autorizationHeader: [] }]);
   for (const path of ['/api/v1/auth/sign-up', '/api/v1/auth/sign-in']) assert.deepEqual(document.paths[path].post.security, []);
+  assert.deepEqual(document.paths['/api/v1/auth/options'].get.security, []);
   assert.deepEqual(document.paths['/healthz'].get.security, []);
   assert.deepEqual(document.paths['/api/v1/openapi.json'].get.security, []);
 
@@ -182,6 +183,7 @@ test('every operation answers its documented status and shape', async () => {
 
   const password = 'correct horse battery';
   const email = `openapi.${Date.now()}@example.com`;
+  assert.deepEqual(await expectDocumented('getAuthOptions'), { signUp: true });
   await expectDocumented('signUp', { body: { name: 'Ada', email, password } });
   const { token } = await expectDocumented('signIn', { body: { email, password } });
   const auth = { token };

@@ -241,6 +241,26 @@ describe('memory', () => {
     assert.deepEqual(after.body.data.AgentMemory, { sessions: 1, messages: 2 });
   });
 
+  test("a session is named by the start of its first message (its `title`), null while it has none", async () => {
+    await setup();
+    const agent = await createAgent(alice.token, { hasMemory: true });
+    const long = `${'Otters '.repeat(20)}and more.`;
+    for (const [sessionId, input] of [['short', 'How do otters sleep?'], ['long', long], ['short', 'And beavers?']]) {
+      fake.reply({ text: 'They float.' });
+      assert.equal((await invoke(alice.token, agent.id, { input, sessionId })).status, 200);
+    }
+    // A run that fails keeps nothing in memory: its session stays without messages, so without a title.
+    fake.reply({ status: 500, message: 'down' });
+    await invoke(alice.token, agent.id, { input: 'Lost message', sessionId: 'empty' });
+    const sessions = await service.request('GET', `/api/v1/agents/${agent.id}/sessions`, { token: alice.token });
+    const titles = Object.fromEntries(sessions.body.data.map((s: Json) => [s.id, s.title]));
+    assert.equal(titles.short, 'How do otters sleep?');
+    assert.equal(titles.long, long.slice(0, 100));
+    assert.equal(titles.long.length, 100);
+    if ('empty' in titles) assert.equal(titles.empty, null);
+    assert.deepEqual(Object.keys(titles).filter((id) => id !== 'empty').sort(), ['long', 'short']);
+  });
+
   test('only the last 10 turns are replayed', async () => {
     await setup();
     const agent = await createAgent(alice.token, { hasMemory: true });

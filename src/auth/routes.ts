@@ -12,6 +12,11 @@ import { createAccounts } from './accounts.js';
 import type { PasswordHasher } from './password.js';
 import { DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, SignUpSchema, UpdateMeSchema } from './schema.js';
 
+// Here rather than in ./schema.ts: the answer of one public route, read by the console's sign-in page.
+const AuthOptionsSchema = v.strictObject({
+  signUp: v.pipe(v.boolean(), v.description('True when anyone may sign up; false when the operator creates accounts (`SIGN_UP=off`): sign-up answers 403.')),
+});
+
 interface AuthDeps {
   users: UserStore;
   apiTokens: ApiTokenStore;
@@ -38,6 +43,17 @@ export function authRoutes({ users, apiTokens, config, rateLimits, passwords }: 
       success: { status: 201, description: 'The new user, with the password hash and null related records.', data: SignUpResultSchema },
       errors: [403, 409, 429, 503],
       handler: async ({ ctx, body }) => ({ user: presentSignedUpUser(await accounts.signUp(body, ctx.ip)) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/auth/options',
+      operationId: 'getAuthOptions',
+      summary: 'How accounts are made on this service',
+      description: 'Public. Says whether `POST /auth/sign-up` is open, so a sign-in page offers sign-up only where it works.',
+      tag,
+      auth: false,
+      success: { status: 200, description: "The service's account options.", data: AuthOptionsSchema },
+      handler: () => ({ signUp: config.signUp }),
     }),
     defineRoute({
       method: 'post',

@@ -37,7 +37,13 @@ interface Asset {
   type: string;
 }
 
-/** The page and its two files; `files` is keyed by the hashed name served under /console/. */
+/**
+ * The console's icon, linked from the page so that browsers do not ask for /favicon.ico (a 404 and a
+ * console error on every load). Kept here, not in a file: the production start has no sources.
+ */
+const ICON_SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d4ed8"/><path d="M8 8h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2h-9l-5 4v-4H8a2 2 0 0 1-2-2v-9a2 2 0 0 1 2-2z" fill="#fff"/></svg>\n';
+
+/** The page and its files; `files` is keyed by the hashed name served under /console/. */
 export interface ConsoleBundle {
   html: Buffer;
   etag: string;
@@ -45,6 +51,7 @@ export interface ConsoleBundle {
   /** The hashed names, for the page and for tests. */
   script: string;
   stylesheet: string;
+  icon: string;
 }
 
 const hashOf = (body: Buffer | Uint8Array, length: number) => createHash('sha256').update(body).digest('base64url').slice(0, length);
@@ -105,19 +112,22 @@ async function bundleSources(): Promise<{ script: Uint8Array; stylesheet: Uint8A
 function consoleBundle(scriptBody: Uint8Array, stylesheetBody: Uint8Array): ConsoleBundle {
   const script = `app.${hashOf(scriptBody, 16)}.js`;
   const stylesheet = `app.${hashOf(stylesheetBody, 16)}.css`;
+  const iconBody = Buffer.from(ICON_SVG);
+  const icon = `icon.${hashOf(iconBody, 16)}.svg`;
   const files = new Map<string, Asset>([
     [script, { body: Buffer.from(scriptBody), type: 'text/javascript; charset=utf-8' }],
     [stylesheet, { body: Buffer.from(stylesheetBody), type: 'text/css; charset=utf-8' }],
+    [icon, { body: iconBody, type: 'image/svg+xml' }],
   ]);
-  const html = Buffer.from(pageHtml(script, stylesheet));
-  return { html, etag: `"${hashOf(html, 27)}"`, files, script, stylesheet };
+  const html = Buffer.from(pageHtml(script, stylesheet, icon));
+  return { html, etag: `"${hashOf(html, 27)}"`, files, script, stylesheet, icon };
 }
 
 /**
  * The page: links relative to `/`, so it also works behind a proxy that mounts the service under a
  * path. It carries the service's version, which the console shows (the OpenAPI document says the same).
  */
-function pageHtml(script: string, stylesheet: string): string {
+function pageHtml(script: string, stylesheet: string, icon: string): string {
   return `<!DOCTYPE html>
 <html lang="en">
   <head>
@@ -125,6 +135,7 @@ function pageHtml(script: string, stylesheet: string): string {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <meta name="service-version" content="${packageVersion().replace(/[^\w.+-]/g, '')}">
     <title>Agent console</title>
+    <link rel="icon" type="image/svg+xml" href="console/${icon}">
     <link rel="stylesheet" href="console/${stylesheet}">
     <script type="module" src="console/${script}"></script>
   </head>

@@ -5,6 +5,8 @@ import { Id, Integer, NullTimestamp, Timestamp } from '../http/shapes.js';
 import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS } from './store.js';
 
 export const MAX_INPUT_CHARS = 100_000;
+/** How much of a session's first message its `title` shows. */
+export const SESSION_TITLE_CHARS = 100;
 
 const InputSchema = v.pipe(
   v.string('must be a string'),
@@ -132,6 +134,10 @@ export type RunListItemShape = v.InferOutput<typeof RunListItemSchema>;
 export const SessionSchema = v.strictObject({
   id: v.string(),
   agentId: Id,
+  title: v.pipe(
+    v.nullable(v.string()),
+    v.description(`The first ${SESSION_TITLE_CHARS} characters of the session's first message, to name it by; null while it has none.`),
+  ),
   messages: v.pipe(Integer, v.description('How many messages the session holds.')),
   createdAt: Timestamp,
   updatedAt: Timestamp,

@@ -3,6 +3,7 @@
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
+import { SESSION_TITLE_CHARS } from './schema.js';
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -74,6 +75,7 @@ export interface RunMemory {
 export interface SessionRow {
   id: string;
   agentId: string;
+  title: string | null;
   messages: number;
   createdAt: string;
   updatedAt: string;
@@ -149,6 +151,8 @@ function listRunFromRow(raw: Record<string, unknown>): RunListRow {
 }
 
 const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
+  (SELECT substr(m.content, 1, ${SESSION_TITLE_CHARS}) FROM agent_messages m
+    WHERE m.session_seq = s.seq AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS title,
   (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq) AS messages,
   s.created_at AS createdAt, s.updated_at AS updatedAt`;
 

@@ -1,5 +1,6 @@
 // The console's only way to the service: the public JSON API under api/v1, with the bearer token
 // kept in sessionStorage (gone when the tab closes, cleared on a 401). Never logs the token.
+// What the console remembers beyond the tab (prompt variables) is in localStorage until sign-out.
 
 /** One bad field of a 422, as the API's `error.details` names it. */
 export interface FieldIssue {
@@ -22,6 +23,8 @@ export class ApiError extends Error {
 
 const TOKEN_KEY = 'agent-console.token';
 const TOKEN_ID_KEY = 'agent-console.tokenId';
+/** Followed by an agent's id: its remembered prompt variables (localStorage). */
+const VARIABLES_KEY = 'agent-console.variables.';
 
 export const session = {
   token: () => sessionStorage.getItem(TOKEN_KEY),
@@ -30,9 +33,34 @@ export const session = {
     sessionStorage.setItem(TOKEN_KEY, token);
     sessionStorage.setItem(TOKEN_ID_KEY, tokenId);
   },
+  /** Forgets the token, and what this browser remembers for the user (signing out, a 401, deletion). */
   clear() {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(TOKEN_ID_KEY);
+    for (const key of Object.keys(localStorage)) if (key.startsWith(VARIABLES_KEY)) localStorage.removeItem(key);
+  },
+};
+
+/**
+ * The prompt variables last sent to an agent, per agent, in localStorage: a chat with the agent
+ * starts with them filled in, in this tab and later ones, until the user signs out.
+ */
+export const rememberedVariables = {
+  load(agentId: string): Record<string, string> {
+    try {
+      const saved: unknown = JSON.parse(localStorage.getItem(VARIABLES_KEY + agentId) ?? '{}');
+      if (saved === null || typeof saved !== 'object' || Array.isArray(saved)) return {};
+      return Object.fromEntries(Object.entries(saved).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    } catch {
+      return {};
+    }
+  },
+  save(agentId: string, values: Record<string, string>) {
+    try {
+      localStorage.setItem(VARIABLES_KEY + agentId, JSON.stringify(values));
+    } catch {
+      // Storage full or refused (a private window): the values are only not remembered.
+    }
   },
 };
 
@@ -97,6 +125,9 @@ export async function send(method: string, path: string, options: Options = {}):
   }
   throw error;
 }
+
+/** The longest message `invoke` takes, in UTF-16 code units as the API counts (its `input` limit). */
+export const MAX_INPUT_CHARS = 100_000;
 
 /** A request whose answer is the envelope's `data`. */
 export async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
@@ -263,6 +294,8 @@ export interface Run {
 export interface ChatSession {
   id: string;
   agentId: string;
+  /** The start of its first message; null while it has none. */
+  title: string | null;
   messages: number;
   createdAt: string;
   updatedAt: string;

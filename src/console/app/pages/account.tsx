@@ -178,7 +178,7 @@ export function TokensPage() {
         <Empty>No tokens. Create one above to call the API from a script.</Empty>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Description</th>
@@ -193,17 +193,17 @@ export function TokensPage() {
             <tbody>
               {tokens.map((token) => (
                 <tr key={token.id} data-token-id={token.id}>
-                  <td>
+                  <td data-label="Description">
                     {token.description || <span class="muted">(no description)</span>}
                     {token.id === session.tokenId() && <span class="badge">this session</span>}
                   </td>
-                  <td>
+                  <td data-label="Created">
                     <Time value={token.createdAt} />
                   </td>
-                  <td>
+                  <td data-label="Last used">
                     <Time value={token.lastUsedAt} />
                   </td>
-                  <td>{token.expiresAt ? <Time value={token.expiresAt} /> : <span class="muted">never</span>}</td>
+                  <td data-label="Expires">{token.expiresAt ? <Time value={token.expiresAt} /> : <span class="muted">never</span>}</td>
                   <td>
                     <ConfirmButton
                       label="Revoke"

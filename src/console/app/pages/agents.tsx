@@ -393,7 +393,10 @@ function LinkedList<Target extends { id: string; name: string }>({ agentId, kind
   useEffect(() => void load(), [agentId]);
 
   const linkedIds = new Set(links?.map((link) => link[field]));
-  const available = choices.filter((choice) => !linkedIds.has(choice.id));
+  const unlinked = choices.filter((choice) => !linkedIds.has(choice.id));
+  // Only a ready document has text to answer from: pending, processing and failed ones are not offered.
+  const available = kind === 'documents' ? unlinked.filter((choice) => (choice as { status?: string }).status === 'ready') : unlinked;
+  const notReady = unlinked.length - available.length;
   const title = kind === 'documents' ? 'Documents' : 'Tools';
 
   async function add(event: Event) {
@@ -463,6 +466,12 @@ function LinkedList<Target extends { id: string; name: string }>({ agentId, kind
             </button>
           </form>
         )
+      )}
+      {notReady > 0 && (
+        <p class="hint" data-testid="documents-not-ready">
+          {notReady === 1 ? '1 document is' : `${notReady} documents are`} not ready (still being ingested, or failed) and can be linked once{' '}
+          {notReady === 1 ? 'it is' : 'they are'}. See <a href={href('/documents')}>Documents</a>.
+        </p>
       )}
     </section>
   );

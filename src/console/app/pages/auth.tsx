@@ -1,6 +1,7 @@
-// Sign in and sign up. Signing up signs in right after, with the same email and password.
-import { useState } from 'preact/hooks';
-import { call, session, type ApiToken, type User } from '../api.js';
+// Sign in and sign up. Signing up signs in right after, with the same email and password. Sign-up
+// is offered only when the service says it is open (GET /auth/options).
+import { useEffect, useState } from 'preact/hooks';
+import { call, get, session, type ApiToken, type User } from '../api.js';
 import { ErrorNotice, formErrors, noErrors, TextField, type FormErrors } from '../ui.js';
 
 interface SignIn {
@@ -16,7 +17,17 @@ export function AuthPage({ notice, onSignedIn }: { notice?: string; onSignedIn: 
   const [password, setPassword] = useState('');
   const [errors, setErrors] = useState<FormErrors>(noErrors);
   const [busy, setBusy] = useState(false);
-  const signingUp = mode === 'sign-up';
+  // Unknown (undefined) until the service answers; if it cannot say, sign-up is offered and its
+  // own answer explains a refusal.
+  const [signUpOpen, setSignUpOpen] = useState<boolean>();
+  const signingUp = signUpOpen === true && mode === 'sign-up';
+
+  useEffect(() => {
+    get<{ signUp: boolean }>('/auth/options').then(
+      (options) => setSignUpOpen(options.signUp),
+      () => setSignUpOpen(true),
+    );
+  }, []);
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -45,14 +56,20 @@ export function AuthPage({ notice, onSignedIn }: { notice?: string; onSignedIn: 
           {notice}
         </p>
       )}
-      <div class="tabs" role="tablist" aria-label="Account">
-        <button type="button" role="tab" aria-selected={!signingUp} onClick={() => setMode('sign-in')}>
-          Sign in
-        </button>
-        <button type="button" role="tab" aria-selected={signingUp} onClick={() => setMode('sign-up')}>
-          Create an account
-        </button>
-      </div>
+      {signUpOpen === undefined ? null : signUpOpen ? (
+        <div class="tabs" role="tablist" aria-label="Account">
+          <button type="button" role="tab" aria-selected={!signingUp} onClick={() => setMode('sign-in')}>
+            Sign in
+          </button>
+          <button type="button" role="tab" aria-selected={signingUp} onClick={() => setMode('sign-up')}>
+            Create an account
+          </button>
+        </div>
+      ) : (
+        <p class="hint" data-testid="sign-up-closed">
+          Accounts on this service are created by its operator.
+        </p>
+      )}
       <form onSubmit={submit} aria-label={signingUp ? 'Create an account' : 'Sign in'}>
         <h2>{signingUp ? 'Create an account' : 'Sign in'}</h2>
         <ErrorNotice error={errors.message} />

@@ -1,8 +1,10 @@
 // Chat with an agent through the streaming invoke endpoint: tokens appear as they arrive, tool calls
 // and results as steps, then the sources. Sessions (for agents with memory) can be picked, started
-// and deleted; the prompt's variables are asked for; Stop aborts the request, which cancels the run.
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, get, list, send, type Agent, type ChatMessage, type ChatSession, type Prompt, type Source } from '../api.js';
+// and deleted; the prompt's variables are asked for (and remembered per agent); Stop aborts the
+// request, which cancels the run.
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import { ApiError, call, get, list, MAX_INPUT_CHARS, rememberedVariables, send, type Agent, type ChatMessage, type ChatSession, type Prompt, type Source } from '../api.js';
+import { Markdown } from '../markdown.js';
 import { runErrorText } from '../run-errors.js';
 import { readEvents } from '../sse.js';
 import { ConfirmButton, describeError, Empty, ErrorNotice, href, JsonText, Loading, PageTitle, TextField, Time } from '../ui.js';
@@ -29,10 +31,13 @@ interface Turn {
 
 let turnKeys = 0;
 
+/** Up to this length a streamed answer is drawn as Markdown at every token; longer, once it ends. */
+const LIVE_MARKDOWN_CHARS = 20_000;
+
 export function ChatPage({ id, sessionId: initialSession }: { id: string; sessionId?: string }) {
   const [agent, setAgent] = useState<Agent>();
   const [variables, setVariables] = useState<string[]>([]);
-  const [values, setValues] = useState<Record<string, string>>({});
+  const [values, setValues] = useState<Record<string, string>>(() => rememberedVariables.load(id));
   const [sessions, setSessions] = useState<ChatSession[]>([]);
   const [sessionId, setSessionId] = useState<string | undefined>(initialSession);
   const [turns, setTurns] = useState<Turn[]>([]);
@@ -102,7 +107,8 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
   async function submit(event: Event) {
     event.preventDefault();
     const text = input.trim();
-    if (!text || running) return;
+    // Too long: the counter under the box says so, and the text stays there to be shortened.
+    if (!text || running || text.length > MAX_INPUT_CHARS) return;
     const key = ++turnKeys;
     const controller = new AbortController();
     setRunning(controller);
@@ -110,7 +116,10 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
     setError(undefined);
     setTurns((all) => [...all, { key, input: text, answer: '', steps: [], sources: [], warnings: [], state: 'streaming' }]);
     const body: Record<string, unknown> = { input: text, stream: true };
-    if (variables.length > 0) body.variables = Object.fromEntries(variables.map((name) => [name, values[name] ?? '']));
+    if (variables.length > 0) {
+      body.variables = Object.fromEntries(variables.map((name) => [name, values[name] ?? '']));
+      rememberedVariables.save(id, body.variables as Record<string, string>);
+    }
     if (sessionId) body.sessionId = sessionId;
     try {
       const response = await send('POST', `/agents/${encodeURIComponent(id)}/invoke`, { body, signal: controller.signal, raw: true });
@@ -149,6 +158,8 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
       if ((failure as Error).name === 'AbortError') {
         update(key, (turn) => ({ ...turn, state: 'stopped', error: 'Stopped: the run was cancelled.' }));
       } else if (failure instanceof ApiError) {
+        // Refused before the agent saw it: the message goes back into the box (unless a new one is there).
+        setInput((current) => current || text);
         const said = runErrorText({ code: failure.code, message: failure.message, details: failure.details, retryAfter: failure.retryAfter });
         update(key, (turn) => ({ ...turn, state: 'failed', error: said }));
       } else {
@@ -162,6 +173,7 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
   }
 
   if (!agent) return error ? <ErrorNotice error={error} /> : <Loading />;
+  const tooLong = input.trim().length > MAX_INPUT_CHARS;
 
   return (
     <section class="chat-page">
@@ -186,7 +198,10 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
                   {sessions.map((session) => (
                     <li key={session.id} class={session.id === sessionId ? 'current' : undefined}>
                       <button type="button" class="link" aria-current={session.id === sessionId ? 'true' : undefined} onClick={() => pickSession(session.id)} disabled={!!running}>
-                        <Time value={session.updatedAt} /> · {session.messages} messages
+                        <span class="session-title">{session.title?.replace(/\s+/g, ' ').trim() || 'Untitled session'}</span>
+                        <span class="muted">
+                          <Time value={session.updatedAt} /> · {session.messages} messages
+                        </span>
                       </button>
                       <ConfirmButton label="Delete" question="Delete this session?" onConfirm={() => deleteSession(session)} />
                     </li>
@@ -220,14 +235,26 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
               ref={inputRef}
               rows={3}
               value={input}
+              aria-describedby="chat-input-hint"
+              aria-invalid={tooLong || undefined}
               onInput={(event) => setInput(event.currentTarget.value)}
               onKeyDown={(event) => {
                 if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) submit(event);
               }}
             />
-            <p class="hint">Enter sends; Shift+Enter starts a new line.</p>
+            <p class="hint" id="chat-input-hint">
+              Enter sends; Shift+Enter starts a new line.{' '}
+              <span class={tooLong ? 'error-text' : undefined} data-testid="input-count">
+                {input.trim().length.toLocaleString('en')} / {MAX_INPUT_CHARS.toLocaleString('en')} characters
+              </span>
+            </p>
+            {tooLong && (
+              <p class="field-error" role="alert">
+                The message is {(input.trim().length - MAX_INPUT_CHARS).toLocaleString('en')} characters too long: shorten it to send it.
+              </p>
+            )}
             <p class="actions">
-              <button type="submit" class="primary" disabled={!!running || !input.trim()}>
+              <button type="submit" class="primary" disabled={!!running || !input.trim() || tooLong}>
                 Send
               </button>
               {running && (
@@ -258,7 +285,7 @@ function TurnView({ turn }: { turn: Turn }) {
     <article class={`turn ${turn.state}`} data-state={turn.state}>
       <div class="message user">
         <h3 class="visually-hidden">You</h3>
-        <p class="text">{turn.input}</p>
+        <Folded text={turn.input} />
       </div>
       {turn.steps.length > 0 && (
         <ol class="steps" aria-label="Tool steps">
@@ -287,10 +314,16 @@ function TurnView({ turn }: { turn: Turn }) {
           ))}
         </ol>
       )}
-      <div class="message assistant">
-        <h3 class="visually-hidden">Agent</h3>
-        <p class="text answer">{turn.answer || (turn.state === 'streaming' ? '…' : '')}</p>
-      </div>
+      {/* A run that failed or was stopped before any text has no answer: only its notice shows. */}
+      {(turn.answer || turn.state === 'streaming') && (
+        <div class="message assistant">
+          <h3 class="visually-hidden">Agent</h3>
+          <div class="answer">
+            {/* Markdown is read again at every token: a long answer is drawn as text until it ends. */}
+            {turn.state === 'streaming' && turn.answer.length > LIVE_MARKDOWN_CHARS ? <p class="text">{turn.answer}</p> : turn.answer ? <Markdown text={turn.answer} /> : <p class="text">…</p>}
+          </div>
+        </div>
+      )}
       {turn.error && (
         <p class="notice error" role="alert">
           {turn.error}
@@ -320,5 +353,29 @@ function TurnView({ turn }: { turn: Turn }) {
         </p>
       )}
     </article>
+  );
+}
+
+/** A message drawn as its first lines when it is long, with a control to show all of it. */
+function Folded({ text }: { text: string }) {
+  const ref = useRef<HTMLParagraphElement>(null);
+  const [long, setLong] = useState(false);
+  const [open, setOpen] = useState(false);
+  // Measured once drawn: whether the text is taller than the folded height.
+  useLayoutEffect(() => {
+    const element = ref.current;
+    if (element && !open) setLong(element.scrollHeight > element.clientHeight + 1);
+  }, [text, open]);
+  return (
+    <>
+      <p ref={ref} class={open ? 'text' : 'text folded'}>
+        {text}
+      </p>
+      {long && (
+        <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>
+          {open ? 'Show less' : 'Show all'}
+        </button>
+      )}
+    </>
   );
 }

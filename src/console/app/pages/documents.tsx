@@ -117,7 +117,7 @@ export function DocumentsPage() {
         </Empty>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Name</th>
@@ -130,15 +130,15 @@ export function DocumentsPage() {
             <tbody>
               {documents.map((document) => (
                 <tr key={document.id} data-document-id={document.id}>
-                  <td>
+                  <td data-label="Name">
                     <a href={href(`/documents/${document.id}`)}>{document.name}</a>
                   </td>
-                  <td>{document.type}</td>
-                  <td aria-live="polite">
+                  <td data-label="Type">{document.type}</td>
+                  <td data-label="Status" aria-live="polite">
                     <StatusText document={document} />
                   </td>
-                  <td>{document.index?.chunks ?? '—'}</td>
-                  <td>
+                  <td data-label="Chunks">{document.index?.chunks ?? '—'}</td>
+                  <td data-label="Created">
                     <Time value={document.createdAt} />
                   </td>
                 </tr>

@@ -30,6 +30,17 @@ interface ResourceSpec<T extends { id: string; name: string }> {
   summary: (record: T) => ComponentChildren;
 }
 
+/**
+ * The API's messages name fields as the API spells them ("input_variables does not list it"); shown
+ * under a field labelled otherwise, they name the field by its label ("the Variables field …").
+ * Only names no sentence uses as a word (with an underscore) are replaced.
+ */
+function inLabels(errors: FormErrors, fields: FieldSpec[]): FormErrors {
+  const renamed = fields.filter((field) => field.name.includes('_'));
+  const reworded = (message: string) => renamed.reduce((text, field) => text.replaceAll(field.name, `the ${field.label} field`), message);
+  return { ...errors, fields: errors.fields.map((issue) => ({ ...issue, message: reworded(issue.message) })) };
+}
+
 function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: ResourceSpec<T> }) {
   const [records, setRecords] = useState<T[]>();
   const [next, setNext] = useState<string>();
@@ -72,7 +83,7 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
       setEditing(undefined);
       await load();
     } catch (failure) {
-      setErrors(formErrors(failure, spec.fields.map((field) => field.name)));
+      setErrors(inLabels(formErrors(failure, spec.fields.map((field) => field.name)), spec.fields));
     }
   }
 

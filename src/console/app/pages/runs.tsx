@@ -41,7 +41,7 @@ export function RunsPage({ agentId }: { agentId: string }) {
         </Empty>
       ) : (
         <div class="table-wrap">
-          <table>
+          <table class="stack">
             <thead>
               <tr>
                 <th scope="col">Started</th>
@@ -55,18 +55,18 @@ export function RunsPage({ agentId }: { agentId: string }) {
             <tbody>
               {runs.map((run) => (
                 <tr key={run.id}>
-                  <td>
+                  <td data-label="Started">
                     <a href={href(`/runs/${run.id}`)}>
                       <Time value={run.startedAt} />
                     </a>
                   </td>
-                  <td>
+                  <td data-label="Status">
                     <StatusBadge status={run.status} />
                   </td>
-                  <td class="clip">{run.input}</td>
-                  <td>{run.ms === null ? '—' : `${(run.ms / 1000).toFixed(2)} s`}</td>
-                  <td>{tokensOf(run) ?? '—'}</td>
-                  <td>{run.steps.length}</td>
+                  <td data-label="Input" class="clip">{run.input}</td>
+                  <td data-label="Time">{run.ms === null ? '—' : `${(run.ms / 1000).toFixed(2)} s`}</td>
+                  <td data-label="Tokens">{tokensOf(run) ?? '—'}</td>
+                  <td data-label="Steps">{run.steps.length}</td>
                 </tr>
               ))}
             </tbody>
@@ -84,9 +84,19 @@ export function RunsPage({ agentId }: { agentId: string }) {
 
 export function RunPage({ id }: { id: string }) {
   const [run, setRun] = useState<Run>();
+  const [agent, setAgent] = useState<Agent>();
   const [error, setError] = useState<string>();
   useEffect(() => {
-    get<Run>(`/runs/${encodeURIComponent(id)}`).then(setRun, (failure) => setError(describeError(failure)));
+    (async () => {
+      try {
+        const loaded = await get<Run>(`/runs/${encodeURIComponent(id)}`);
+        setRun(loaded);
+        // For the breadcrumb only: without the agent's name it says "Agent".
+        setAgent(await get<Agent>(`/agents/${encodeURIComponent(loaded.agentId)}`).catch(() => undefined));
+      } catch (failure) {
+        setError(describeError(failure));
+      }
+    })();
   }, [id]);
 
   if (error) return <ErrorNotice error={error} />;
@@ -94,7 +104,7 @@ export function RunPage({ id }: { id: string }) {
   return (
     <section>
       <p class="crumbs">
-        <a href={href(`/agents/${run.agentId}`)}>Agent</a> › <a href={href(`/agents/${run.agentId}/runs`)}>Runs</a>
+        <a href={href('/agents')}>Agents</a> › <a href={href(`/agents/${run.agentId}`)}>{agent?.name ?? 'Agent'}</a> › <a href={href(`/agents/${run.agentId}/runs`)}>Runs</a>
       </p>
       <PageTitle>Run</PageTitle>
       <dl class="facts">
