@@ -2,9 +2,13 @@
 import * as v from 'valibot';
 import { JsonObjectSchema } from '../http/validate.js';
 import { Id, Integer, NullTimestamp, Timestamp } from '../http/shapes.js';
-import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS } from './store.js';
 
 export const MAX_INPUT_CHARS = 100_000;
+/** Characters of a run's `input` and `output` a list holds (the whole record: GET /runs/{id}). */
+export const LIST_TEXT_CHARS = 1000;
+/** Steps of a run a list holds, and characters of each step's `input`, `output` and `error`. */
+export const LIST_STEPS = 10;
+export const LIST_STEP_CHARS = 200;
 /** How much of a session's first message its `title` shows. */
 export const SESSION_TITLE_CHARS = 100;
 

@@ -3,7 +3,7 @@
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
-import { SESSION_TITLE_CHARS } from './schema.js';
+import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS, SESSION_TITLE_CHARS } from './schema.js';
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -112,12 +112,6 @@ function runFromRow(raw: Record<string, unknown>): RunRow {
     usage: raw.usage === null ? null : JSON.parse(raw.usage as string),
   };
 }
-
-/** Characters of a run's `input` and `output` a list holds (the whole record: GET /runs/{id}). */
-export const LIST_TEXT_CHARS = 1000;
-/** Steps of a run a list holds, and characters of each step's `input`, `output` and `error`. */
-export const LIST_STEPS = 10;
-export const LIST_STEP_CHARS = 200;
 
 /** A run as a list holds it: the record with long texts cut (ending in …) and at most LIST_STEPS steps. */
 export type RunListRow = RunRow & { truncated: boolean };
