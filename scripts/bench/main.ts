@@ -22,68 +22,27 @@
 //
 // Figures drift ±10% between runs and move with whatever else the machine runs: the "other load"
 // column estimates the share of CPU that processes outside the benchmark used meanwhile.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
-import { OPTS, PASSWORD, fmt, log, median, percentile, round, sleep, wants, type CaseKey } from './options.js';
-import { MAIN_PLAN, COMMON_WORD, RARE_WORD, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
+import { OPTS, PASSWORD, fmt, log, median, round, sleep, wants, type CaseKey } from './options.js';
+import { MAIN_PLAN, COMMON_WORD, RARE_WORD, databaseMiB, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
 import type { InProcessCase } from './in-process.js';
-import { SERVICE_START, inProcessInChild, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
-import {
-  bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
-} from './load.js';
+import { inProcessInChild, killAll, memoryOf, startReference, type Proc } from './processes.js';
+import { bearer, compare, jsonHeaders, measure, paced, probe, runLoad, waitIdle, type Comparison, type Load, type PacedResult } from './load.js';
 import { countStatements } from './statements.js';
-import { comparisonTable, inProcessTable, stallTable, summariseProfile, targetTable, type Target } from './report.js';
+import { benchReport, type CaseReport, type Target } from './report.js';
+import { createContext } from './context.js';
+import type { BenchCase } from './case.js';
+import { agentRuns } from './cases/agent-runs.js';
 
 let tempDir: string | undefined;
-/** In the input of an agent run, asks the fake model to hold its stream open after the first token. */
-const HOLD_MARKER = 'bench-hold-the-stream';
-const allServices: Proc[] = [];
-const peakOf = (proc: Proc) => memoryOf(proc.pid)?.peakRssMiB ?? NaN;
-const peaks = new Map<string, number>();
-/** Notes a service's peak RSS before it stops (VmHWM is gone with the process). */
-async function stop(proc: Proc): Promise<void> {
-  const peak = peakOf(proc);
-  if (allServices.includes(proc) && Number.isFinite(peak)) peaks.set(proc.name, peak);
-  await stopProcess(proc);
-}
-async function service(name: string, path: string, options: Parameters<typeof startService>[2] = {}): Promise<Proc> {
-  const proc = await startService(name, path, options);
-  allServices.push(proc);
-  log(`${name} up at ${proc.url}: first answer ${proc.spawnToFirstAnswerMs} ms after spawn, RSS ${proc.rssAtStartMiB} MiB`);
-  return proc;
-}
-
-const fileMiB = (path: string) => {
-  let bytes = 0;
-  for (const suffix of ['', '-wal']) {
-    try {
-      bytes += statSync(path + suffix).size;
-    } catch {
-      // no such file
-    }
-  }
-  return bytes / 2 ** 20;
-};
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const dir = (tempDir = mkdtempSync(join(os.tmpdir(), 'ams-bench-')));
-  const profileDir = resolve('bench-profiles');
-  const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
-  const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
-  const profiles: string[] = [];
-  /** With --cpu-prof, the hottest functions of a stopped service's main thread. */
-  const summariseProfileOf = (proc: Proc) => {
-    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
-    const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${proc.pid}.0.`) && !profilesBefore.has(f));
-    if (fresh.length === 0) return;
-    const file = join(profileDir, fresh.sort().at(-1)!);
-    profiles.push('', `CPU profile of ${proc.name}'s main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file));
-  };
   log(`temporary databases in ${dir}; ${OPTS.quick ? 'quick' : 'full'} run: ${OPTS.rounds} round(s) of ${OPTS.duration} s, warm-up ${OPTS.warmup} s, ${OPTS.connections} connections`);
   const cpus = os.cpus();
   const machine = {
@@ -97,15 +56,29 @@ async function main(): Promise<void> {
 
   log('hashing the seed password at the service default cost');
   const passwordHash = await hashPassword(PASSWORD, MIN_SCRYPT);
+  const { ctx, runTargets, profiles, startup, peaksMiB } = createContext(dir, passwordHash);
+  const { service, stop, profileArgs, summariseProfileOf } = ctx;
   const cases: Comparison[] = [];
+  const inProcessRows: InProcessCase[] = [];
   const targets: Target[] = [];
   const notes: string[] = [];
   const results: Record<string, unknown> = {};
+  /** Gathers what a case reports, checking that it reports the targets it declares. */
+  const take = (c: BenchCase, report: CaseReport) => {
+    const reported = (report.targets ?? []).map((t) => t.target);
+    if (reported.join('\n') !== c.targets.join('\n')) {
+      throw new Error(`case ${c.name} reported the targets ${JSON.stringify(reported)}, declared ${JSON.stringify(c.targets)}`);
+    }
+    cases.push(...(report.rows ?? []));
+    inProcessRows.push(...(report.inProcessRows ?? []));
+    targets.push(...(report.targets ?? []));
+    notes.push(...(report.notes ?? []));
+    Object.assign(results, report.results);
+  };
 
   // ---- the main database, the service and the two references ----
   const mainCases: CaseKey[] = ['get-agent', 'list-agents', 'post-tool', 'post-agent', 'patch-agent', 'in-process', 'fixed-rate', 'sign-in'];
   let idleRssMiB: number | undefined;
-  let inProcessCases: InProcessCase[] = [];
   if (mainCases.some(wants)) {
     const main = seedAgents(join(dir, 'main.db'), MAIN_PLAN, passwordHash);
     log(`seeded the main database in ${main.ms} ms: ${JSON.stringify(main.counts)}`);
@@ -135,7 +108,8 @@ async function main(): Promise<void> {
     // Before any server starts: nothing else runs meanwhile.
     if (wants('in-process')) {
       log('in process: the service app and the bare-Koa app, alternating');
-      inProcessCases = await inProcessInChild(copy('in-process'), main.users);
+      const inProcessCases = await inProcessInChild(copy('in-process'), main.users);
+      inProcessRows.push(...inProcessCases);
       for (const c of inProcessCases) log(`in process: ${c.title}: service ${c.serviceUs} µs, bare Koa ${c.bareUs} µs of CPU per request`);
       results.inProcess = inProcessCases;
     }
@@ -342,7 +316,7 @@ async function main(): Promise<void> {
     const seededBySize: (Seeded & { mib: number })[] = [];
     for (const agents of sizes) {
       const seeded = seedAgents(join(dir, `scale-${agents}.db`), scalePlan(agents), passwordHash);
-      const mib = fileMiB(seeded.path);
+      const mib = databaseMiB(seeded.path);
       log(`seeded ${fmt(agents)} agents in ${fmt(seeded.ms)} ms: ${fmt(mib)} MiB, ${JSON.stringify(seeded.counts)}`);
       seededBySize.push({ ...seeded, mib });
     }
@@ -389,12 +363,12 @@ async function main(): Promise<void> {
     const sizes = [OPTS.searchChunks / 10, OPTS.searchChunks];
     const seeded = sizes.map((others) => {
       const s = seedSearch(join(dir, `search-${others}.db`), others, passwordHash);
-      log(`seeded search database: the user's 10,000 chunks and ${fmt(others)} of others in ${fmt(s.ms)} ms (${fmt(fileMiB(s.path))} MiB)`);
+      log(`seeded search database: the user's 10,000 chunks and ${fmt(others)} of others in ${fmt(s.ms)} ms (${fmt(databaseMiB(s.path))} MiB)`);
       return s;
     });
     const procsBySize: Proc[] = [];
     for (const [i, others] of sizes.entries()) procsBySize.push(await service(`service@${fmt(others)} others' chunks`, seeded[i].path));
-    const search: Record<string, unknown> = { seeding: sizes.map((others, i) => ({ others, ms: seeded[i].ms, mib: round(fileMiB(seeded[i].path), 1) })) };
+    const search: Record<string, unknown> = { seeding: sizes.map((others, i) => ({ others, ms: seeded[i].ms, mib: round(databaseMiB(seeded[i].path), 1) })) };
     for (const [word, what] of [[RARE_WORD, 'rare word (10 of the user\'s chunks)'], [COMMON_WORD, 'common word (half the chunks)']] as const) {
       const loads = seeded.map((s): Load => ({ expectStatus: 200, connections: 4, requests: [{ path: `/api/v1/documents/search?q=${word}`, headers: bearer(s.user.tokens[0]) }] }));
       for (const [i, proc] of procsBySize.entries()) await probe(proc, loads[i].requests[0], 200);
@@ -412,169 +386,16 @@ async function main(): Promise<void> {
     for (const proc of procsBySize) await stop(proc);
   }
 
-  // ---- agent runs ----
-  if (wants('agent-runs')) {
-    // 50 users, each with 10 agents without tools, documents or memory; the even ones have a
-    // prompt with two variables. Every server on its own copy; all call one fake model.
-    const plan = Array.from({ length: 50 }, () => ({ agents: 10, tokens: 1, tags: 2, prompts: 1, documents: 0, tools: 0 }));
-    const seeded = seedAgents(join(dir, 'runs.db'), plan, passwordHash);
-    const plainDb = seeded.path.replace(/\.db$/, '-plain.db');
-    copyFileSync(seeded.path, plainDb);
-    const fake = await startHelper('fake model', 'scripts/bench/fake-model.ts', { HOLD_MARKER });
-    const modelEnv = { OPENAI_BASE_URL: `${fake.url}/v1` };
-    // The operator's endpoint (no SSRF check needed, allowed anyway as a home server would), and
-    // enough runs at once per user that 50 connections and 100 streams are never answered 429.
-    // With the loop monitor, for the open-streams case's table of stalls.
-    const svc = await service('service (agent runs)', seeded.path, {
-      nodeArgs: profileArgs, monitor: true,
-      env: { ...modelEnv, ALLOW_PRIVATE_NETWORKS: 'on', RUN_CONCURRENCY_PER_USER: '1000' },
-    });
-    const plain = await startReference('plain', 'plain', plainDb, modelEnv);
-    const invokeBody = { input: 'What does the leave policy say about parental leave?', variables: { who: 'the team', language: 'English' } };
-    const invokes = (extra: object) => seeded.users.flatMap((user) => user.agents.filter((_, j) => j % 2 === 0).map((id) => ({
-      method: 'POST', path: `/api/v1/agents/${id}/invoke`, headers: jsonHeaders(user.tokens[0]), body: JSON.stringify({ ...invokeBody, ...extra }),
-    })));
-    const invoke: Load = { expectStatus: 200, requests: invokes({}) };
-    const streamed = invokes({ stream: true });
-    const held = invokes({ stream: true, input: `${invokeBody.input} (${HOLD_MARKER})` });
-    const direct = {
-      method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-      body: JSON.stringify({ model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'system', content: 'Say hello to the team in English.' }, { role: 'user', content: invokeBody.input }] }),
-    };
-    const getAgent: Load = {
-      expectStatus: 200,
-      requests: seeded.users.flatMap((user) => user.agents.map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
-    };
-    for (const proc of [svc, plain]) await probe(proc, invoke.requests[0], 200);
-    const runs: Record<string, unknown> = {};
+  if (wants('agent-runs')) take(agentRuns, await agentRuns.run(ctx));
 
-    // 1. Throughput, closed loop, service vs plain node:http.
-    const throughput = await compare('agent-runs', 'POST /agents/{id}/invoke, plain JSON (fake model answering at once)', [svc, plain], (proc, s) => measure(proc, invoke, s));
-    cases.push(throughput);
-    runs.throughput = { ratio: throughput.ratios.plain, sides: throughput.sides.map(({ rounds, ...side }) => side) };
-    targets.push({
-      target: 'invoke ≥ 0.5 of a plain script making the same upstream call (req/s, median of rounds)',
-      measured: `${throughput.ratios.plain.median} (rounds ${throughput.ratios.plain.spread.join('–')}), by CPU per request ${throughput.ratios.plain.cpu}; `
-        + `${fmt(throughput.sides[0].rps)} vs ${fmt(throughput.sides[1].rps)} req/s`
-        + (throughput.problems.length ? `; ${throughput.problems.join('; ')}` : ''),
-      pass: throughput.problems.length === 0 && throughput.ratios.plain.median >= 0.5,
-    });
-
-    // 2. Time to first token, one streamed request at a time: the service's first `token` event vs
-    // the fake model's first content chunk, asked directly.
-    const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
-    let next = 0;
-    const ttft = await compare('agent-runs', 'streamed invoke, one at a time: time to first token (ms; req/s = streams a second)', [svc, fake], (proc, s) =>
-      proc === fake ? timeToFirstToken(fake, direct, 'model-chunk', s) : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s), { seconds });
-    cases.push(ttft);
-    const [ttftService, ttftDirect] = ttft.raw;
-    const overheads = ttftService.map((r, k) => round(r.p50 - ttftDirect[k].p50, 2));
-    const overhead = round(median(overheads), 2);
-    runs.timeToFirstToken = { overheadP50Ms: overhead, perRound: overheads, service: ttft.sides[0], direct: ttft.sides[1] };
-    targets.push({
-      target: 'streamed run: time-to-first-token overhead ≤ 2 ms p50 (over calling the fake model directly)',
-      measured: `${fmt(overhead, 2)} ms (rounds ${fmt(Math.min(...overheads), 2)}–${fmt(Math.max(...overheads), 2)}): p50 ${fmt(ttft.sides[0].p50, 2)} vs ${fmt(ttft.sides[1].p50, 2)} ms, p99 ${fmt(ttft.sides[0].p99, 2)} vs ${fmt(ttft.sides[1].p99, 2)} ms`
-        + (ttft.problems.length ? `; ${ttft.problems.join('; ')}` : ''),
-      pass: ttft.problems.length === 0 && overhead <= 2,
-    });
-
-    // 3. GET /agents/{id} at a fixed offered rate (open loop), idle vs while 100 streamed runs are
-    // held open by the fake model; alternating round by round on the same server.
-    const rate = 1000;
-    const streams = 100;
-    const idle: Proc = { ...svc, name: 'idle' };
-    const busy: Proc = { ...svc, name: `${streams} open streams` };
-    const firstTokens: number[] = [];
-    const openCase = await compare('agent-runs', `GET /agents/{id} at ${fmt(rate)}/s offered (open loop): idle vs ${streams} open streamed runs`, [busy, idle], async (proc, s) => {
-      if (proc === idle) return paced(svc, getAgent, rate, s);
-      const open = await openStreams(svc, Array.from({ length: streams }, (_, k) => held[k % held.length]));
-      firstTokens.push(...open.firstTokenMs);
-      // Measured once the opening is over: the cost of streams being open, not of starting 100 runs.
-      await waitIdle(svc.pid);
-      try {
-        return await paced(svc, getAgent, rate, s);
-      } finally {
-        await open.close();
-      }
-    }, { seconds, settle: 0, rounds: OPTS.openLoopRounds }); // paced() settles each run itself
-    cases.push(openCase);
-    const [withStreams, idleRounds] = openCase.raw;
-    const idleP99 = median(idleRounds.map((r) => r.p99));
-    const busyP99 = median(withStreams.map((r) => r.p99));
-    const perRound = withStreams.map((r, k) => round(r.p99 / idleRounds[k].p99, 2));
-    firstTokens.sort((a, b) => a - b);
-    runs.openStreams = { rate, streams, idleP99, busyP99, perRound, heldFirstTokenP50: round(percentile(firstTokens, 50), 2), heldFirstTokenMax: round(firstTokens.at(-1) ?? NaN, 2) };
-    targets.push({
-      target: `${streams} open streams: GET /agents/{id} p99 within 2× of idle (at ${fmt(rate)} req/s offered)`,
-      measured: `${fmt(busyP99, 2)} ms vs ${fmt(idleP99, 2)} ms idle (${fmt(busyP99 / idleP99, 2)}×; rounds ${perRound.join(', ')}); `
-        + `the ${streams} streams had their first token after ${fmt(percentile(firstTokens, 50), 1)} ms (median), ${fmt(firstTokens.at(-1) ?? NaN, 1)} ms (slowest)`
-        + (openCase.problems.length ? `; ${openCase.problems.join('; ')}` : ''),
-      pass: openCase.problems.length === 0 && busyP99 <= 2 * idleP99,
-    });
-    for (const problem of [...throughput.problems, ...ttft.problems, ...openCase.problems]) log(`⚠ agent runs: ${problem}`);
-
-    runs.memory = Object.fromEntries([svc, plain, fake].map((p) => [p.name, memoryOf(p.pid)]));
-    results.agentRuns = runs;
-    await stop(svc);
-    await stop(plain);
-    await stop(fake);
-    if (OPTS.cpuProf) summariseProfileOf(svc);
-  }
-
-  // ---- memory and start ----
-  for (const proc of allServices) if (!peaks.has(proc.name)) peaks.set(proc.name, peakOf(proc));
-  const peakEntries = [...peaks.entries()].filter(([, v]) => Number.isFinite(v));
-  if (idleRssMiB !== undefined) {
-    targets.push({ target: `idle RSS ≤ 90 MB (started with \`${SERVICE_START}\`)`, measured: `${fmt(idleRssMiB * 1.048576)} MB (${idleRssMiB} MiB)`, pass: idleRssMiB * 1.048576 <= 90 });
-  }
-  if (peakEntries.length) {
-    const [worstName, worst] = peakEntries.sort((a, b) => b[1] - a[1])[0];
-    targets.push({
-      target: 'peak RSS ≤ 150 MB through the bench',
-      measured: `${fmt(worst * 1.048576)} MB (${worstName}); ${peakEntries.map(([n, v]) => `${n} ${fmt(v)} MiB`).join(', ')}`,
-      pass: worst * 1.048576 <= 150,
-    });
-  }
-  if (allServices.length) {
-    const slowest = allServices.reduce((a, b) => (b.spawnToFirstAnswerMs > a.spawnToFirstAnswerMs ? b : a));
-    targets.push({
-      target: 'first answered request ≤ 1 s after spawn',
-      measured: `slowest ${fmt(slowest.spawnToFirstAnswerMs)} ms (${slowest.name}); ${allServices.map((p) => `${p.name} ${fmt(p.spawnToFirstAnswerMs)}`).join(', ')}`,
-      pass: slowest.spawnToFirstAnswerMs <= 1000,
-    });
-  }
-
-  // ---- report ----
-  const lines: string[] = [];
-  lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
-  lines.push('');
-  lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
-    + `${OPTS.rounds} round(s) (open-loop cases ${OPTS.openLoopRounds}) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
-    + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
-  lines.push('', ...comparisonTable(cases.filter((c) => c.sides.length === 3)));
-  if (inProcessCases.length) lines.push('', ...inProcessTable(inProcessCases));
-  const rest = cases.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
-  if (rest.length) lines.push('', ...comparisonTable(rest));
-  // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
-  for (const c of cases.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
-  const stalls = stallTable(cases);
-  if (stalls.length) lines.push('', 'Where the time of the open-loop rounds went (fixed rate and open streams; ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
-  if (notes.length) lines.push('', ...notes);
-  const problems = cases.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
-  if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);
-  const loads = cases.map((c) => c.otherLoad).filter((x): x is number => x !== null);
-  if (loads.some((x) => x > 0.1)) lines.push('', `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`);
-  lines.push('', ...targetTable(targets));
-  if (profiles.length) {
-    lines.push(...profiles);
-    results.profile = profiles;
-  }
+  targets.push(...runTargets(idleRssMiB));
+  const lines = benchReport(startedAt, machine, { rows: cases, inProcessRows, notes, targets }, profiles);
   process.stdout.write(`${lines.join('\n')}\n`);
+  if (profiles.length) results.profile = profiles;
   writeFileSync(OPTS.out, `${JSON.stringify({
     startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), options: OPTS,
     machine: { ...machine, loadAverageAtEnd: os.loadavg().map((x) => round(x, 2)) },
-    startup: allServices.map((p) => ({ name: p.name, spawnToListeningMs: p.spawnToListeningMs, spawnToFirstAnswerMs: p.spawnToFirstAnswerMs, rssAtStartMiB: p.rssAtStartMiB })),
-    peaksMiB: Object.fromEntries(peaks), idleRssMiB, cases, targets, ...results,
+    startup: startup(), peaksMiB: peaksMiB(), idleRssMiB, cases, targets, ...results,
   }, null, 2)}\n`);
   log(`wrote ${resolve(OPTS.out)}`);
 }
