@@ -28,7 +28,7 @@ import { join, resolve } from 'node:path';
 import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
 import { OPTS, PASSWORD, fmt, log, median, round, sleep, wants, type CaseKey } from './options.js';
-import { MAIN_PLAN, COMMON_WORD, RARE_WORD, databaseMiB, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
+import { MAIN_PLAN, databaseMiB, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
 import type { InProcessCase } from './in-process.js';
 import { inProcessInChild, killAll, memoryOf, startReference, type Proc } from './processes.js';
 import { bearer, compare, jsonHeaders, measure, paced, probe, runLoad, waitIdle, type Comparison, type Load, type PacedResult } from './load.js';
@@ -37,6 +37,7 @@ import { benchReport, type CaseReport, type Target } from './report.js';
 import { createContext } from './context.js';
 import type { BenchCase } from './case.js';
 import { agentRuns } from './cases/agent-runs.js';
+import { searchScale } from './cases/search-scale.js';
 
 let tempDir: string | undefined;
 
@@ -358,34 +359,7 @@ async function main(): Promise<void> {
     for (const proc of procsBySize) await stop(proc);
   }
 
-  // ---- one file at scale: search ----
-  if (wants('search-scale')) {
-    const sizes = [OPTS.searchChunks / 10, OPTS.searchChunks];
-    const seeded = sizes.map((others) => {
-      const s = seedSearch(join(dir, `search-${others}.db`), others, passwordHash);
-      log(`seeded search database: the user's 10,000 chunks and ${fmt(others)} of others in ${fmt(s.ms)} ms (${fmt(databaseMiB(s.path))} MiB)`);
-      return s;
-    });
-    const procsBySize: Proc[] = [];
-    for (const [i, others] of sizes.entries()) procsBySize.push(await service(`service@${fmt(others)} others' chunks`, seeded[i].path));
-    const search: Record<string, unknown> = { seeding: sizes.map((others, i) => ({ others, ms: seeded[i].ms, mib: round(databaseMiB(seeded[i].path), 1) })) };
-    for (const [word, what] of [[RARE_WORD, 'rare word (10 of the user\'s chunks)'], [COMMON_WORD, 'common word (half the chunks)']] as const) {
-      const loads = seeded.map((s): Load => ({ expectStatus: 200, connections: 4, requests: [{ path: `/api/v1/documents/search?q=${word}`, headers: bearer(s.user.tokens[0]) }] }));
-      for (const [i, proc] of procsBySize.entries()) await probe(proc, loads[i].requests[0], 200);
-      const result = await compare('search-scale', `search, ${what}: others ${fmt(sizes[0])} vs ${fmt(sizes[1])} chunks (4 connections)`, procsBySize, (proc, s) => measure(proc, loads[procsBySize.indexOf(proc)], s));
-      cases.push(result);
-      const [small, large] = result.sides;
-      search[word] = result.sides.map(({ rounds, ...s }) => s);
-      targets.push({
-        target: `search p99, ${what}, flat (≤ 1.5×) when others' chunks grow tenfold`,
-        measured: `${fmt(small.p99, 2)} → ${fmt(large.p99, 2)} ms (${fmt(large.p99 / small.p99, 2)}×)`,
-        pass: result.problems.length === 0 && large.p99 <= 1.5 * small.p99,
-      });
-    }
-    results.search = search;
-    for (const proc of procsBySize) await stop(proc);
-  }
-
+  if (wants('search-scale')) take(searchScale, await searchScale.run(ctx));
   if (wants('agent-runs')) take(agentRuns, await agentRuns.run(ctx));
 
   targets.push(...runTargets(idleRssMiB));
