@@ -37,6 +37,7 @@ import { benchReport, type CaseReport, type Target } from './report.js';
 import { createContext } from './context.js';
 import type { BenchCase } from './case.js';
 import { agentRuns } from './cases/agent-runs.js';
+import { scale } from './cases/scale.js';
 import { searchScale } from './cases/search-scale.js';
 
 let tempDir: string | undefined;
@@ -311,54 +312,7 @@ async function main(): Promise<void> {
     });
   }
 
-  // ---- one file at scale: agents ----
-  if (wants('scale')) {
-    const sizes = [1000, OPTS.scaleAgents];
-    const seededBySize: (Seeded & { mib: number })[] = [];
-    for (const agents of sizes) {
-      const seeded = seedAgents(join(dir, `scale-${agents}.db`), scalePlan(agents), passwordHash);
-      const mib = databaseMiB(seeded.path);
-      log(`seeded ${fmt(agents)} agents in ${fmt(seeded.ms)} ms: ${fmt(mib)} MiB, ${JSON.stringify(seeded.counts)}`);
-      seededBySize.push({ ...seeded, mib });
-    }
-    const procsBySize: Proc[] = [];
-    for (const [i, agents] of sizes.entries()) procsBySize.push(await service(`service@${fmt(agents)}`, seededBySize[i].path));
-    const loadsFor = (seeded: Seeded): [string, Load][] => {
-      const user = seeded.users[0];
-      const n = user.agents.length;
-      const spread = Array.from({ length: 500 }, (_, k) => user.agents[Math.floor((k * (n - 1)) / 499)]);
-      return [
-        ['GET /agents/{id}', { expectStatus: 200, requests: spread.map((id, k) => ({ path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[k % user.tokens.length]) })) }],
-        ['GET /agents?limit=100 (first page)', { expectStatus: 200, requests: user.tokens.map((token) => ({ path: '/api/v1/agents?limit=100', headers: bearer(token) })) }],
-        ['GET /agents?limit=100&after= (200 from the end)', { expectStatus: 200, requests: user.tokens.map((token) => ({ path: `/api/v1/agents?limit=100&after=${user.agents[n - 201]}`, headers: bearer(token) })) }],
-      ];
-    };
-    const scale: Record<string, unknown> = {
-      seeding: sizes.map((agents, i) => ({
-        agents, ms: seededBySize[i].ms, mib: round(seededBySize[i].mib, 1), bytesPerAgent: Math.round((seededBySize[i].mib * 2 ** 20) / agents), counts: seededBySize[i].counts,
-      })),
-    };
-    for (const [k, [title]] of loadsFor(seededBySize[0]).entries()) {
-      const loads = seededBySize.map((s) => loadsFor(s)[k][1]);
-      for (const [i, proc] of procsBySize.entries()) await probe(proc, loads[i].requests.at(-1)!, 200);
-      const result = await compare('scale', `${title}: ${fmt(sizes[0])} vs ${fmt(sizes[1])} agents`, procsBySize, (proc, s) => measure(proc, loads[procsBySize.indexOf(proc)], s));
-      cases.push(result);
-      // ratios[large] = req/s at 1,000 ÷ req/s at the large size: the slowdown.
-      const slowdown = Object.values(result.ratios)[0];
-      const p99s = result.sides.map((s) => s.p99);
-      scale[title] = { slowdown, sides: result.sides.map(({ rounds, ...s }) => s) };
-      targets.push({
-        target: `${title} at ${fmt(sizes[1])} agents within 1.5× of 1,000 (req/s)`,
-        measured: `${slowdown.median}× (rounds ${slowdown.spread.join('–')}); p99 ${fmt(p99s[0], 2)} → ${fmt(p99s[1], 2)} ms`,
-        pass: result.problems.length === 0 && slowdown.median <= 1.5,
-      });
-    }
-    const big = (scale.seeding as { agents: number; ms: number; mib: number; bytesPerAgent: number }[])[1];
-    notes.push(`Seeding ${fmt(big.agents)} agents (with their tags, tools, documents, prompts and links) in one transaction took ${fmt(big.ms / 1000, 1)} s; the file is ${fmt(big.mib)} MiB, ${fmt(big.bytesPerAgent)} bytes per agent.`);
-    results.scale = scale;
-    for (const proc of procsBySize) await stop(proc);
-  }
-
+  if (wants('scale')) take(scale, await scale.run(ctx));
   if (wants('search-scale')) take(searchScale, await searchScale.run(ctx));
   if (wants('agent-runs')) take(agentRuns, await agentRuns.run(ctx));
 
