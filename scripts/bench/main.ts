@@ -36,6 +36,8 @@ import { countStatements } from './statements.js';
 import { benchReport, type CaseReport, type Target } from './report.js';
 import { createContext } from './context.js';
 import type { BenchCase } from './case.js';
+import { closedLoop as sharedClosedLoop, getAgentLoad, postToolLoad, seedMainDatabase, startSharedServers, stopSharedServers } from './shared-servers.js';
+import { getAgent } from './cases/get-agent.js';
 import { agentRuns } from './cases/agent-runs.js';
 import { scale } from './cases/scale.js';
 import { signInFlood } from './cases/sign-in-flood.js';
@@ -83,10 +85,10 @@ async function main(): Promise<void> {
   const mainCases: CaseKey[] = ['get-agent', 'list-agents', 'post-tool', 'post-agent', 'patch-agent', 'in-process', 'fixed-rate', 'sign-in'];
   let idleRssMiB: number | undefined;
   if (mainCases.some(wants)) {
-    const main = seedAgents(join(dir, 'main.db'), MAIN_PLAN, passwordHash);
-    log(`seeded the main database in ${main.ms} ms: ${JSON.stringify(main.counts)}`);
-    results.mainSeed = { ms: main.ms, counts: main.counts };
-    const heavy = main.users.slice(0, 40);
+    const seededMain = seedMainDatabase(ctx);
+    const { main } = seededMain;
+    Object.assign(results, seededMain.report.results);
+    const { heavy } = main;
 
     if (wants('list-agents')) {
       const statements = await countStatements(main.path, heavy[0]);
@@ -101,36 +103,20 @@ async function main(): Promise<void> {
       });
     }
 
-    // Each server on its own copy of the database: no server's writes (or its 5-second flush of
-    // token uses) can meet another's transaction.
-    const copy = (suffix: string) => {
-      const path = main.path.replace(/\.db$/, `-${suffix}.db`);
-      copyFileSync(main.path, path);
-      return path;
-    };
     // Before any server starts: nothing else runs meanwhile.
     if (wants('in-process')) {
       log('in process: the service app and the bare-Koa app, alternating');
-      const inProcessCases = await inProcessInChild(copy('in-process'), main.users);
+      const inProcessCases = await inProcessInChild(main.copy('in-process'), main.users);
       inProcessRows.push(...inProcessCases);
       for (const c of inProcessCases) log(`in process: ${c.title}: service ${c.serviceUs} µs, bare Koa ${c.bareUs} µs of CPU per request`);
       results.inProcess = inProcessCases;
     }
-    const koaDb = copy('koa');
-    const plainDb = copy('plain');
-    const loggedDb = copy('logged');
-    const svc = await service('service', main.path, { nodeArgs: profileArgs });
-    await sleep(1000);
-    idleRssMiB = memoryOf(svc.pid)?.rssMiB;
-    const koa = await startReference('koa', 'bare Koa', koaDb, {}, { nodeArgs: profileArgs });
-    // The plain reference and the logged service carry the loop monitor for the fixed-rate cases.
-    const plain = await startReference('plain', 'plain', plainDb, {}, { monitor: true });
-    const procs = [svc, koa, plain];
+    const servers = await startSharedServers(ctx, main);
+    idleRssMiB = servers.idleRssMiB;
+    const { plain, loggedDb } = servers;
+    const procs = servers.all;
 
-    const getAgent: Load = {
-      expectStatus: 200,
-      requests: main.users.flatMap((user) => user.agents.slice(0, 10).map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
-    };
+    const getAgentLoad_ = getAgentLoad(main);
     const listAgents: Load = {
       expectStatus: 200,
       requests: heavy.flatMap((user) => [
@@ -138,13 +124,7 @@ async function main(): Promise<void> {
         { method: 'GET', path: `/api/v1/agents?limit=100&after=${user.agents[99]}`, headers: bearer(user.tokens[0]) },
       ]),
     };
-    const postTool: Load = {
-      expectStatus: 201,
-      requests: main.users.map((user) => ({
-        method: 'POST', path: '/api/v1/tools', headers: jsonHeaders(user.tokens[0]),
-        body: JSON.stringify({ name: 'bench search', type: 'SEARCH', metadata: { api_key: 'secret' } }),
-      })),
-    };
+    const postTool = postToolLoad(main);
     const postAgent: Load = {
       expectStatus: 201,
       requests: main.users.map((user) => ({
@@ -180,20 +160,16 @@ async function main(): Promise<void> {
 
     const closedLoop = async (key: CaseKey, title: string, load: Load, seconds = OPTS.duration) => {
       if (!wants(key)) return;
-      for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
-      const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
-      // Each server's memory after the case: which case raises the floor the peak RSS stands on.
-      const memory = procs.map((proc) => ({ name: proc.name, ...memoryOf(proc.pid) }));
-      log(`${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (anon ${m.anonMiB}, file ${m.fileMiB}; peak so far ${m.peakRssMiB})`).join(', ')}`);
+      const result = await sharedClosedLoop(servers, key, title, load, seconds);
       cases.push(result);
       return result;
     };
-    const get = await closedLoop('get-agent', 'GET /agents/{id}', getAgent);
+    if (wants('get-agent')) take(getAgent, await getAgent.run!({ ...ctx, main, servers }));
     await closedLoop('list-agents', 'GET /agents?limit=100', listAgents);
     const tool = await closedLoop('post-tool', 'POST /tools', postTool);
     await closedLoop('post-agent', 'POST /agents (2 tags, prompt)', postAgent);
     await closedLoop('patch-agent', 'PATCH /agents/{id}', patchAgent);
-    for (const [c, name] of [[get, 'GET /agents/{id}'], [tool, 'POST /tools']] as const) {
+    for (const [c, name] of [[tool, 'POST /tools']] as const) {
       if (!c) continue;
       const clean = c.problems.length === 0;
       targets.push({
@@ -203,16 +179,10 @@ async function main(): Promise<void> {
         pass: clean && c.ratios['bare Koa'].median >= 0.9,
       });
     }
-    if (get) {
-      const cores = (rounds: { serverCores: number | null }[]) => round(median(rounds.map((r) => r.serverCores ?? NaN)), 2);
-      notes.push(`CPU of the server during GET /agents/{id}: ${get.sides.map((s) => `${s.name} ${cores(s.rounds)} cores`).join(', ')}; `
-        + `with ${OPTS.connections} connections always busy, mean latency is ${OPTS.connections} ÷ req/s.`);
-    }
-
     if (wants('fixed-rate')) {
       // The service as it runs in production: the request log on (its `ms` is the service's own time).
       const logged = await service('service (request log on)', loggedDb, { logRequests: true, monitor: true });
-      const rates: [string, Load, number][] = [['GET /agents/{id}', getAgent, 1000], ['POST /tools', postTool, 300]];
+      const rates: [string, Load, number][] = [['GET /agents/{id}', getAgentLoad_, 1000], ['POST /tools', postTool, 300]];
       const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
       const fixed: Record<string, unknown> = {};
       for (const [title, load, rate] of rates) {
@@ -251,9 +221,7 @@ async function main(): Promise<void> {
       await closedLoop('sign-in', `POST /auth/sign-in (${signIn.connections} connections)`, signIn, seconds);
     }
 
-    results.mainMemory = Object.fromEntries(procs.map((p) => [p.name, memoryOf(p.pid)]));
-    for (const proc of procs) await stop(proc);
-    if (OPTS.cpuProf) for (const proc of [svc, koa]) summariseProfileOf(proc);
+    Object.assign(results, (await stopSharedServers(ctx, servers)).results);
   }
 
   if (wants('sign-in-flood')) take(signInFlood, await signInFlood.run(ctx));
