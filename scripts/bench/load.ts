@@ -7,15 +7,10 @@ import { createRequire } from 'node:module';
 import { OPTS, log, median, percentile, round, sleep } from './options.js';
 import { Latencies } from './latencies.js';
 import { CLOCK_TICKS, cpuSnapshot, cpuTicks, otherLoad, pacedClientInChild, runQueueWaitNs, type Proc } from './processes.js';
+import type { AcRequest } from './paced-client.js';
 
 // ---- autocannon (no bundled types; this is the part of its API used here) ----------------------
 
-export interface AcRequest {
-  method?: string;
-  path?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
 interface AcClient {
   setRequests(requests: AcRequest[]): void;
 }

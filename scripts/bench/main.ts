@@ -8,82 +8,49 @@
 //   npm run bench -- --cpu-prof --only get-agent   also profile the service and the bare-Koa reference
 //                                                  (bench-profiles/) and print their hottest functions by self time
 //
-// Cases (--only): get-agent, list-agents, post-tool, post-agent, patch-agent (closed loop, 50
-// connections, service ÷ bare Koa and ÷ plain); in-process (GET /agents/{id} and POST /tools through
-// the service's Koa app and the bare-Koa app in one process of their own (a child of the bench),
-// no network: CPU per request, see in-process.ts); fixed-rate (open loop: GET /agents/{id} at 1,000/s,
-// POST /tools at 300/s, the service with its request log on, as in production); sign-in;
-// sign-in-flood (a legitimate sign-in during a flood from many addresses); scale (GET by id and
-// pages at 1,000 vs a million agents in one file); search-scale (one user's searches while other
-// users' chunks grow tenfold); agent-runs (agents run against a fake OpenAI-compatible model
-// answering at once, scripts/bench/fake-model.ts: invoke throughput vs plain node:http making the
-// same upstream call and writing the same run row; time to the first token of a streamed run vs
-// asking the model directly; GET /agents/{id} at 1,000/s offered, idle vs 100 open streams).
+// Each case is a module in cases/ (what it measures is said at its top), run from the table below
+// (case.ts says how): the cases on the main database beside the shared servers first
+// (shared-servers.ts), then the cases that start servers of their own. This file parses nothing
+// itself (options.ts does), runs the selected cases, then prints the tables and the targets and
+// writes every figure to the results file (--out).
 //
 // Figures drift ±10% between runs and move with whatever else the machine runs: the "other load"
 // column estimates the share of CPU that processes outside the benchmark used meanwhile.
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { hashPassword } from '../../src/auth/password.js';
 import { MIN_SCRYPT } from '../../src/config.js';
-import { OPTS, PASSWORD, fmt, log, median, percentile, round, sleep, wants, type CaseKey } from './options.js';
-import { MAIN_PLAN, COMMON_WORD, RARE_WORD, scalePlan, seedAgents, seedSearch, type Seeded } from './seed.js';
+import { CASE_KEYS, OPTS, PASSWORD, log, round, wants } from './options.js';
+import { killAll } from './processes.js';
+import type { Comparison } from './load.js';
 import type { InProcessCase } from './in-process.js';
-import { SERVICE_START, inProcessInChild, killAll, memoryOf, startHelper, startReference, startService, stopProcess, type Proc } from './processes.js';
-import {
-  bearer, compare, jsonHeaders, measure, openStreams, paced, probe, runLoad, timeToFirstToken, waitIdle, type Comparison, type Load, type PacedResult,
-} from './load.js';
-import { countStatements } from './statements.js';
-import { comparisonTable, inProcessTable, stallTable, summariseProfile, targetTable, type Target } from './report.js';
+import { benchReport, type CaseReport, type Target } from './report.js';
+import { createContext } from './context.js';
+import { seedMainDatabase, startSharedServers, stopSharedServers } from './shared-servers.js';
+import type { BenchCase, SharedCase } from './case.js';
+import { getAgent } from './cases/get-agent.js';
+import { listAgents } from './cases/list-agents.js';
+import { postTool } from './cases/post-tool.js';
+import { postAgent } from './cases/post-agent.js';
+import { patchAgent } from './cases/patch-agent.js';
+import { inProcess } from './cases/in-process.js';
+import { fixedRate } from './cases/fixed-rate.js';
+import { signIn } from './cases/sign-in.js';
+import { signInFlood } from './cases/sign-in-flood.js';
+import { scale } from './cases/scale.js';
+import { searchScale } from './cases/search-scale.js';
+import { agentRuns } from './cases/agent-runs.js';
+
+/** Every case, in the order they run (and report). */
+const CASES: BenchCase[] = [getAgent, listAgents, postTool, postAgent, patchAgent, inProcess, fixedRate, signIn, signInFlood, scale, searchScale, agentRuns];
+if (CASES.map((c) => c.name).join() !== CASE_KEYS.join()) throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');
 
 let tempDir: string | undefined;
-/** In the input of an agent run, asks the fake model to hold its stream open after the first token. */
-const HOLD_MARKER = 'bench-hold-the-stream';
-const allServices: Proc[] = [];
-const peakOf = (proc: Proc) => memoryOf(proc.pid)?.peakRssMiB ?? NaN;
-const peaks = new Map<string, number>();
-/** Notes a service's peak RSS before it stops (VmHWM is gone with the process). */
-async function stop(proc: Proc): Promise<void> {
-  const peak = peakOf(proc);
-  if (allServices.includes(proc) && Number.isFinite(peak)) peaks.set(proc.name, peak);
-  await stopProcess(proc);
-}
-async function service(name: string, path: string, options: Parameters<typeof startService>[2] = {}): Promise<Proc> {
-  const proc = await startService(name, path, options);
-  allServices.push(proc);
-  log(`${name} up at ${proc.url}: first answer ${proc.spawnToFirstAnswerMs} ms after spawn, RSS ${proc.rssAtStartMiB} MiB`);
-  return proc;
-}
-
-const fileMiB = (path: string) => {
-  let bytes = 0;
-  for (const suffix of ['', '-wal']) {
-    try {
-      bytes += statSync(path + suffix).size;
-    } catch {
-      // no such file
-    }
-  }
-  return bytes / 2 ** 20;
-};
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const dir = (tempDir = mkdtempSync(join(os.tmpdir(), 'ams-bench-')));
-  const profileDir = resolve('bench-profiles');
-  const profileArgs = OPTS.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  if (OPTS.cpuProf) mkdirSync(profileDir, { recursive: true });
-  const profilesBefore = new Set(OPTS.cpuProf ? readdirSync(profileDir) : []);
-  const profiles: string[] = [];
-  /** With --cpu-prof, the hottest functions of a stopped service's main thread. */
-  const summariseProfileOf = (proc: Proc) => {
-    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
-    const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${proc.pid}.0.`) && !profilesBefore.has(f));
-    if (fresh.length === 0) return;
-    const file = join(profileDir, fresh.sort().at(-1)!);
-    profiles.push('', `CPU profile of ${proc.name}'s main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file));
-  };
   log(`temporary databases in ${dir}; ${OPTS.quick ? 'quick' : 'full'} run: ${OPTS.rounds} round(s) of ${OPTS.duration} s, warm-up ${OPTS.warmup} s, ${OPTS.connections} connections`);
   const cpus = os.cpus();
   const machine = {
@@ -97,484 +64,57 @@ async function main(): Promise<void> {
 
   log('hashing the seed password at the service default cost');
   const passwordHash = await hashPassword(PASSWORD, MIN_SCRYPT);
-  const cases: Comparison[] = [];
+  const { ctx, runTargets, profiles, startup, peaksMiB } = createContext(dir, passwordHash);
+
+  const rows: Comparison[] = [];
+  const inProcessRows: InProcessCase[] = [];
   const targets: Target[] = [];
   const notes: string[] = [];
   const results: Record<string, unknown> = {};
+  const gather = (report: CaseReport) => {
+    rows.push(...(report.rows ?? []));
+    inProcessRows.push(...(report.inProcessRows ?? []));
+    targets.push(...(report.targets ?? []));
+    notes.push(...(report.notes ?? []));
+    Object.assign(results, report.results);
+  };
+  /** Once a case is over: it reported the targets it declares, no more, no fewer. */
+  const reportedBy = new Map<BenchCase, string[]>();
+  const take = (c: BenchCase, report: CaseReport) => {
+    reportedBy.set(c, [...(reportedBy.get(c) ?? []), ...(report.targets ?? []).map((t) => t.target)]);
+    gather(report);
+  };
+  const over = (c: BenchCase) => {
+    const reported = reportedBy.get(c) ?? [];
+    if (reported.join('\n') !== c.targets.join('\n')) throw new Error(`case ${c.name} reported the targets ${JSON.stringify(reported)}, declared ${JSON.stringify(c.targets)}`);
+  };
 
-  // ---- the main database, the service and the two references ----
-  const mainCases: CaseKey[] = ['get-agent', 'list-agents', 'post-tool', 'post-agent', 'patch-agent', 'in-process', 'fixed-rate', 'sign-in'];
+  const selected = CASES.filter((c) => wants(c.name));
+  const shared = selected.filter((c): c is SharedCase => c.uses === 'shared servers');
   let idleRssMiB: number | undefined;
-  let inProcessCases: InProcessCase[] = [];
-  if (mainCases.some(wants)) {
-    const main = seedAgents(join(dir, 'main.db'), MAIN_PLAN, passwordHash);
-    log(`seeded the main database in ${main.ms} ms: ${JSON.stringify(main.counts)}`);
-    results.mainSeed = { ms: main.ms, counts: main.counts };
-    const heavy = main.users.slice(0, 40);
-
-    if (wants('list-agents')) {
-      const statements = await countStatements(main.path, heavy[0]);
-      log(`SQL statements per request: ${JSON.stringify(statements)}`);
-      results.statements = statements;
-      const first = ['GET /agents?limit=1', 'GET /agents?limit=10', 'GET /agents?limit=100'].map((k) => statements[k]);
-      const after = ['GET /agents?limit=1&after=', 'GET /agents?limit=100&after='].map((k) => statements[k]);
-      targets.push({
-        target: 'GET /agents: the same number of SQL statements for any page size',
-        measured: `${first.join(' / ')} for pages of 1 / 10 / 100; ${after.join(' / ')} for 1 / 100 after a cursor`,
-        pass: first.every((n) => n === first[0]) && after.every((n) => n === after[0]),
-      });
-    }
-
-    // Each server on its own copy of the database: no server's writes (or its 5-second flush of
-    // token uses) can meet another's transaction.
-    const copy = (suffix: string) => {
-      const path = main.path.replace(/\.db$/, `-${suffix}.db`);
-      copyFileSync(main.path, path);
-      return path;
-    };
-    // Before any server starts: nothing else runs meanwhile.
-    if (wants('in-process')) {
-      log('in process: the service app and the bare-Koa app, alternating');
-      inProcessCases = await inProcessInChild(copy('in-process'), main.users);
-      for (const c of inProcessCases) log(`in process: ${c.title}: service ${c.serviceUs} µs, bare Koa ${c.bareUs} µs of CPU per request`);
-      results.inProcess = inProcessCases;
-    }
-    const koaDb = copy('koa');
-    const plainDb = copy('plain');
-    const loggedDb = copy('logged');
-    const svc = await service('service', main.path, { nodeArgs: profileArgs });
-    await sleep(1000);
-    idleRssMiB = memoryOf(svc.pid)?.rssMiB;
-    const koa = await startReference('koa', 'bare Koa', koaDb, {}, { nodeArgs: profileArgs });
-    // The plain reference and the logged service carry the loop monitor for the fixed-rate cases.
-    const plain = await startReference('plain', 'plain', plainDb, {}, { monitor: true });
-    const procs = [svc, koa, plain];
-
-    const getAgent: Load = {
-      expectStatus: 200,
-      requests: main.users.flatMap((user) => user.agents.slice(0, 10).map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
-    };
-    const listAgents: Load = {
-      expectStatus: 200,
-      requests: heavy.flatMap((user) => [
-        { method: 'GET', path: '/api/v1/agents?limit=100', headers: bearer(user.tokens[0]) },
-        { method: 'GET', path: `/api/v1/agents?limit=100&after=${user.agents[99]}`, headers: bearer(user.tokens[0]) },
-      ]),
-    };
-    const postTool: Load = {
-      expectStatus: 201,
-      requests: main.users.map((user) => ({
-        method: 'POST', path: '/api/v1/tools', headers: jsonHeaders(user.tokens[0]),
-        body: JSON.stringify({ name: 'bench search', type: 'SEARCH', metadata: { api_key: 'secret' } }),
-      })),
-    };
-    const postAgent: Load = {
-      expectStatus: 201,
-      requests: main.users.map((user) => ({
-        method: 'POST', path: '/api/v1/agents', headers: jsonHeaders(user.tokens[0]),
-        body: JSON.stringify({
-          name: 'bench agent', type: 'REACT', llm: { model: 'gpt-4o', provider: 'openai', apiKey: 'sk-bench' },
-          hasMemory: true, promptId: user.prompts[0], tags: [user.tags[0], user.tags[1]],
-        }),
-      })),
-    };
-    const patchAgent: Load = {
-      expectStatus: 200,
-      requests: heavy.flatMap((user) => user.agents.slice(100, 110).map((id) => ({
-        method: 'PATCH', path: `/api/v1/agents/${id}`, headers: jsonHeaders(user.tokens[0]),
-        body: JSON.stringify({ name: 'renamed agent', hasMemory: true }),
-      }))),
-    };
-    const signIn: Load = {
-      expectStatus: 200,
-      // Each connection's sign-in still runs after the load generator stops: few connections, and
-      // no unmeasured run right before a measured one (its hashes would still be running in it).
-      // Two, because the service hashes one password at a time and refuses at once (503) a check
-      // that would wait, its own hash included, more than about a second: with 10 connections it
-      // answered ~1,800 such 503s a second between its hashes, and the case measured that guard
-      // (the sign-in-flood case does) instead of sign-ins.
-      connections: 2,
-      settle: 0,
-      requests: main.users.map((user) => ({
-        method: 'POST', path: '/api/v1/auth/sign-in', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email: user.email, password: PASSWORD }),
-      })),
-    };
-
-    const closedLoop = async (key: CaseKey, title: string, load: Load, seconds = OPTS.duration) => {
-      if (!wants(key)) return;
-      for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
-      const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
-      // Each server's memory after the case: which case raises the floor the peak RSS stands on.
-      const memory = procs.map((proc) => ({ name: proc.name, ...memoryOf(proc.pid) }));
-      log(`${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (anon ${m.anonMiB}, file ${m.fileMiB}; peak so far ${m.peakRssMiB})`).join(', ')}`);
-      cases.push(result);
-      return result;
-    };
-    const get = await closedLoop('get-agent', 'GET /agents/{id}', getAgent);
-    await closedLoop('list-agents', 'GET /agents?limit=100', listAgents);
-    const tool = await closedLoop('post-tool', 'POST /tools', postTool);
-    await closedLoop('post-agent', 'POST /agents (2 tags, prompt)', postAgent);
-    await closedLoop('patch-agent', 'PATCH /agents/{id}', patchAgent);
-    for (const [c, name] of [[get, 'GET /agents/{id}'], [tool, 'POST /tools']] as const) {
-      if (!c) continue;
-      const clean = c.problems.length === 0;
-      targets.push({
-        target: `${name} ≥ 0.90 of bare Koa req/s (median of rounds)`,
-        measured: `${c.ratios['bare Koa'].median} (rounds ${c.ratios['bare Koa'].spread.join('–')}), by CPU per request ${c.ratios['bare Koa'].cpu}; `
-          + `÷ plain node:http ${c.ratios.plain.median}, by CPU ${c.ratios.plain.cpu}`,
-        pass: clean && c.ratios['bare Koa'].median >= 0.9,
-      });
-    }
-    if (get) {
-      const cores = (rounds: { serverCores: number | null }[]) => round(median(rounds.map((r) => r.serverCores ?? NaN)), 2);
-      notes.push(`CPU of the server during GET /agents/{id}: ${get.sides.map((s) => `${s.name} ${cores(s.rounds)} cores`).join(', ')}; `
-        + `with ${OPTS.connections} connections always busy, mean latency is ${OPTS.connections} ÷ req/s.`);
-    }
-
-    if (wants('fixed-rate')) {
-      // The service as it runs in production: the request log on (its `ms` is the service's own time).
-      const logged = await service('service (request log on)', loggedDb, { logRequests: true, monitor: true });
-      const rates: [string, Load, number][] = [['GET /agents/{id}', getAgent, 1000], ['POST /tools', postTool, 300]];
-      const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
-      const fixed: Record<string, unknown> = {};
-      for (const [title, load, rate] of rates) {
-        const result = await compare('fixed-rate', `${title} at ${fmt(rate)} req/s offered`, [logged, plain], (proc, s) => paced(proc, load, rate, s), {
-          seconds,
-          settle: 0, // paced() settles each run itself
-          rounds: OPTS.openLoopRounds,
-        });
-        const [s, b] = result.raw as PacedResult[][];
-        const serviceP99 = median(s.map((r) => r.p99));
-        const baselineP99 = median(b.map((r) => r.p99));
-        const inside = s.map((r) => r.inside).filter((x) => x !== undefined);
-        const insideP99 = inside.length ? median(inside.map((x) => x!.p99)) : NaN;
-        fixed[title] = { rate, service: result.sides[0], baseline: result.sides[1], insideP50: inside.length ? median(inside.map((x) => x!.p50)) : NaN, insideP99 };
-        cases.push({ ...result, title: `${title} at ${fmt(rate)}/s offered (open loop)` });
-        const clean = result.problems.length === 0;
-        targets.push({
-          target: `${title} at ${fmt(rate)} req/s: p99 ≤ 1.5× plain node:http's at the same rate`,
-          measured: `${fmt(serviceP99, 2)} ms vs ${fmt(baselineP99, 2)} ms (${fmt(serviceP99 / baselineP99, 2)}×)`,
-          pass: clean && serviceP99 <= 1.5 * baselineP99,
-        });
-        if (title.startsWith('GET')) {
-          targets.push({
-            target: `${title} at ${fmt(rate)} req/s: the service's own time p99 ≤ 1 ms (request log)`,
-            measured: `${fmt(insideP99, 3)} ms (p50 ${fmt(median(inside.map((x) => x!.p50)), 3)} ms)`,
-            pass: clean && insideP99 <= 1,
-          });
-        }
-      }
-      results.fixedRate = fixed;
-      await stop(logged);
-    }
-
-    if (wants('sign-in')) {
-      const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 3);
-      await closedLoop('sign-in', `POST /auth/sign-in (${signIn.connections} connections)`, signIn, seconds);
-    }
-
-    results.mainMemory = Object.fromEntries(procs.map((p) => [p.name, memoryOf(p.pid)]));
-    for (const proc of procs) await stop(proc);
-    if (OPTS.cpuProf) for (const proc of [svc, koa]) summariseProfileOf(proc);
+  if (shared.length) {
+    const { main, report } = seedMainDatabase(ctx);
+    gather(report);
+    for (const c of shared) if (c.beforeServers) take(c, await c.beforeServers({ ...ctx, main }));
+    const servers = await startSharedServers(ctx, main);
+    idleRssMiB = servers.idleRssMiB;
+    for (const c of shared) if (c.run) take(c, await c.run({ ...ctx, main, servers }));
+    gather(await stopSharedServers(ctx, servers));
+    shared.forEach(over);
+  }
+  for (const c of selected) {
+    if (c.uses !== 'own servers') continue;
+    take(c, await c.run(ctx));
+    over(c);
   }
 
-  // ---- sign-in under attack ----
-  if (wants('sign-in-flood')) {
-    const plan = [{ agents: 0, tokens: 0, tags: 0, prompts: 0, documents: 0, tools: 0 }];
-    const seeded = seedAgents(join(dir, 'flood.db'), plan, passwordHash);
-    // Behind a proxy (TRUST_PROXY=on), every flood request from another address: the per-address
-    // limit never trips, as with a botnet. Unknown emails are hashed too (against a decoy).
-    const svc = await service('service (sign-in flood)', seeded.path, { env: { RATE_LIMIT: 'on', TRUST_PROXY: 'on' } });
-    const flood: Load = {
-      expectStatus: 401,
-      connections: 50,
-      requests: Array.from({ length: 5000 }, (_, k) => ({
-        method: 'POST', path: '/api/v1/auth/sign-in',
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}` },
-        body: JSON.stringify({ email: `flood-${k}@example.com`, password: 'guess' }),
-      })),
-    };
-    const seconds = OPTS.quick ? 5 : 15;
-    const background = runLoad(svc, flood, seconds + 120, false);
-    await sleep(1000);
-    const attempts: { ms: number; status: number; retryAfter: string | null }[] = [];
-    const until = performance.now() + seconds * 1000;
-    while (performance.now() < until) {
-      const started = performance.now();
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), 30_000);
-      try {
-        const response = await fetch(`${svc.url}/api/v1/auth/sign-in`, {
-          method: 'POST', signal: controller.signal,
-          // Each attempt is another person at another address: one address signing in four times a
-          // second would meet the per-address limit (429), which is not what this case measures.
-          headers: { 'content-type': 'application/json', 'x-forwarded-for': `192.0.2.${(attempts.length % 250) + 1}` },
-          body: JSON.stringify({ email: seeded.users[0].email, password: PASSWORD }),
-        });
-        await response.arrayBuffer();
-        attempts.push({ ms: round(performance.now() - started), status: response.status, retryAfter: response.headers.get('retry-after') });
-      } catch {
-        attempts.push({ ms: round(performance.now() - started), status: 0, retryAfter: null });
-      } finally {
-        clearTimeout(timer);
-      }
-      await sleep(250);
-    }
-    background.instance.stop();
-    const floodResult = await background.done;
-    await waitIdle(svc.pid, 120_000);
-    await stop(svc);
-    const worst = Math.max(...attempts.map((a) => a.ms));
-    const answered = attempts.every((a) => a.status === 200 || (a.status === 503 && a.retryAfter !== null));
-    const statuses = [...new Set(attempts.map((a) => a.status))].join(', ');
-    results.signInFlood = { attempts, flood: { perSecond: floodResult.rps, p50: floodResult.p50, p99: floodResult.p99, other: floodResult.non2xx } };
-    targets.push({
-      target: 'sign-in during a flood from many addresses: 200 or 503 + Retry-After within 2 s',
-      measured: `${attempts.length} legitimate sign-ins: slowest ${fmt(worst)} ms, median ${fmt(median(attempts.map((a) => a.ms)))} ms, statuses ${statuses}; flood ${fmt(floodResult.rps, 1)} answers/s over 50 connections`,
-      pass: answered && worst <= 2000,
-    });
-  }
-
-  // ---- one file at scale: agents ----
-  if (wants('scale')) {
-    const sizes = [1000, OPTS.scaleAgents];
-    const seededBySize: (Seeded & { mib: number })[] = [];
-    for (const agents of sizes) {
-      const seeded = seedAgents(join(dir, `scale-${agents}.db`), scalePlan(agents), passwordHash);
-      const mib = fileMiB(seeded.path);
-      log(`seeded ${fmt(agents)} agents in ${fmt(seeded.ms)} ms: ${fmt(mib)} MiB, ${JSON.stringify(seeded.counts)}`);
-      seededBySize.push({ ...seeded, mib });
-    }
-    const procsBySize: Proc[] = [];
-    for (const [i, agents] of sizes.entries()) procsBySize.push(await service(`service@${fmt(agents)}`, seededBySize[i].path));
-    const loadsFor = (seeded: Seeded): [string, Load][] => {
-      const user = seeded.users[0];
-      const n = user.agents.length;
-      const spread = Array.from({ length: 500 }, (_, k) => user.agents[Math.floor((k * (n - 1)) / 499)]);
-      return [
-        ['GET /agents/{id}', { expectStatus: 200, requests: spread.map((id, k) => ({ path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[k % user.tokens.length]) })) }],
-        ['GET /agents?limit=100 (first page)', { expectStatus: 200, requests: user.tokens.map((token) => ({ path: '/api/v1/agents?limit=100', headers: bearer(token) })) }],
-        ['GET /agents?limit=100&after= (200 from the end)', { expectStatus: 200, requests: user.tokens.map((token) => ({ path: `/api/v1/agents?limit=100&after=${user.agents[n - 201]}`, headers: bearer(token) })) }],
-      ];
-    };
-    const scale: Record<string, unknown> = {
-      seeding: sizes.map((agents, i) => ({
-        agents, ms: seededBySize[i].ms, mib: round(seededBySize[i].mib, 1), bytesPerAgent: Math.round((seededBySize[i].mib * 2 ** 20) / agents), counts: seededBySize[i].counts,
-      })),
-    };
-    for (const [k, [title]] of loadsFor(seededBySize[0]).entries()) {
-      const loads = seededBySize.map((s) => loadsFor(s)[k][1]);
-      for (const [i, proc] of procsBySize.entries()) await probe(proc, loads[i].requests.at(-1)!, 200);
-      const result = await compare('scale', `${title}: ${fmt(sizes[0])} vs ${fmt(sizes[1])} agents`, procsBySize, (proc, s) => measure(proc, loads[procsBySize.indexOf(proc)], s));
-      cases.push(result);
-      // ratios[large] = req/s at 1,000 ÷ req/s at the large size: the slowdown.
-      const slowdown = Object.values(result.ratios)[0];
-      const p99s = result.sides.map((s) => s.p99);
-      scale[title] = { slowdown, sides: result.sides.map(({ rounds, ...s }) => s) };
-      targets.push({
-        target: `${title} at ${fmt(sizes[1])} agents within 1.5× of 1,000 (req/s)`,
-        measured: `${slowdown.median}× (rounds ${slowdown.spread.join('–')}); p99 ${fmt(p99s[0], 2)} → ${fmt(p99s[1], 2)} ms`,
-        pass: result.problems.length === 0 && slowdown.median <= 1.5,
-      });
-    }
-    const big = (scale.seeding as { agents: number; ms: number; mib: number; bytesPerAgent: number }[])[1];
-    notes.push(`Seeding ${fmt(big.agents)} agents (with their tags, tools, documents, prompts and links) in one transaction took ${fmt(big.ms / 1000, 1)} s; the file is ${fmt(big.mib)} MiB, ${fmt(big.bytesPerAgent)} bytes per agent.`);
-    results.scale = scale;
-    for (const proc of procsBySize) await stop(proc);
-  }
-
-  // ---- one file at scale: search ----
-  if (wants('search-scale')) {
-    const sizes = [OPTS.searchChunks / 10, OPTS.searchChunks];
-    const seeded = sizes.map((others) => {
-      const s = seedSearch(join(dir, `search-${others}.db`), others, passwordHash);
-      log(`seeded search database: the user's 10,000 chunks and ${fmt(others)} of others in ${fmt(s.ms)} ms (${fmt(fileMiB(s.path))} MiB)`);
-      return s;
-    });
-    const procsBySize: Proc[] = [];
-    for (const [i, others] of sizes.entries()) procsBySize.push(await service(`service@${fmt(others)} others' chunks`, seeded[i].path));
-    const search: Record<string, unknown> = { seeding: sizes.map((others, i) => ({ others, ms: seeded[i].ms, mib: round(fileMiB(seeded[i].path), 1) })) };
-    for (const [word, what] of [[RARE_WORD, 'rare word (10 of the user\'s chunks)'], [COMMON_WORD, 'common word (half the chunks)']] as const) {
-      const loads = seeded.map((s): Load => ({ expectStatus: 200, connections: 4, requests: [{ path: `/api/v1/documents/search?q=${word}`, headers: bearer(s.user.tokens[0]) }] }));
-      for (const [i, proc] of procsBySize.entries()) await probe(proc, loads[i].requests[0], 200);
-      const result = await compare('search-scale', `search, ${what}: others ${fmt(sizes[0])} vs ${fmt(sizes[1])} chunks (4 connections)`, procsBySize, (proc, s) => measure(proc, loads[procsBySize.indexOf(proc)], s));
-      cases.push(result);
-      const [small, large] = result.sides;
-      search[word] = result.sides.map(({ rounds, ...s }) => s);
-      targets.push({
-        target: `search p99, ${what}, flat (≤ 1.5×) when others' chunks grow tenfold`,
-        measured: `${fmt(small.p99, 2)} → ${fmt(large.p99, 2)} ms (${fmt(large.p99 / small.p99, 2)}×)`,
-        pass: result.problems.length === 0 && large.p99 <= 1.5 * small.p99,
-      });
-    }
-    results.search = search;
-    for (const proc of procsBySize) await stop(proc);
-  }
-
-  // ---- agent runs ----
-  if (wants('agent-runs')) {
-    // 50 users, each with 10 agents without tools, documents or memory; the even ones have a
-    // prompt with two variables. Every server on its own copy; all call one fake model.
-    const plan = Array.from({ length: 50 }, () => ({ agents: 10, tokens: 1, tags: 2, prompts: 1, documents: 0, tools: 0 }));
-    const seeded = seedAgents(join(dir, 'runs.db'), plan, passwordHash);
-    const plainDb = seeded.path.replace(/\.db$/, '-plain.db');
-    copyFileSync(seeded.path, plainDb);
-    const fake = await startHelper('fake model', 'scripts/bench/fake-model.ts', { HOLD_MARKER });
-    const modelEnv = { OPENAI_BASE_URL: `${fake.url}/v1` };
-    // The operator's endpoint (no SSRF check needed, allowed anyway as a home server would), and
-    // enough runs at once per user that 50 connections and 100 streams are never answered 429.
-    // With the loop monitor, for the open-streams case's table of stalls.
-    const svc = await service('service (agent runs)', seeded.path, {
-      nodeArgs: profileArgs, monitor: true,
-      env: { ...modelEnv, ALLOW_PRIVATE_NETWORKS: 'on', RUN_CONCURRENCY_PER_USER: '1000' },
-    });
-    const plain = await startReference('plain', 'plain', plainDb, modelEnv);
-    const invokeBody = { input: 'What does the leave policy say about parental leave?', variables: { who: 'the team', language: 'English' } };
-    const invokes = (extra: object) => seeded.users.flatMap((user) => user.agents.filter((_, j) => j % 2 === 0).map((id) => ({
-      method: 'POST', path: `/api/v1/agents/${id}/invoke`, headers: jsonHeaders(user.tokens[0]), body: JSON.stringify({ ...invokeBody, ...extra }),
-    })));
-    const invoke: Load = { expectStatus: 200, requests: invokes({}) };
-    const streamed = invokes({ stream: true });
-    const held = invokes({ stream: true, input: `${invokeBody.input} (${HOLD_MARKER})` });
-    const direct = {
-      method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-      body: JSON.stringify({ model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'system', content: 'Say hello to the team in English.' }, { role: 'user', content: invokeBody.input }] }),
-    };
-    const getAgent: Load = {
-      expectStatus: 200,
-      requests: seeded.users.flatMap((user) => user.agents.map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
-    };
-    for (const proc of [svc, plain]) await probe(proc, invoke.requests[0], 200);
-    const runs: Record<string, unknown> = {};
-
-    // 1. Throughput, closed loop, service vs plain node:http.
-    const throughput = await compare('agent-runs', 'POST /agents/{id}/invoke, plain JSON (fake model answering at once)', [svc, plain], (proc, s) => measure(proc, invoke, s));
-    cases.push(throughput);
-    runs.throughput = { ratio: throughput.ratios.plain, sides: throughput.sides.map(({ rounds, ...side }) => side) };
-    targets.push({
-      target: 'invoke ≥ 0.5 of a plain script making the same upstream call (req/s, median of rounds)',
-      measured: `${throughput.ratios.plain.median} (rounds ${throughput.ratios.plain.spread.join('–')}), by CPU per request ${throughput.ratios.plain.cpu}; `
-        + `${fmt(throughput.sides[0].rps)} vs ${fmt(throughput.sides[1].rps)} req/s`
-        + (throughput.problems.length ? `; ${throughput.problems.join('; ')}` : ''),
-      pass: throughput.problems.length === 0 && throughput.ratios.plain.median >= 0.5,
-    });
-
-    // 2. Time to first token, one streamed request at a time: the service's first `token` event vs
-    // the fake model's first content chunk, asked directly.
-    const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
-    let next = 0;
-    const ttft = await compare('agent-runs', 'streamed invoke, one at a time: time to first token (ms; req/s = streams a second)', [svc, fake], (proc, s) =>
-      proc === fake ? timeToFirstToken(fake, direct, 'model-chunk', s) : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s), { seconds });
-    cases.push(ttft);
-    const [ttftService, ttftDirect] = ttft.raw;
-    const overheads = ttftService.map((r, k) => round(r.p50 - ttftDirect[k].p50, 2));
-    const overhead = round(median(overheads), 2);
-    runs.timeToFirstToken = { overheadP50Ms: overhead, perRound: overheads, service: ttft.sides[0], direct: ttft.sides[1] };
-    targets.push({
-      target: 'streamed run: time-to-first-token overhead ≤ 2 ms p50 (over calling the fake model directly)',
-      measured: `${fmt(overhead, 2)} ms (rounds ${fmt(Math.min(...overheads), 2)}–${fmt(Math.max(...overheads), 2)}): p50 ${fmt(ttft.sides[0].p50, 2)} vs ${fmt(ttft.sides[1].p50, 2)} ms, p99 ${fmt(ttft.sides[0].p99, 2)} vs ${fmt(ttft.sides[1].p99, 2)} ms`
-        + (ttft.problems.length ? `; ${ttft.problems.join('; ')}` : ''),
-      pass: ttft.problems.length === 0 && overhead <= 2,
-    });
-
-    // 3. GET /agents/{id} at a fixed offered rate (open loop), idle vs while 100 streamed runs are
-    // held open by the fake model; alternating round by round on the same server.
-    const rate = 1000;
-    const streams = 100;
-    const idle: Proc = { ...svc, name: 'idle' };
-    const busy: Proc = { ...svc, name: `${streams} open streams` };
-    const firstTokens: number[] = [];
-    const openCase = await compare('agent-runs', `GET /agents/{id} at ${fmt(rate)}/s offered (open loop): idle vs ${streams} open streamed runs`, [busy, idle], async (proc, s) => {
-      if (proc === idle) return paced(svc, getAgent, rate, s);
-      const open = await openStreams(svc, Array.from({ length: streams }, (_, k) => held[k % held.length]));
-      firstTokens.push(...open.firstTokenMs);
-      // Measured once the opening is over: the cost of streams being open, not of starting 100 runs.
-      await waitIdle(svc.pid);
-      try {
-        return await paced(svc, getAgent, rate, s);
-      } finally {
-        await open.close();
-      }
-    }, { seconds, settle: 0, rounds: OPTS.openLoopRounds }); // paced() settles each run itself
-    cases.push(openCase);
-    const [withStreams, idleRounds] = openCase.raw;
-    const idleP99 = median(idleRounds.map((r) => r.p99));
-    const busyP99 = median(withStreams.map((r) => r.p99));
-    const perRound = withStreams.map((r, k) => round(r.p99 / idleRounds[k].p99, 2));
-    firstTokens.sort((a, b) => a - b);
-    runs.openStreams = { rate, streams, idleP99, busyP99, perRound, heldFirstTokenP50: round(percentile(firstTokens, 50), 2), heldFirstTokenMax: round(firstTokens.at(-1) ?? NaN, 2) };
-    targets.push({
-      target: `${streams} open streams: GET /agents/{id} p99 within 2× of idle (at ${fmt(rate)} req/s offered)`,
-      measured: `${fmt(busyP99, 2)} ms vs ${fmt(idleP99, 2)} ms idle (${fmt(busyP99 / idleP99, 2)}×; rounds ${perRound.join(', ')}); `
-        + `the ${streams} streams had their first token after ${fmt(percentile(firstTokens, 50), 1)} ms (median), ${fmt(firstTokens.at(-1) ?? NaN, 1)} ms (slowest)`
-        + (openCase.problems.length ? `; ${openCase.problems.join('; ')}` : ''),
-      pass: openCase.problems.length === 0 && busyP99 <= 2 * idleP99,
-    });
-    for (const problem of [...throughput.problems, ...ttft.problems, ...openCase.problems]) log(`⚠ agent runs: ${problem}`);
-
-    runs.memory = Object.fromEntries([svc, plain, fake].map((p) => [p.name, memoryOf(p.pid)]));
-    results.agentRuns = runs;
-    await stop(svc);
-    await stop(plain);
-    await stop(fake);
-    if (OPTS.cpuProf) summariseProfileOf(svc);
-  }
-
-  // ---- memory and start ----
-  for (const proc of allServices) if (!peaks.has(proc.name)) peaks.set(proc.name, peakOf(proc));
-  const peakEntries = [...peaks.entries()].filter(([, v]) => Number.isFinite(v));
-  if (idleRssMiB !== undefined) {
-    targets.push({ target: `idle RSS ≤ 90 MB (started with \`${SERVICE_START}\`)`, measured: `${fmt(idleRssMiB * 1.048576)} MB (${idleRssMiB} MiB)`, pass: idleRssMiB * 1.048576 <= 90 });
-  }
-  if (peakEntries.length) {
-    const [worstName, worst] = peakEntries.sort((a, b) => b[1] - a[1])[0];
-    targets.push({
-      target: 'peak RSS ≤ 150 MB through the bench',
-      measured: `${fmt(worst * 1.048576)} MB (${worstName}); ${peakEntries.map(([n, v]) => `${n} ${fmt(v)} MiB`).join(', ')}`,
-      pass: worst * 1.048576 <= 150,
-    });
-  }
-  if (allServices.length) {
-    const slowest = allServices.reduce((a, b) => (b.spawnToFirstAnswerMs > a.spawnToFirstAnswerMs ? b : a));
-    targets.push({
-      target: 'first answered request ≤ 1 s after spawn',
-      measured: `slowest ${fmt(slowest.spawnToFirstAnswerMs)} ms (${slowest.name}); ${allServices.map((p) => `${p.name} ${fmt(p.spawnToFirstAnswerMs)}`).join(', ')}`,
-      pass: slowest.spawnToFirstAnswerMs <= 1000,
-    });
-  }
-
-  // ---- report ----
-  const lines: string[] = [];
-  lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
-  lines.push('');
-  lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
-    + `${OPTS.rounds} round(s) (open-loop cases ${OPTS.openLoopRounds}) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
-    + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
-  lines.push('', ...comparisonTable(cases.filter((c) => c.sides.length === 3)));
-  if (inProcessCases.length) lines.push('', ...inProcessTable(inProcessCases));
-  const rest = cases.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
-  if (rest.length) lines.push('', ...comparisonTable(rest));
-  // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
-  for (const c of cases.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
-  const stalls = stallTable(cases);
-  if (stalls.length) lines.push('', 'Where the time of the open-loop rounds went (fixed rate and open streams; ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
-  if (notes.length) lines.push('', ...notes);
-  const problems = cases.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
-  if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);
-  const loads = cases.map((c) => c.otherLoad).filter((x): x is number => x !== null);
-  if (loads.some((x) => x > 0.1)) lines.push('', `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`);
-  lines.push('', ...targetTable(targets));
-  if (profiles.length) {
-    lines.push(...profiles);
-    results.profile = profiles;
-  }
-  process.stdout.write(`${lines.join('\n')}\n`);
+  targets.push(...runTargets(idleRssMiB));
+  process.stdout.write(`${benchReport(startedAt, machine, { rows, inProcessRows, notes, targets }, profiles).join('\n')}\n`);
+  if (profiles.length) results.profile = profiles;
   writeFileSync(OPTS.out, `${JSON.stringify({
     startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), options: OPTS,
     machine: { ...machine, loadAverageAtEnd: os.loadavg().map((x) => round(x, 2)) },
-    startup: allServices.map((p) => ({ name: p.name, spawnToListeningMs: p.spawnToListeningMs, spawnToFirstAnswerMs: p.spawnToFirstAnswerMs, rssAtStartMiB: p.rssAtStartMiB })),
-    peaksMiB: Object.fromEntries(peaks), idleRssMiB, cases, targets, ...results,
+    startup: startup(), peaksMiB: peaksMiB(), idleRssMiB, cases: rows, targets, ...results,
   }, null, 2)}\n`);
   log(`wrote ${resolve(OPTS.out)}`);
 }

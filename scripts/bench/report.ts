@@ -1,7 +1,8 @@
 // What the benchmark prints: the comparison tables, the targets with PASS/FAIL, and a summary of a
 // CPU profile (hottest functions by self time).
 import { readFileSync } from 'node:fs';
-import { ROOT, fmt, round } from './options.js';
+import { OPTS, ROOT, fmt, round } from './options.js';
+import { SERVICE_START } from './processes.js';
 import type { Comparison, PacedResult } from './load.js';
 import type { InProcessCase } from './in-process.js';
 
@@ -10,6 +11,54 @@ export interface Target {
   measured: string;
   /** undefined: not measured in this run (skipped, with the reason in `measured`). */
   pass: boolean | undefined;
+}
+
+/** What a case reports; the run's report and results file gather every case's. */
+export interface CaseReport {
+  /** Rows of the comparison tables. */
+  rows?: Comparison[];
+  /** Rows of the in-process table. */
+  inProcessRows?: InProcessCase[];
+  targets?: Target[];
+  /** Sentences printed under the tables. */
+  notes?: string[];
+  /** Written to the results file, each under its key. */
+  results?: Record<string, unknown>;
+}
+
+export interface Machine {
+  cpus: number;
+  cpuModel: string;
+  memoryGiB: number;
+  node: string;
+  os: string;
+}
+
+/** The whole report, as Markdown lines: the run's setting, the tables, the notes and warnings, the targets. */
+export function benchReport(startedAt: Date, machine: Machine, run: Required<Omit<CaseReport, 'results'>>, profiles: string[]): string[] {
+  const { rows, inProcessRows, notes, targets } = run;
+  const lines: string[] = [];
+  lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
+  lines.push('');
+  lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
+    + `${OPTS.rounds} round(s) (open-loop cases ${OPTS.openLoopRounds}) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
+    + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
+  lines.push('', ...comparisonTable(rows.filter((c) => c.sides.length === 3)));
+  if (inProcessRows.length) lines.push('', ...inProcessTable(inProcessRows));
+  const rest = rows.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
+  if (rest.length) lines.push('', ...comparisonTable(rest));
+  // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
+  for (const c of rows.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
+  const stalls = stallTable(rows);
+  if (stalls.length) lines.push('', 'Where the time of the open-loop rounds went (fixed rate and open streams; ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
+  if (notes.length) lines.push('', ...notes);
+  const problems = rows.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
+  if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);
+  const loads = rows.map((c) => c.otherLoad).filter((x): x is number => x !== null);
+  if (loads.some((x) => x > 0.1)) lines.push('', `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`);
+  lines.push('', ...targetTable(targets));
+  lines.push(...profiles);
+  return lines;
 }
 
 export function comparisonTable(cases: Comparison[]): string[] {

@@ -4,6 +4,7 @@
 // drifting. Everything of one database goes in one transaction with statements prepared once.
 // Secrets are sealed, tokens digested and passwords hashed by the service's own functions.
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { closeDatabase, openDatabase, type Db } from '../../src/db.js';
 import { digestToken, newTokenSecret } from '../../src/api-tokens/secrets.js';
 import { formatTimestamp } from '../../src/lib/ids.js';
@@ -69,6 +70,19 @@ export interface Seeded {
   users: SeededUser[];
   counts: Record<string, number>;
   ms: number;
+}
+
+/** The size of a seeded database with its write-ahead log, in MiB. */
+export function databaseMiB(path: string): number {
+  let bytes = 0;
+  for (const suffix of ['', '-wal']) {
+    try {
+      bytes += statSync(path + suffix).size;
+    } catch {
+      // no such file
+    }
+  }
+  return bytes / 2 ** 20;
 }
 
 /**
