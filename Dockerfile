@@ -31,7 +31,7 @@ COPY --from=build /app/dist ./dist
 COPY package.json schema.sql litestream.yml ./
 COPY migrations ./migrations
 # The entry point, and what the operator scripts' npm scripts run (docker exec <container> npm run
-# backup -- /app/data/backup.db, see README): without sources here, it runs dist/scripts/<name>.js.
+# backup -- /app/data/backup.db, see docs/operations.md): without sources here, it runs dist/scripts/<name>.js.
 COPY scripts/docker-entrypoint.sh scripts/operator.js ./scripts/
 # Litestream (LITESTREAM=on) is the binary inside the npm package @flydotio/litestream-linux-x64,
 # an optional dependency: the registry has no other Linux build of it, so an arm64 image has none.
@@ -46,7 +46,7 @@ EXPOSE 3000
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # tini forwards SIGTERM (npm would swallow it), so shutdown is graceful. The entry point runs the
-# CMD as given, or, with LITESTREAM=on, under `litestream replicate` (README "Replication").
+# CMD as given, or, with LITESTREAM=on, under `litestream replicate` (docs/operations.md, "Replication").
 ENTRYPOINT ["/usr/bin/tini", "--", "/app/scripts/docker-entrypoint.sh"]
 # The same command as `npm run start:prod` (a test keeps the two equal).
 CMD ["node", "--max-semi-space-size=4", "--heap-growing-percent=20", "dist/main.js"]

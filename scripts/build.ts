@@ -2,7 +2,7 @@
 // - dist/main.js: the service and its dependencies in one ES module (esbuild), with the code that
 //   only some requests need (the model client, the OpenAPI tools' validator and YAML reader, the
 //   request body reader) in chunks beside it, loaded on first use. Loading one file instead of
-//   ~400 modules halves the CPU time before the first answer and lowers idle memory (README,
+//   ~400 modules halves the CPU time before the first answer and lowers idle memory (docs/operations.md,
 //   "Production start"). Packages with native code or files of their own found at run time stay
 //   in node_modules/.
 // - dist/scripts/<name>.js: the operator scripts (`npm run backup`, `user:create`, ...: every

@@ -1,7 +1,7 @@
 // How the service is started, read from the one place that says it: package.json's `start` script
 // (TypeScript through tsx, for development) and `start:prod` (the compiled dist/, for production).
 // The benchmark and the tests start the service these ways; a test keeps the Dockerfile's CMD equal
-// to `start:prod`. (The V8 flags keep peak memory down: see README "Performance".)
+// to `start:prod`. (The V8 flags keep peak memory down: see docs/operations.md, "Production start".)
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

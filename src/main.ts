@@ -69,7 +69,7 @@ function main(): void {
   const { db, secretKey } = openStorage(config);
   const users = createUserAdminStore(db).countUsers();
   const app = createApp({ db, config, secretKey, log });
-  // This process is the database's one writer (see the README on several machines).
+  // This process is the database's one writer (see docs/operations.md, "Serving from several machines").
   app.becomePrimary();
   const server = createHttpServer(app, config);
 

@@ -31,11 +31,11 @@ const skip =
       ? `the Litestream binary does not run here: ${version.error?.message ?? version.stderr}`
       : false;
 
-/** The README's shell block that restores from the replica (under "Replication"). */
-function readmeRestoreBlock(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const block = /\*\*Restore\*\* \(a lost disk[^]*?```sh\n([^]*?)```/.exec(readme)?.[1];
-  assert.ok(block, 'the README has the restore block under Replication');
+/** The operations guide's shell block that restores from the replica (under "Replication"). */
+function documentedRestoreBlock(): string {
+  const guide = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
+  const block = /\*\*Restore\*\* \(a lost disk[^]*?```sh\n([^]*?)```/.exec(guide)?.[1];
+  assert.ok(block, 'docs/operations.md has the restore block under Replication');
   return block;
 }
 
@@ -99,7 +99,7 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     return { code, ms: Date.now() - began };
   }
 
-  /** Where the README's point-in-time restore writes its file. */
+  /** Where the documented point-in-time restore writes its file. */
   const pointInTime = join(dir, 'point-in-time');
   /** Litestream's restore scratch files (`<file>.tmp`, `.tmp-wal`, `.tmp-shm`) beside the restored databases. */
   const scratchFiles = () =>
@@ -163,11 +163,11 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     }
     assert.ok(existsSync(`${databasePath}.key`));
 
-    // The README's restore commands, as written, from the installation's directory with the
+    // The documented restore commands, as written, from the installation's directory with the
     // service's environment; only the example time and output file are this test's own.
     const then = join(pointInTime, 'then.db');
     mkdirSync(pointInTime);
-    const block = readmeRestoreBlock()
+    const block = documentedRestoreBlock()
       .replace(/-timestamp \S+/, `-timestamp ${halfwayAt.toISOString()}`)
       .replaceAll('/tmp/then.db', then);
     // A file, not `bash -c`: bash reads the system's bashrc for -c when its stdin is a socket.

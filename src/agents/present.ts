@@ -31,7 +31,7 @@ export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefS
  * An agent as create, get, list and update return it. The brief's object is extended in place: on
  * Node 20, an object spread followed by new keys (`{ ...brief, document, tags }`) built a new hidden
  * class for every agent, which V8 keeps in the old generation, so every GET paid for full garbage
- * collections (see the README's performance section).
+ * collections (tests/hidden-classes.test.ts keeps it so).
  */
 export function presentAgent(agent: AgentRow, owner: Caller): Agent {
   return Object.assign(presentAgentBrief(agent, owner), {
