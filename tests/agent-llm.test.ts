@@ -79,14 +79,14 @@ describe('merging a PATCH', () => {
 describe('the server it points to', () => {
   test("the operator's servers, a user's baseUrl, the built-in model", () => {
     const endpoint = (llm: Partial<Llm>) => llmEndpoint(stored(llm), operator);
-    assert.deepEqual(endpoint({}), { endpoint: { baseURL: operator.openaiBaseUrl, apiKey: KEY, model: 'm', userAimed: false } });
-    assert.deepEqual(endpoint({ provider: 'OpenAI-Chat', apiKey: null }), { endpoint: { baseURL: operator.openaiBaseUrl, apiKey: 'sk-operator', model: 'm', userAimed: false } });
-    assert.deepEqual(endpoint({ provider: 'ollama', apiKey: null }), { endpoint: { baseURL: operator.ollamaBaseUrl, apiKey: 'ollama', model: 'm', userAimed: false } });
+    assert.deepEqual(endpoint({}), { endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: KEY, model: 'm', userAimed: false } });
+    assert.deepEqual(endpoint({ provider: 'OpenAI-Chat', apiKey: null }), { endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: 'sk-operator', model: 'm', userAimed: false } });
+    assert.deepEqual(endpoint({ provider: 'ollama', apiKey: null }), { endpoint: { baseUrl: operator.ollamaBaseUrl, apiKey: 'ollama', model: 'm', userAimed: false } });
     assert.deepEqual(endpoint({ provider: 'openai', baseUrl: 'https://models.example.com/v1//', apiKey: null }), {
-      endpoint: { baseURL: 'https://models.example.com/v1', apiKey: 'none', model: 'm', userAimed: true },
+      endpoint: { baseUrl: 'https://models.example.com/v1', apiKey: 'none', model: 'm', userAimed: true },
     }, "a user's server never gets the operator's key");
     assert.deepEqual(endpoint({ provider: 'echo', baseUrl: 'https://models.example.com/v1' }), {
-      endpoint: { baseURL: 'builtin:echo', apiKey: 'none', model: 'm', userAimed: false, builtIn: 'echo' },
+      endpoint: { baseUrl: 'builtin:echo', apiKey: 'none', model: 'm', userAimed: false, builtIn: 'echo' },
     });
     assert.deepEqual(endpoint({ provider: 'openai-compatible' }), { problem: { path: 'llm.baseUrl', message: llmProblem(stored({ provider: 'openai-compatible' }), { allowPrivateNetworks: false })!.message } });
     const unknown = endpoint({ provider: 'someone-elses' });

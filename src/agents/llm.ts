@@ -128,7 +128,7 @@ export function mergeLlm(stored: Llm, change: LlmChange): Llm {
 
 /** Where a run's model calls go. */
 export interface ModelEndpoint {
-  baseURL: string;
+  baseUrl: string;
   apiKey: string;
   /** The model name sent upstream. */
   model: string;
@@ -170,15 +170,15 @@ export function llmEndpoint(llm: Llm, operator: OperatorModels): { endpoint: Mod
   const provider = normalizeProvider(llm.provider);
   const model = llm.model;
   // The built-in model needs no server: a baseUrl or key left from another provider is not used.
-  if (provider === 'echo') return { endpoint: { baseURL: 'builtin:echo', apiKey: NO_KEY, model, userAimed: false, builtIn: 'echo' } };
+  if (provider === 'echo') return { endpoint: { baseUrl: 'builtin:echo', apiKey: NO_KEY, model, userAimed: false, builtIn: 'echo' } };
   if (llm.baseUrl !== null) {
     const url = parseBaseUrl(llm.baseUrl);
     if (!(url instanceof URL)) return { problem: url };
     const apiKey = llm.apiKey ?? (provider === 'ollama' ? OLLAMA_KEY : NO_KEY);
-    return { endpoint: { baseURL: url.href.replace(/\/+$/, ''), apiKey, model, userAimed: true } };
+    return { endpoint: { baseUrl: url.href.replace(/\/+$/, ''), apiKey, model, userAimed: true } };
   }
-  if (provider === 'openai') return { endpoint: { baseURL: operator.openaiBaseUrl, apiKey: llm.apiKey ?? operator.openaiApiKey ?? NO_KEY, model, userAimed: false } };
-  if (provider === 'ollama') return { endpoint: { baseURL: operator.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model, userAimed: false } };
+  if (provider === 'openai') return { endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: llm.apiKey ?? operator.openaiApiKey ?? NO_KEY, model, userAimed: false } };
+  if (provider === 'ollama') return { endpoint: { baseUrl: operator.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model, userAimed: false } };
   if (provider === 'openai-compatible') return { problem: { path: 'llm.baseUrl', message: NEEDS_BASE_URL } };
   return {
     problem: { path: 'llm.provider', message: `"${llm.provider.slice(0, 60)}" is not a provider this service runs; use one of ${providerList()} (or give llm.baseUrl)` },
