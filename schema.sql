@@ -142,7 +142,7 @@ CREATE TABLE IF NOT EXISTS agents (
   type         TEXT    NOT NULL CHECK (type IN ('VENDOR_A', 'REACT')),
   llm_model    TEXT    NOT NULL,
   llm_provider TEXT    NOT NULL,
-  llm_extra    TEXT    NOT NULL,         -- JSON object of further llm keys, sealed (AES-256-GCM)
+  llm_extra    TEXT    NOT NULL,         -- unused: '{}' (older versions kept other llm keys here, sealed; never read)
   llm_base_url TEXT,                     -- the model server (OpenAI-compatible); null: the operator's default
   llm_api_key  TEXT,                     -- the key for it, sealed; never returned
   has_memory   INTEGER NOT NULL CHECK (has_memory IN (0, 1)),

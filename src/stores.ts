@@ -11,7 +11,6 @@ import { createTagStore } from './tags/store.js';
 import { createToolStore } from './tools/store.js';
 import { createUserStore } from './users/store.js';
 import { createRunStore } from './runs/store.js';
-import { llmProblem } from './runs/model.js';
 
 export type Stores = ReturnType<typeof createStores>;
 
@@ -26,7 +25,7 @@ export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetw
     tools: createToolStore(db, sealer),
     documents: createDocumentStore(db, sealer),
     chunks: createIngestionStore(db),
-    agents: createAgentStore(db, sealer, { llmProblem: (llm) => llmProblem(llm, { allowPrivateNetworks }) }),
+    agents: createAgentStore(db, sealer, { allowPrivateNetworks }),
     agentDocuments: createAgentDocumentStore(db),
     agentTools: createAgentToolStore(db),
     runs: createRunStore(db),

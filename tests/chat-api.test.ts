@@ -20,7 +20,7 @@ after(() => {
 });
 
 const api = createChatApi({ allowPrivateNetworks: false });
-const endpoint = { baseURL: `${base}/v1`, apiKey: KEY, model: 'm', userAimed: false };
+const endpoint = { baseUrl: `${base}/v1`, apiKey: KEY, model: 'm', userAimed: false };
 const params = { model: 'm', messages: [{ role: 'user' as const, content: 'hi' }] };
 const signal = () => new AbortController().signal;
 
@@ -124,7 +124,7 @@ describe('failures in words', () => {
   });
 
   test('nothing listening is "could not reach", with the cause', async () => {
-    const closed = { ...endpoint, baseURL: 'http://127.0.0.1:9/v1' };
+    const closed = { ...endpoint, baseUrl: 'http://127.0.0.1:9/v1' };
     assert.match((await failure(api.complete(closed, params, signal()))).message, /^Could not reach the model endpoint 127\.0\.0\.1:9 \(ECONNREFUSED\)\.$/);
   });
 

@@ -12,7 +12,7 @@ const MIB = 1024 * KIB;
 /** Far above what a linear reading of a few MiB takes, far below the square of it. */
 const BOUND_MS = 15_000;
 
-const endpoint: ModelEndpoint = { baseURL: 'http://model.test/v1', apiKey: 'k', model: 'm', userAimed: true };
+const endpoint: ModelEndpoint = { baseUrl: 'http://model.test/v1', apiKey: 'k', model: 'm', userAimed: true };
 
 /** A chat API whose user endpoint answers `text` as an event stream, in pieces of 1 KiB. */
 function answering(text: string) {

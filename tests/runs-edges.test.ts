@@ -280,7 +280,7 @@ describe('the chat call to the operator\'s endpoints', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const api = createChatApi({ allowPrivateNetworks: false });
-      const endpoint = { baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k', model: 'm', userAimed: false };
+      const endpoint = { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k', model: 'm', userAimed: false };
       for (let i = 0; i < 2; i++) {
         const completion = await api.complete(endpoint, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, new AbortController().signal);
         assert.equal(completion.choices[0].message.content, 'packed answer', 'decoded');

@@ -123,7 +123,6 @@ export function seedAgents(path: string, plan: UserPlan[], passwordHash: string)
   // Secret columns are sealed as the service seals them (one sealed value reused: the cost is not the point here).
   const sealer = createSealer(SECRET_KEY);
   const toolMetadata = sealer.seal('{"api_key":"secret"}');
-  const llmExtra = sealer.seal('{"apiKey":"sk-bench"}');
   const users: SeededUser[] = [];
   db.transaction(() => {
     plan.forEach((p, u) => {
@@ -168,7 +167,7 @@ export function seedAgents(path: string, plan: UserPlan[], passwordHash: string)
         const t = at();
         const id = randomUUID();
         put('agents', {
-          id, user_id: user.id, name: `agent ${j}`, type: j % 3 === 0 ? 'VENDOR_A' : 'REACT', llm_model: 'gpt-4o', llm_provider: 'openai', llm_extra: llmExtra,
+          id, user_id: user.id, name: `agent ${j}`, type: j % 3 === 0 ? 'VENDOR_A' : 'REACT', llm_model: 'gpt-4o', llm_provider: 'openai', llm_extra: '{}',
           has_memory: j % 2,
           prompt_id: j % 2 === 0 && user.prompts.length > 0 ? user.prompts[(j >> 1) % user.prompts.length] : null,
           document_id: j % 4 === 0 && user.documents.length > 0 ? user.documents[(j >> 2) % user.documents.length] : null,

@@ -1,46 +1,14 @@
 // The shapes of `/agents`: request bodies and the agent as answered.
 import * as v from 'valibot';
-import { DescriptionSchema, httpUrlSchema, IdSchema, jsonDepth, MAX_JSON_DEPTH, NameSchema, noArrays } from '../http/validate.js';
+import { DescriptionSchema, IdSchema, NameSchema, noArrays } from '../http/validate.js';
 import { EmptyObject, Id, Integer, Timestamp } from '../http/shapes.js';
 import { DocumentSchema } from '../documents/schema.js';
 import { TagSchema } from '../tags/schema.js';
 import { UserSchema } from '../users/schema.js';
+import { LlmChangeSchema, LlmSchema, PROVIDER_DESCRIPTION } from './llm.js';
 
 export const AGENT_TYPES = ['VENDOR_A', 'REACT'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
-
-const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
-const ApiKeySchema = v.nullable(v.pipe(v.string('must be a string or null'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(4096, 'must be at most 4096 characters')));
-const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
-const PROVIDER_DESCRIPTION =
-  'Which model server runs the agent (any case): `openai` (also `openai-chat`), `ollama`, `openai-compatible` (give baseUrl), ' +
-  'or `echo`, the built-in stand-in for trying the service and for tests: no server, any model name, it answers with the input ' +
-  'and calls a tool for each input line `/tool <function> <JSON arguments>`.';
-
-/** The llm object as sent; `api_key` and `base_url` are accepted as other spellings. */
-function llmSchema<Part extends v.GenericSchema<unknown, string | undefined>>(part: Part) {
-  return v.pipe(
-    noArrays(v.looseObject(
-      { model: part, provider: v.pipe(part, v.description(PROVIDER_DESCRIPTION)), baseUrl: v.optional(BaseUrlSchema), base_url: v.optional(BaseUrlSchema), apiKey: v.optional(ApiKeySchema), api_key: v.optional(ApiKeySchema) },
-      'must be an object with model and provider',
-    )),
-    v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
-    v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
-    v.transform(({ model, provider, baseUrl, base_url, apiKey, api_key, ...extra }) => ({
-      model,
-      provider,
-      /** undefined: not given (keep); null: none. */
-      baseUrl: baseUrl !== undefined ? baseUrl : base_url,
-      apiKey: apiKey !== undefined ? apiKey : api_key,
-      extra: extra as Record<string, unknown>,
-    })),
-  );
-}
-
-/** `{ model, provider }` with optional `baseUrl` and `apiKey`; further keys are stored and never returned. */
-const LlmSchema = llmSchema(LlmPartSchema);
-/** On PATCH the llm object merges into the stored one: every key is optional. */
-const LlmChangeSchema = llmSchema(v.optional(LlmPartSchema));
 
 /** A tag is named by its id, or by an object with that id (the original clients send tag objects). */
 const TagRefSchema = v.pipe(

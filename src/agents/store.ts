@@ -2,14 +2,14 @@
 // shows (its document and tags) come back from one statement, for one agent or a whole page.
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
-import { unknownReference, validationFailed, type FieldIssue } from '../http/errors.js';
+import { unknownReference, validationFailed } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
-import { originOf } from '../lib/urls.js';
 import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
 import type { TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
+import { llmProblem, mergeLlm, type Llm } from './llm.js';
 
 export interface AgentRow {
   id: string;
@@ -69,14 +69,6 @@ export const agentBriefJsonSql = (alias: string) =>
     'memoryMessages', (SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${alias}.id),
     'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
 
-/** What a run reads of an agent's llm (the key opened: never present it). */
-export interface RunLlmConfig {
-  provider: string;
-  model: string;
-  baseUrl: string | null;
-  apiKey: string | null;
-}
-
 /** What a run needs of an agent: how it runs and its llm (the key opened: never present it). */
 export interface RunAgent {
   id: string;
@@ -84,7 +76,7 @@ export interface RunAgent {
   type: AgentType;
   hasMemory: boolean;
   promptId: string | null;
-  llm: RunLlmConfig;
+  llm: Llm;
 }
 
 /** A listed agent as the library shows it: public fields only. */
@@ -116,18 +108,18 @@ function agentFromRow(raw: Record<string, unknown>): AgentRow {
 
 export type AgentStore = ReturnType<typeof createAgentStore>;
 
-/** Rules an agent is checked against when it is saved, beyond its shape and references. */
-export interface AgentRules {
-  /** Why an llm, as it would be stored, could never run (a 422 on that field), or undefined. */
-  llmProblem?: (llm: { provider: string; baseUrl: string | null }) => FieldIssue | undefined;
-}
-
-export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {}) {
+/**
+ * `allowPrivateNetworks`: the ALLOW_PRIVATE_NETWORKS setting, which decides whether an llm's
+ * `baseUrl` may name a private address (checked when the agent is saved, see llmProblem).
+ */
+export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivateNetworks: boolean }) {
   const table = ownedTable(db, 'agents', FULL_COLUMNS, agentFromRow);
+  // llm_extra held the llm keys the service does not use, which nothing read: it stays (NOT NULL,
+  // '{}' from now on) so that existing databases need no table rebuild; an llm change clears it.
   const insert = db.prepare(
     `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, llm_base_url, llm_api_key, has_memory, prompt_id, document_id,
                          description, avatar_url, is_listed, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
     `UPDATE agents SET name = ?, type = ?, has_memory = ?, prompt_id = ?, document_id = ?, description = ?, avatar_url = ?, is_listed = ?,
@@ -135,41 +127,18 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
       WHERE id = ? AND user_id = ?`,
   );
   const updateLlm = db.prepare(
-    `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = ?, llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
+    `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = '{}', llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
   );
   // The document set on the agent itself (documentId of create and PATCH), not the one it shows.
   const selectOwnDocumentId = db.prepare(`SELECT document_id FROM agents WHERE id = ? AND user_id = ?`).pluck();
-  const selectLlmSecrets = db.prepare(`SELECT llm_extra AS extra, llm_api_key AS apiKey FROM agents WHERE id = ? AND user_id = ?`);
+  // The llm columns as an Llm (its key still sealed: openLlm opens it).
+  const LLM_COLUMNS = `llm_model AS model, llm_provider AS provider, llm_base_url AS baseUrl, llm_api_key AS apiKey`;
+  const selectLlm = db.prepare(`SELECT ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`);
   const selectForRun = db.prepare(
-    `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, llm_provider AS provider, llm_model AS model,
-            llm_base_url AS baseUrl, llm_api_key AS apiKey
-       FROM agents WHERE id = ? AND user_id = ?`,
+    `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`,
   );
   const sealOrNull = (value: string | null) => (value === null ? null : sealer.seal(value));
-
-  /** The sealed llm columns of a stored agent, opened. */
-  function storedLlmSecrets(userId: string, id: string): { extra: Record<string, unknown>; apiKey: string | null } {
-    const raw = selectLlmSecrets.get(id, userId) as { extra: string; apiKey: string | null };
-    return { extra: JSON.parse(sealer.open(raw.extra)), apiKey: raw.apiKey === null ? null : sealer.open(raw.apiKey) };
-  }
-
-  /**
-   * The llm columns after `change` merges into the stored agent: keys not sent stay; `apiKey: null`
-   * clears the key; a `baseUrl` on another origin drops a key the change does not send again (it
-   * was given for the old server only); an extra key sent as null is removed.
-   */
-  function mergeLlm(userId: string, stored: AgentRow, change: NonNullable<AgentChange['llm']>) {
-    const secrets = storedLlmSecrets(userId, stored.id);
-    const baseUrl = change.baseUrl === undefined ? stored.llmBaseUrl : change.baseUrl;
-    let apiKey = change.apiKey === undefined ? secrets.apiKey : change.apiKey;
-    // Without a baseUrl the provider names the server (the operator's OpenAI or Ollama URL).
-    const server = (url: string | null, provider: string) => originOf(url) ?? `default:${provider.toLowerCase().replace(/^openai-chat$/, 'openai')}`;
-    const moves = server(stored.llmBaseUrl, stored.llmProvider) !== server(baseUrl, change.provider ?? stored.llmProvider);
-    if (change.apiKey === undefined && moves) apiKey = null;
-    const extra = { ...secrets.extra, ...change.extra };
-    for (const [key, value] of Object.entries(change.extra)) if (value === null) delete extra[key];
-    return { model: change.model ?? stored.llmModel, provider: change.provider ?? stored.llmProvider, baseUrl, apiKey, extra };
-  }
+  const openLlm = ({ model, provider, baseUrl, apiKey }: Llm): Llm => ({ model, provider, baseUrl, apiKey: apiKey === null ? null : sealer.open(apiKey) });
   const ownsPrompt = db.prepare(`SELECT 1 FROM prompts WHERE id = ? AND user_id = ?`).pluck();
   const ownsDocument = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND user_id = ?`).pluck();
   const countOwnedTags = db.prepare(`SELECT count(*) FROM tags WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`).pluck();
@@ -192,8 +161,8 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
     }
   }
 
-  function checkLlm(llm: { provider: string; baseUrl: string | null }): void {
-    const problem = rules.llmProblem?.(llm);
+  function checkLlm(llm: Llm): void {
+    const problem = llmProblem(llm, options);
     if (problem) throw validationFailed([problem]);
   }
 
@@ -204,13 +173,12 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
 
   const createInTransaction = db.transaction((userId: string, input: AgentInput): AgentRow => {
     checkReferences(userId, input);
-    // The create schema requires a provider (its inferred type does not say so).
-    checkLlm({ provider: input.llm.provider ?? '', baseUrl: input.llm.baseUrl ?? null });
+    checkLlm(input.llm);
     const id = newId();
     const now = timestamp();
-    insert.run(id, userId, input.name, input.type, input.llm.model, input.llm.provider, sealer.seal(JSON.stringify(input.llm.extra)),
-      input.llm.baseUrl ?? null, sealOrNull(input.llm.apiKey ?? null), input.hasMemory ? 1 : 0, input.promptId, input.documentId,
-      input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
+    const { llm } = input;
+    insert.run(id, userId, input.name, input.type, llm.model, llm.provider, llm.baseUrl, sealOrNull(llm.apiKey), input.hasMemory ? 1 : 0,
+      input.promptId, input.documentId, input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
     setTags(id, input.tags);
     return table.get(userId, id)!;
   });
@@ -220,9 +188,9 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
     if (!stored) return undefined;
     checkReferences(userId, change);
     if (change.llm) {
-      const llm = mergeLlm(userId, stored, change.llm);
+      const llm = mergeLlm(openLlm(selectLlm.get(id, userId) as Llm), change.llm);
       checkLlm(llm);
-      updateLlm.run(llm.model, llm.provider, sealer.seal(JSON.stringify(llm.extra)), llm.baseUrl, sealOrNull(llm.apiKey), id, userId);
+      updateLlm.run(llm.model, llm.provider, llm.baseUrl, sealOrNull(llm.apiKey), id, userId);
     }
     update.run(
       change.name ?? stored.name,
@@ -254,14 +222,10 @@ export function createAgentStore(db: Db, sealer: Sealer, rules: AgentRules = {})
 
     /** The user's agent as a run needs it, in one read (only the key of the sealed columns is opened); undefined if there is none. */
     getForRun(userId: string, id: string): RunAgent | undefined {
-      type Raw = Omit<RunAgent, 'llm' | 'hasMemory'> & RunLlmConfig & { hasMemory: number };
+      type Raw = Omit<RunAgent, 'llm' | 'hasMemory'> & Llm & { hasMemory: number };
       const raw = selectForRun.get(id, userId) as Raw | undefined;
       if (!raw) return undefined;
-      const apiKey = raw.apiKey === null ? null : sealer.open(raw.apiKey);
-      return {
-        id: raw.id, name: raw.name, type: raw.type, hasMemory: raw.hasMemory === 1, promptId: raw.promptId,
-        llm: { provider: raw.provider, model: raw.model, baseUrl: raw.baseUrl, apiKey },
-      };
+      return { id: raw.id, name: raw.name, type: raw.type, hasMemory: raw.hasMemory === 1, promptId: raw.promptId, llm: openLlm(raw) };
     },
 
     /** A page of the agents their owners listed publicly, every enabled account's (the one cross-user read). */

@@ -1,4 +1,4 @@
-// The model call on the wire: POST <baseURL>/chat/completions of an OpenAI-compatible API, its
+// The model call on the wire: POST <baseUrl>/chat/completions of an OpenAI-compatible API, its
 // answer read whole (JSON) or as it streams (server-sent events), written by hand rather than
 // through the `openai` client. The first token of every streamed run waits on this path: measured
 // against the benchmark's fake model, the client spent about 0.5 ms of it building the request and
@@ -92,7 +92,7 @@ function sendGuarded(fetch: FetchFunction): Send {
 }
 
 /** The host an endpoint's failures name (never the path: it may hold a key). */
-const hostOf = (endpoint: ModelEndpoint) => new URL(endpoint.baseURL).host;
+const hostOf = (endpoint: ModelEndpoint) => new URL(endpoint.baseUrl).host;
 
 /** The answer's text, up to `max` bytes; past it, a RunFailure (`tooLarge`) or, when `tooLarge` is null, what came so far. */
 async function readText(body: AsyncIterable<Uint8Array | string>, max: number, tooLarge: (() => RunFailure) | null): Promise<string> {
@@ -166,7 +166,7 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
     const send = endpoint.userAimed ? sendGuardedFetch : sendKeptAlive;
     let answer: Answer;
     try {
-      answer = await send(new URL(`${endpoint.baseURL}/chat/completions`), headers, JSON.stringify(body), signal);
+      answer = await send(new URL(`${endpoint.baseUrl}/chat/completions`), headers, JSON.stringify(body), signal);
     } catch (error) {
       if (signal.aborted) throw signal.reason;
       throw unreachable(error, endpoint);
