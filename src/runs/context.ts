@@ -2,6 +2,7 @@
 // variables, and the best chunks of the agent's documents for the input, numbered.
 import { invalidRun } from './failures.js';
 import type { PromptRow } from '../prompts/store.js';
+import { fillTemplate } from '../prompts/template.js';
 import type { RunSource } from './store.js';
 import type { SearchHit, SearchStore } from '../documents/search-store.js';
 import { searchWords } from '../documents/search.js';
@@ -27,23 +28,14 @@ export function contextChunks(search: SearchStore, userId: string, agentId: stri
  * `validation_failed` failure naming it.
  */
 export function fillPrompt(prompt: Pick<PromptRow, 'template'>, variables: Record<string, string>, input: string): string {
-  const missing: string[] = [];
-  const filled = prompt.template.replace(/\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (match, name: string | undefined) => {
-    if (match === '{{') return '{';
-    if (match === '}}') return '}';
-    const value = Object.hasOwn(variables, name!) ? variables[name!] : name === 'input' ? input : undefined;
-    if (value === undefined) {
-      if (!missing.includes(name!)) missing.push(name!);
-      return match;
-    }
-    return value;
-  });
+  const valueOf = (name: string) => (Object.hasOwn(variables, name) ? variables[name] : name === 'input' ? input : undefined);
+  const { text, missing } = fillTemplate(prompt.template, valueOf);
   if (missing.length > 0) {
     throw invalidRun(
       missing.slice(0, 10).map((name) => ({ path: `variables.${name}`, message: `is used by the agent's prompt and has no value` })),
     );
   }
-  return filled;
+  return text;
 }
 
 /** The system message: the prompt (or a default), then the numbered document excerpts when any. */
