@@ -28,7 +28,8 @@ function userWithChunks(email: string, chunks: string[]) {
   return { user, document };
 }
 
-const search = (userId: string, text: string) => stores.chunks.search(userId, searchWords(text)!, { limit: 100 });
+const search = (userId: string, text: string) =>
+  stores.search.find({ userId }, searchWords(text, 'all')!, { match: 'all', limit: 100, snippet: { words: 24, marked: true } });
 
 test("a search finds the caller's chunks only, ranked, and never matches the owner's id", () => {
   const alice = userWithChunks('alice@example.com', ['otters hold hands', 'otters and otters float', 'beavers build dams']);

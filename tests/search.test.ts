@@ -1,5 +1,6 @@
 // Search through HTTP finds other forms of a word (the index stems words), names each hit's
-// document, never finds another user's chunks, and ranks without regard to other users' data.
+// document, never finds another user's chunks, and ranks without regard to other users' data; a
+// run's document context is found and ranked the same way.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -17,6 +18,7 @@ const texts: Record<string, string> = {
   '/lake-3.txt': 'Grebes dance on the water, heads shaking, every spring.',
   '/lake-4.txt': 'Old ferry timetables and a grebe feather lie in the boathouse.',
   '/many.txt': Array.from({ length: 30 }, (_, i) => `swift number ${i}`).join('\n\n'),
+  '/grove.txt': ['kiwi fruit fruit', 'melon grape', 'kiwi, kiwi, fruit', 'fruit kiwi tart', 'plum pear', 'kiwi fruit salad', 'fruit of a kiwi vine', 'kiwi jam, fruit jam'].join('\n\n'),
 };
 const fixture = createServer((request, response) => {
   const text = texts[request.url ?? ''];
@@ -153,4 +155,36 @@ test('scores read as relevance from 0 to 1, best first; limit gives more than th
   const herons = await search(alice.token, 'herons wade');
   assert.equal(herons.length, 1);
   assert.ok(herons[0].score > 0.1 && herons[0].score < 1, `score ${herons[0].score}`);
+});
+
+test("a run's document context holds the search's best hits for its input, in the same order", async () => {
+  const gina = await service.signUp();
+  const hank = await service.signUp();
+  const splitter = { chunk_size: 20, chunk_overlap: 0 };
+  const groveId = await ready(gina.token, 'Grove', '/grove.txt', splitter);
+  await ready(gina.token, 'Orchard', '/orchard.txt', splitter); // Gina's too, but not the agent's
+  // Hank's forty chunks saying "fruit" make it common across all users (not in Gina's chunks).
+  await ready(hank.token, 'Market', '/market.txt', splitter);
+  const agent = await service.create(gina.token, '/agents', { name: 'Grover', type: 'VENDOR_A', llm: { provider: 'echo', model: 'parrot-1' }, documentId: groveId });
+
+  const reply = await service.request('GET', `/api/v1/documents/search?q=kiwi%20fruit&agentId=${agent.id}&limit=100`, { token: gina.token });
+  assert.equal(reply.status, 200, JSON.stringify(reply.body));
+  const hits: Hit[] = reply.body.data;
+  assert.equal(hits.length, 6, 'every chunk of the grove holding the words');
+  const run = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: gina.token, body: { input: 'kiwi fruit' } });
+  assert.equal(run.status, 200, JSON.stringify(run.body));
+  const sources = run.body.data.sources as { chunkId: string; documentId: string; documentName: string; position: number; snippet: string }[];
+  assert.equal(sources.length, 4, 'a run takes the best four');
+  sources.forEach((source, i) => {
+    const hit = hits[i];
+    assert.deepEqual(
+      [source.chunkId, source.documentId, source.documentName, source.position],
+      [hit.chunkId, hit.documentId, hit.documentName, hit.position],
+      `source ${i + 1} is the search's hit ${i + 1}`,
+    );
+    // Each chunk is short enough to be its own snippet: plain in the run, marked in the search.
+    assert.equal(source.snippet, hit.snippet.replace(/<\/?mark>/g, ''));
+  });
+  // "fruit" is as rare as "kiwi" in Gina's chunks, so the shorter chunk with "fruit" twice is first.
+  assert.equal(sources[0].snippet, 'kiwi fruit fruit');
 });

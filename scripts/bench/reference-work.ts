@@ -19,7 +19,7 @@ import { SignInSchema } from '../../src/auth/schema.js';
 import { verifyPassword } from '../../src/auth/password.js';
 import type { Caller } from '../../src/http/context.js';
 import { InvokeSchema } from '../../src/runs/schema.js';
-import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from '../../src/runs/context.js';
+import { contextChunks, fillPrompt, sourcesOf, systemMessage } from '../../src/runs/context.js';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 
 
@@ -124,8 +124,7 @@ export function referenceWork({ path, key } = fromEnvironment()) {
       const started = performance.now();
       const run = stores.runs.startRun({ userId: caller.id, agentId: id, parentRunId: null, sessionId: input.sessionId, input: input.input, model: llm.model });
       if (!run) throw notFound('Agent');
-      const query = anyWordQuery(input.input);
-      const chunks = query ? stores.runs.searchContext(caller.id, id, query, CONTEXT_CHUNKS) : [];
+      const chunks = contextChunks(stores.search, caller.id, id, input.input);
       const tools = stores.tools.listForRun(caller.id, id);
       if (tools.length > 0) throw new ApiError(422, 'validation_failed', 'This reference runs agents without tools.');
       const payload = JSON.stringify({

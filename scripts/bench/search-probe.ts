@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { openDatabase, closeDatabase } from '../../src/db.js';
-import { createIngestionStore } from '../../src/documents/ingestion-store.js';
+import { createSearchStore } from '../../src/documents/search-store.js';
 import { seedSearch, COMMON_WORD, RARE_WORD } from './seed.js';
 import { percentile } from './options.js';
 
@@ -14,12 +14,12 @@ try {
   for (const count of [others / 10, others]) {
     const seeded = seedSearch(join(dir, `s-${count}.db`), count, 'x');
     const db = openDatabase(seeded.path);
-    const store = createIngestionStore(db);
+    const store = createSearchStore(db);
     for (const word of [RARE_WORD, COMMON_WORD]) {
       const times: number[] = [];
       for (let i = 0; i < 60; i++) {
         const started = performance.now();
-        const hits = store.search(seeded.user.id, [word], { limit: 20 });
+        const hits = store.find({ userId: seeded.user.id }, [word], { match: 'all', limit: 20, snippet: { words: 24, marked: true } });
         times.push(performance.now() - started);
         if (hits.length === 0) throw new Error('no hits');
       }

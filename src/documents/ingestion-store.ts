@@ -1,5 +1,6 @@
 // SQL for the ingestion lifecycle of documents (pending → processing → ready | failed), their
-// chunks and the FTS5 index over them. Only the ingestion queue and the chunk/search routes use it.
+// chunks and the FTS5 index over them. Only the ingestion queue and the chunk routes use it
+// (searching the index: search-store.ts).
 //
 // A run stores its chunks in several short transactions, so other requests are served in between.
 // Each chunk records the run (generation) that wrote it; readers only see the chunks of the run
@@ -12,7 +13,6 @@ import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import type { Splitter } from './schema.js';
-import { allWordsQuery, relevanceScores } from './search.js';
 
 export type IngestStatus = 'pending' | 'processing' | 'ready' | 'failed';
 
@@ -45,17 +45,6 @@ export interface ChunkRow {
   position: number;
   content: string;
   createdAt: string;
-}
-
-export interface SearchHit {
-  chunkId: string;
-  documentId: string;
-  documentName: string;
-  position: number;
-  /** Relevance from 0 to 1: higher is better (see relevanceScores in search.ts). */
-  score: number;
-  /** Text around the matches; matched terms wrapped in \u0001 … \u0002 (see search.ts). */
-  rawSnippet: string;
 }
 
 export type IngestionStore = ReturnType<typeof createIngestionStore>;
@@ -106,51 +95,6 @@ export function createIngestionStore(db: Db) {
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
-  // Search. Every MATCH names the owner (the index's `owner` column: the user's id without dashes)
-  // as well as the words, so FTS5 reads only the user's matches; c.user_id is checked again. The
-  // ranking is computed here (relevanceScores in search.ts) rather than by FTS5's bm25(), which counts
-  // each word's matches across every user's chunks: a cost that grows with all users' data.
-  const countMatches = db.prepare(`SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
-  const searchCandidates = db.prepare(
-    `SELECT c.seq, c.content
-       FROM document_chunks_fts
-       JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
-       JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation
-      WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
-        AND (@documentId IS NULL OR c.document_id = @documentId)
-        AND (@agentId IS NULL OR c.document_id IN
-              (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
-               UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL))`,
-  ).raw();
-  // One hit's snippet. The chunk is named twice: by the index's rowid, bound as a BigInt (a JS
-  // number is bound as a REAL, and FTS5 then ignores `rowid = ?` and reads every match), which makes
-  // FTS5 read that one row; and by c.seq, which holds for any binding, so the answer is that chunk's.
-  const searchHit = db.prepare(
-    `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position,
-            snippet(document_chunks_fts, 0, char(1), char(2), '…', 24) AS rawSnippet
-       FROM document_chunks_fts
-       JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
-       JOIN documents d ON d.id = c.document_id
-      WHERE document_chunks_fts MATCH @match AND document_chunks_fts.rowid = @seq AND c.seq = @seq`,
-  );
-  const ownerTerm = (userId: string) => `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}"`;
-  const searchInTransaction = db.transaction(
-    (userId: string, words: string[], filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] => {
-      const owner = ownerTerm(userId);
-      const match = `${owner} AND content : (${allWordsQuery(words)})`;
-      const rows = searchCandidates.all({ match, userId, documentId: filter.documentId ?? null, agentId: filter.agentId ?? null }) as [number, string][];
-      if (rows.length === 0) return [];
-      const stats = {
-        chunks: countMatches.get(owner) as number,
-        matching: words.map((word) => countMatches.get(`${owner} AND content : ${allWordsQuery([word])}`) as number),
-      };
-      const scores = relevanceScores(rows.map((row) => row[1]), words, stats);
-      const best = rows.map((row, i) => ({ seq: row[0], score: scores[i] }));
-      best.sort((a, b) => b.score - a.score || a.seq - b.seq);
-      return best.slice(0, filter.limit).map(({ seq, score }) => ({ ...(searchHit.get({ match, seq: BigInt(seq) }) as Omit<SearchHit, 'score'>), score }));
-    },
-  );
-
   const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
     requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
     return markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
@@ -226,11 +170,6 @@ export function createIngestionStore(db: Db) {
     /** One page of a document's chunks, in order. */
     listChunks(documentId: string, page: PageRequest): Page<ChunkRow> {
       return toPage(selectChunkPage.all(documentId, page.afterSeq, page.limit + 1) as ChunkRow[], page.limit);
-    },
-
-    /** The user's chunks (of ready documents) holding every word, best first (BM25 over the user's chunks, 0 to 1). */
-    search(userId: string, words: string[], filter: { documentId?: string; agentId?: string; limit: number }): SearchHit[] {
-      return searchInTransaction(userId, words, filter);
     },
   };
 }

@@ -7,6 +7,7 @@ import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { DocumentRow, DocumentStore } from './store.js';
 import type { Caller } from '../http/context.js';
 import type { IngestionStore } from './ingestion-store.js';
+import type { SearchStore } from './search-store.js';
 import type { IngestionQueue } from './ingestion.js';
 import { presentDocument } from './present.js';
 import {
@@ -24,10 +25,11 @@ import { searchWords, snippetHtml } from './search.js';
 interface DocumentDeps {
   documents: DocumentStore;
   chunks: IngestionStore;
+  search: SearchStore;
   ingestion: IngestionQueue;
 }
 
-export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): Route[] {
+export function documentRoutes({ documents, chunks, search: searchStore, ingestion }: DocumentDeps): Route[] {
   /** A document the store put (back) to pending is queued for ingestion. */
   const queueIfPending = (document: { id: string; status: string }) => {
     if (document.status === 'pending') ingestion.enqueue(document.id);
@@ -76,9 +78,11 @@ export function documentRoutes({ documents, chunks, ingestion }: DocumentDeps): 
     query: SearchQuerySchema,
     success: { status: 200, description: 'The best-ranked chunks first.', data: v.array(SearchHitSchema) },
     handler: ({ caller, query }) => {
-      const words = searchWords(query.q);
+      const words = searchWords(query.q, 'all');
       if (words === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
-      return chunks.search(caller.id, words, query).map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => (
+      const scope = { userId: caller.id, documentId: query.documentId, agentId: query.agentId };
+      const hits = searchStore.find(scope, words, { match: 'all', limit: query.limit, snippet: { words: 24, marked: true } });
+      return hits.map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => (
         { chunkId, documentId, documentName, position, score, snippet: snippetHtml(rawSnippet) }
       ));
     },

@@ -1,21 +1,41 @@
-// Turning what a user types into safe FTS5 queries, ranking the matches, and FTS5 snippets into safe HTML.
+// Turning what a user types (or a run's input) into safe FTS5 queries, ranking the matches, and FTS5
+// snippets into safe HTML.
 
 const WORD = /[\p{L}\p{N}_]+/gu;
 const MAX_TERMS = 32;
 
+/** How the words of a search combine: `all` finds the chunks holding every word, `any` those holding one or more. */
+export type Match = 'all' | 'any';
+
+// Words too common to say what a question is about (English; the index folds case and accents).
+// Left out of an `any` search, where each would match nearly every chunk.
+const STOP_WORDS = new Set(
+  `a about above after again against all am an and any are as at be because been before being below between both but by
+  can could did do does doing down during each few for from further had has have having he her here hers herself him
+  himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or other
+  our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
+  these they this those through to too under until up very was we were what when where which while who whom why will
+  with would you your yours yourself yourselves tell please give know`.split(/\s+/),
+);
+
 /**
- * The words of `text` (letters, digits and _), at most 32, each once; undefined when it holds none.
- * A search matches the chunks holding every one of them.
+ * The words to search `text` for (letters, digits and _), lower-cased, each once, at most 32;
+ * undefined when it holds none. For `any`, common words and single letters (not digits) are left out.
  */
-export function searchWords(text: string): string[] | undefined {
-  const words = [...new Set(text.match(WORD) ?? [])].slice(0, MAX_TERMS);
-  return words.length === 0 ? undefined : words;
+export function searchWords(text: string, match: Match): string[] | undefined {
+  const words = new Set<string>();
+  for (const word of text.toLowerCase().match(WORD) ?? []) {
+    if (match === 'any' && (STOP_WORDS.has(word) || (word.length < 2 && !/\p{N}/u.test(word)))) continue;
+    words.add(word);
+    if (words.size >= MAX_TERMS) break;
+  }
+  return words.size === 0 ? undefined : [...words];
 }
 
-/** `words` as an FTS5 query matching every one. Each word is a quoted string, so no input (`"`,
- *  `AND (`, `NEAR`, `*`) can be read as query syntax. */
-export function allWordsQuery(words: string[]): string {
-  return words.map((word) => `"${word.replaceAll('"', '""')}"`).join(' ');
+/** `words` as an FTS5 query matching chunks that hold every one (`all`) or any (`any`). Each word is
+ *  a quoted string, so no input (`"`, `AND (`, `NEAR`, `*`) can be read as query syntax. */
+export function wordsQuery(words: string[], match: Match): string {
+  return words.map((word) => `"${word.replaceAll('"', '""')}"`).join(match === 'all' ? ' ' : ' OR ');
 }
 
 /** What BM25 needs to know of the searching user's chunks. */
@@ -31,7 +51,7 @@ const K1 = 1.2;
 const B = 0.75;
 
 /**
- * Relevance from 0 to 1 (higher is better) of chunks that match every word: BM25 over the searching
+ * Relevance from 0 to 1 (higher is better) of matching chunks: BM25 over the searching
  * user's chunks only, divided by the most BM25 could give these words (each word's weight times
  * k1 + 1, reached only by a word repeated without end). So a score reads the same whatever the number
  * of words or of chunks: a chunk of average length holding each word once scores about 0.45, more
@@ -41,9 +61,16 @@ const B = 0.75;
  * gives a word found in half the chunks or more a weight of 1e-6 (so a small collection scored
  * every hit near 0). A word's frequency in a chunk counts the words of the chunk that begin with it,
  * case folded (at least 1: the index matched a form of it); a chunk's length is its length in
- * characters, against the average of the matching chunks.
+ * characters, against the average of the matching chunks. `holds(chunk, word)` says whether the
+ * index matched the word in the chunk (a word it did not match adds nothing); by default every
+ * chunk holds every word, as in an `all` search.
  */
-export function relevanceScores(contents: string[], words: string[], stats: RankStats): number[] {
+export function relevanceScores(
+  contents: string[],
+  words: string[],
+  stats: RankStats,
+  holds: (chunk: number, word: number) => boolean = () => true,
+): number[] {
   if (contents.length === 0) return [];
   const lowered = words.map((word) => word.toLowerCase());
   const idf = stats.matching.map((n) => Math.log(1 + (stats.chunks - n + 0.5) / (n + 0.5)));
@@ -52,11 +79,12 @@ export function relevanceScores(contents: string[], words: string[], stats: Rank
   let total = 0;
   for (const content of contents) total += content.length;
   const average = total / contents.length;
-  return contents.map((content) => {
+  return contents.map((content, chunk) => {
     const text = content.toLowerCase();
     const norm = K1 * (1 - B + (B * content.length) / average);
     let score = 0;
     lowered.forEach((word, i) => {
+      if (!holds(chunk, i)) return;
       const tf = Math.max(1, wordStarts(text, word));
       score += (idf[i] * tf * (K1 + 1)) / (tf + norm);
     });

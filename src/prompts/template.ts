@@ -1,32 +1,75 @@
 // Placeholders of a prompt template: `{name}` is a variable; `{{` and `}}` are literal braces.
 import type { FieldIssue } from '../http/errors.js';
 
-/** The variable names a template uses, in first-use order; or an error saying what is malformed. */
-export function templateVariables(template: string): { variables: string[] } | { error: string } {
-  // A Set: a 100,000-character template can hold ~17,000 placeholders; a list check would be quadratic.
-  const variables = new Set<string>();
-  let i = 0;
-  while (i < template.length) {
+/** A piece of a template: literal text (its doubled braces made single) or a variable's name. */
+type TemplatePart = { text: string } | { variable: string };
+
+const BRACE = /[{}]/g;
+
+/** The template cut into its parts, in order; or an error saying what is malformed. */
+function parseTemplate(template: string): { parts: TemplatePart[] } | { error: string } {
+  const parts: TemplatePart[] = [];
+  let text = '';
+  let start = 0; // where the literal text not yet added to `text` begins
+  for (let i = nextBrace(template, 0); i !== -1; i = nextBrace(template, i)) {
     const char = template[i];
-    if ((char === '{' || char === '}') && template[i + 1] === char) {
+    if (template[i + 1] === char) {
+      text += template.slice(start, i + 1); // one of the two braces
       i += 2;
+      start = i;
       continue;
     }
     if (char === '}') return { error: `has a "}" at position ${i} that closes nothing (write "}}" for a literal brace)` };
-    if (char === '{') {
-      const end = template.indexOf('}', i + 1);
-      const name = end === -1 ? '' : template.slice(i + 1, end);
-      if (end === -1 || name.includes('{')) {
-        return { error: `has a "{" at position ${i} that is never closed (write "{{" for a literal brace)` };
-      }
-      if (!VARIABLE_NAME.test(name)) return { error: `has a placeholder "{${name}}" that is not a variable name` };
-      variables.add(name);
-      i = end + 1;
-      continue;
+    const end = template.indexOf('}', i + 1);
+    const name = end === -1 ? '' : template.slice(i + 1, end);
+    if (end === -1 || name.includes('{')) {
+      return { error: `has a "{" at position ${i} that is never closed (write "{{" for a literal brace)` };
     }
-    i += 1;
+    if (!VARIABLE_NAME.test(name)) return { error: `has a placeholder "{${name}}" that is not a variable name` };
+    text += template.slice(start, i);
+    if (text !== '') parts.push({ text });
+    text = '';
+    parts.push({ variable: name });
+    i = end + 1;
+    start = i;
   }
+  text += template.slice(start);
+  if (text !== '') parts.push({ text });
+  return { parts };
+}
+
+/** The position of the next `{` or `}` from `from`, or -1. */
+function nextBrace(template: string, from: number): number {
+  BRACE.lastIndex = from;
+  return BRACE.exec(template)?.index ?? -1;
+}
+
+/** The variable names a template uses, in first-use order; or an error saying what is malformed. */
+export function templateVariables(template: string): { variables: string[] } | { error: string } {
+  const parsed = parseTemplate(template);
+  if ('error' in parsed) return parsed;
+  // A Set: a 100,000-character template can hold ~17,000 placeholders; a list check would be quadratic.
+  const variables = new Set<string>();
+  for (const part of parsed.parts) if ('variable' in part) variables.add(part.variable);
   return { variables: [...variables] };
+}
+
+/**
+ * The template with each `{name}` replaced by `valueOf(name)` and `{{`/`}}` by single braces, and
+ * the names that had no value (in first-use order, each once), left as written. A malformed
+ * template (never stored: every write of a prompt checks it) is answered as written.
+ */
+export function fillTemplate(template: string, valueOf: (name: string) => string | undefined): { text: string; missing: string[] } {
+  const parsed = parseTemplate(template);
+  if ('error' in parsed) return { text: template, missing: [] };
+  const missing = new Set<string>();
+  const pieces = parsed.parts.map((part) => {
+    if ('text' in part) return part.text;
+    const value = valueOf(part.variable);
+    if (value === undefined) missing.add(part.variable);
+    return value ?? `{${part.variable}}`;
+  });
+  return { text: pieces.join(''), missing: [...missing] };
 }
 
 /** At most 10 names, then how many more: messages stay short whatever the template holds. */

@@ -8,10 +8,11 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import type { Config } from '../config.js';
 import type { AgentStore, RunAgent } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
+import type { SearchStore } from '../documents/search-store.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
-import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from './context.js';
+import { contextChunks, fillPrompt, sourcesOf, systemMessage } from './context.js';
 import { answerCut, cutToBytes } from './bounds.js';
 import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
@@ -86,7 +87,7 @@ export interface PreparedRun {
 }
 
 export interface RunEngineDeps {
-  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore };
+  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; search: SearchStore };
   config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
   /** Tests only: answers the DNS lookups of the endpoint check. */
@@ -227,8 +228,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       const toolContext: ToolCallContext = { signal, deadline: admission.deadline, runId, userId, depth: prepared.depth };
 
       // Documents as context.
-      const query = anyWordQuery(prepared.input);
-      const chunks = query ? stores.runs.searchContext(userId, agent.id, query, CONTEXT_CHUNKS) : [];
+      const chunks = contextChunks(stores.search, userId, agent.id, prepared.input);
       sources = sourcesOf(chunks);
       if (sources.length > 0) emit('sources', sources);
 

@@ -1,5 +1,4 @@
-// SQL for running agents: run records, memory (sessions and their messages), and the chunks of an
-// agent's documents a run puts before the model.
+// SQL for running agents: run records and memory (sessions and their messages).
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -87,16 +86,6 @@ export interface MessageRow {
   content: string;
   runId: string | null;
   createdAt: string;
-}
-
-/** A chunk found for a run's context. */
-export interface ContextChunk {
-  chunkId: string;
-  documentId: string;
-  documentName: string;
-  position: number;
-  content: string;
-  rawSnippet: string;
 }
 
 const RUN_COLUMNS = `id, user_id AS userId, agent_id AS agentId, parent_run_id AS parentRunId, session_id AS sessionId,
@@ -213,29 +202,6 @@ export function createRunStore(db: Db) {
     `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
 
-  // The agent's ready documents: those linked through agent-documents and its own documentId.
-  // Chunks of the generation each document shows; ranked by BM25, best first. As for a search of
-  // the documents, the MATCH names the owner (the index's `owner` column) so FTS5 reads only the
-  // user's matches, and the words are looked for in the content column only.
-  const searchContext = db.prepare(
-    `SELECT c.id AS chunkId, c.document_id AS documentId, d.name AS documentName, c.position, c.content,
-            snippet(document_chunks_fts, 0, '', '', '…', 32) AS rawSnippet
-       FROM document_chunks_fts
-       JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
-       JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation AND d.status = 'ready'
-      WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
-        AND c.document_id IN (
-              SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
-              UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)
-      ORDER BY bm25(document_chunks_fts, 1.0, 0.0)
-      LIMIT @limit`,
-  );
-  // Whether the agent has any document at all: the full-text search costs more than the rest of a
-  // run's reads together, and most agents have none.
-  const selectHasDocuments = db.prepare(
-    `SELECT EXISTS (SELECT 1 FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId)
-         OR EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)`,
-  ).pluck();
   const ensureSession = (agentId: string, sessionId: string, now: string): number => {
     const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
     if (seq !== undefined) return seq;
@@ -391,13 +357,6 @@ export function createRunStore(db: Db) {
     },
     listMessages(agentId: string, sessionId: string, page: PageRequest): Page<MessageRow> {
       return toPage(selectMessages.all(agentId, sessionId, page.afterSeq, page.limit + 1) as MessageRow[], page.limit);
-    },
-
-    /** The best chunks of the agent's ready documents for an FTS5 query (BM25 order). */
-    searchContext(userId: string, agentId: string, query: string, limit: number): ContextChunk[] {
-      if (!selectHasDocuments.get({ userId, agentId })) return [];
-      const match = `owner : "${userId.replaceAll('-', '').replaceAll('"', '""')}" AND content : (${query})`;
-      return searchContext.all({ userId, agentId, match, limit }) as ContextChunk[];
     },
   };
 }
