@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS tools (
   id         TEXT    NOT NULL UNIQUE,
   user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   name       TEXT    NOT NULL,
-  type       TEXT    NOT NULL CHECK (type IN ('SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI')),
+  type       TEXT    NOT NULL,           -- one of the tool kinds (src/tools/kinds/), checked by the service
   metadata   TEXT    NOT NULL,           -- JSON object of settings, sealed (AES-256-GCM): may hold secrets
   created_at TEXT    NOT NULL,
   updated_at TEXT    NOT NULL,

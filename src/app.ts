@@ -31,6 +31,7 @@ import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
 import { createToolProvider } from './tools/runtime/provider.js';
+import type { ToolProvider } from './lib/tool-contract.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
 import { userRoutes } from './users/routes.js';
@@ -63,6 +64,8 @@ export interface AppOptions {
   onHashWait?: (password: string) => void;
   /** Tests only: answers the DNS lookups of the check of a user's model endpoint before a run. */
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
+  /** Tests only: gives runs these tools instead of the agent's linked ones. */
+  toolProvider?: ToolProvider;
 }
 
 /**
@@ -90,7 +93,7 @@ export type App = Koa<AppState, AppContext> & {
   stopBackgroundWork(): Promise<void>;
 };
 
-export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, onHashWait, keepAliveMs, resolveHost }: AppOptions): App {
+export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, onHashWait, keepAliveMs, resolveHost, toolProvider }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
   // Koa reports errors after a response began (a client that left a stream) here; by default it
@@ -105,15 +108,12 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, maxQueueWaitMs: MAX_HASH_QUEUE_WAIT_MS, beforeHash, onWait: onHashWait });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
-  const engine = createRunEngine({ stores, config, log, resolveHost });
-  engine.setToolProvider(
-    createToolProvider({
-      listToolsForRun: stores.tools.listForRun,
-      findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
-      fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
-      runChild: engine.runChildAgent,
-    }),
-  );
+  const tools = toolProvider ?? createToolProvider({
+    listToolsForRun: stores.tools.listForRun,
+    findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
+    fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+  });
+  const engine = createRunEngine({ stores, config, log, tools, resolveHost });
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const storage = new StorageMonitor(db, log);

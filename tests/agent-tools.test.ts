@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, it } from 'node:test';
 import type { Logger } from '../src/lib/log.js';
 import type { Sealer } from '../src/lib/secrets.js';
+import type { ToolProvider } from '../src/lib/tool-contract.js';
 import { createGuardedFetch } from '../src/ingest/fetch.js';
 import { createToolStore } from '../src/tools/store.js';
 import { createToolProvider } from '../src/tools/runtime/provider.js';
@@ -415,14 +416,19 @@ describe('more failure paths', () => {
       slowServer.close();
     });
     const slowUrl = `http://127.0.0.1:${(slowServer.address() as AddressInfo).port}/`;
-    const own = await startService({ runs: { openaiBaseUrl: fake.url, openaiApiKey: 'k', ollamaBaseUrl: fake.url, timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 4 } });
+    let provider: ToolProvider | undefined;
+    const own = await startService(
+      { runs: { openaiBaseUrl: fake.url, openaiApiKey: 'k', ollamaBaseUrl: fake.url, timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 4 } },
+      undefined,
+      { toolProvider: (...args) => provider!(...args) },
+    );
     // The app's own provider, with a short per-request timeout (the service's is 30 s).
     const sealer: Sealer = { seal: () => { throw new Error('not used'); }, open: own.unseal };
     const tools = createToolStore(own.db, sealer);
-    own.app.runs.setToolProvider(createToolProvider({
+    provider = createToolProvider({
       listToolsForRun: tools.listForRun, findAgent: () => undefined, fetch: createGuardedFetch({ allowPrivateNetworks: true }),
-      toolTimeoutMs: 300, runChild: own.app.runs.runChildAgent,
-    }));
+      toolTimeoutMs: 300,
+    });
     const { token } = await own.signUp();
     const agent = await own.create(token, '/agents', { name: 'A', type: 'VENDOR_A', llm: { provider: 'openai', model: 'fake-model' }, hasMemory: false });
     const tool = await own.create(token, '/tools', { name: 'Slow', type: 'AUTOMATION_NLA', metadata: { url: slowUrl } });

@@ -17,6 +17,7 @@ import { Markdown } from '../src/console/app/markdown.js';
 import { MAX_INPUT_CHARS } from '../src/console/app/api.js';
 import { MAX_INPUT_CHARS as API_MAX_INPUT_CHARS } from '../src/runs/schema.js';
 import type { AppState } from '../src/http/context.js';
+import type { ToolProvider } from '../src/lib/tool-contract.js';
 import { errorOf, startService, waitFor, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
@@ -590,7 +591,8 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
   if (!browser) return;
   t.after(() => browser.close());
   const fake = await startFakeOpenAI();
-  const service = await startService();
+  let tools: ToolProvider = async () => ({ tools: [], warnings: [] });
+  const service = await startService({}, undefined, { toolProvider: (...args) => tools(...args) });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   const { page, problems } = await openPage(context, service);
 
@@ -630,7 +632,7 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
 
   // The run engine's tool seam: the linked tool answers from here (real tool types plug in the same way).
   const [tool] = (await service.request('GET', '/api/v1/tools', { token })).body.data;
-  service.app.runs.setToolProvider(async () => ({
+  tools = async () => ({
     tools: [
       {
         name: 'otter_facts',
@@ -642,7 +644,7 @@ test('chat in Chromium: prompt variables, a streamed answer with a tool step, se
       },
     ],
     warnings: [],
-  }));
+  });
 
   await t.test('a streamed answer with a tool step', async () => {
     fake.reply({ toolCalls: [{ name: 'otter_facts', arguments: '{"query":"sleep"}' }] }, { text: 'Sea otters hold hands while they sleep, so they do not drift apart.', chunkDelayMs: 120 });

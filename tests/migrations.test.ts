@@ -304,6 +304,27 @@ describe('upgrading a version-1 database that holds data', () => {
     closeDatabase(db);
   });
 
+  test("a tool's type is the service's to check, not the database's: any type can be stored, and every v1 tool is kept with its links", () => {
+    const upgraded = newPath();
+    makeV1Database(upgraded);
+    for (const db of [openDatabase(upgraded), openDatabase(newPath())]) {
+      if (count(db, 'users') === 0) {
+        db.prepare(`INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, 'new@example.com', 'New', 'x', ?, ?)`).run(v1.userId, now, now);
+      }
+      // A kind added to src/tools/kinds/ later needs no table rebuild.
+      db.prepare(`INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES ('o-new', ?, 'later', 'A_LATER_KIND', '{}', ?, ?)`).run(v1.userId, now, now);
+      assert.equal(db.prepare(`SELECT type FROM tools WHERE id = 'o-new'`).pluck().get(), 'A_LATER_KIND');
+      closeDatabase(db);
+    }
+    const db = openDatabase(upgraded);
+    const stores = createStores(db, sealer);
+    const tool = stores.tools.get(v1.userId, v1.toolId);
+    assert.deepEqual({ name: tool?.name, type: tool?.type, description: tool?.description }, { name: 'search', type: 'SEARCH', description: null });
+    assert.deepEqual(stores.tools.listForRun(v1.userId, v1.agentId).map((record) => [record.id, record.metadata]), [[v1.toolId, { apiKey: 'k' }]]);
+    assert.equal(stores.tools.seqOf(v1.userId, v1.toolId), 1, 'seq is kept (pages of tools go by it)');
+    closeDatabase(db);
+  });
+
   test('chunks a version-2 database held stay listed and searchable after 003 (batched chunk storage)', () => {
     const path = newPath();
     makeV1Database(path);

@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { assertNotFound, errorOf, startService, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
-import type { RunTool } from '../src/runs/tool-types.js';
+import type { ToolFunction, ToolProvider } from '../src/lib/tool-contract.js';
 import { createApp } from '../src/app.js';
 import { silentLogger, type Logger } from '../src/lib/log.js';
 import { randomBytes } from 'node:crypto';
@@ -77,7 +77,10 @@ const capture: Logger = { info: (fields) => lines.push(JSON.stringify(fields)), 
 
 // Started at the top so they outlive every test (a hook registered inside a test ends with it).
 const fake: FakeOpenAI = await startFakeOpenAI();
-const service: TestService = await startService({ logRequests: true }, capture);
+/** The tools the runs of `service` are given: none, unless a test sets some. */
+const noTools: ToolProvider = async () => ({ tools: [], warnings: [] });
+let tools = noTools;
+const service: TestService = await startService({ logRequests: true }, capture, { toolProvider: (...args) => tools(...args) });
 const alice = await service.signUp('Alice');
 const bob = await service.signUp('Bob');
 const setup = async () => {};
@@ -357,14 +360,14 @@ describe('failures', () => {
     await setup();
     const agent = await createAgent(alice.token);
     const tool = testTool('echo', async (args) => JSON.stringify(args));
-    service.app.runs.setToolProvider(async () => ({ tools: [tool], warnings: [] }));
+    tools = async () => ({ tools: [tool], warnings: [] });
     try {
       fake.reply({ status: 400, message: 'registry.ollama.ai/library/gemma:2b does not support tools' });
       const reply = await invoke(alice.token, agent.id, { input: 'hi' });
       assert.equal(reply.status, 502);
       assert.match(errorOf(reply).message, /does not support tools/);
     } finally {
-      service.app.runs.setToolProvider(async () => ({ tools: [], warnings: [] }));
+      tools = noTools;
     }
   });
 
@@ -476,7 +479,7 @@ describe('failures', () => {
 });
 
 /** A tool defined in the test: the loop only knows the contract. */
-function testTool(name: string, call: RunTool['call']): RunTool {
+function testTool(name: string, call: ToolFunction['call']): ToolFunction {
   return {
     name,
     description: `the ${name} tool`,
@@ -500,7 +503,7 @@ describe('tools in the loop', () => {
     const broken = testTool('broken', async () => {
       throw new Error('the service behind this tool is down');
     });
-    service.app.runs.setToolProvider(async () => ({ tools: [add, broken], warnings: ['a tool was left out: it needs metadata.url'] }));
+    tools = async () => ({ tools: [add, broken], warnings: ['a tool was left out: it needs metadata.url'] });
     try {
       fake.reply(
         { toolCalls: [{ id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' }, { id: 'c2', name: 'broken', arguments: '{}' }], pieceSize: 4 },
@@ -539,15 +542,18 @@ describe('tools in the loop', () => {
       assert.equal(plain.body.data.output, '2');
       assert.equal(plain.body.data.steps[0].output, '2');
     } finally {
-      service.app.runs.setToolProvider(async () => ({ tools: [], warnings: [] }));
+      tools = noTools;
     }
   });
 
   test('RUN_MAX_STEPS model calls without an answer fail the run with max_steps', async () => {
-    const limited = await startService({ runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 2 } });
+    const limited = await startService(
+      { runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 2 } },
+      undefined,
+      { toolProvider: async () => ({ tools: [testTool('again', async () => 'call me again')], warnings: [] }) },
+    );
     const user = await limited.signUp();
     const agent = await limited.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm() });
-    limited.app.runs.setToolProvider(async () => ({ tools: [testTool('again', async () => 'call me again')], warnings: [] }));
     fake.reply({ toolCalls: [{ name: 'again', arguments: '{}' }] }, { toolCalls: [{ name: 'again', arguments: '{}' }] });
     const before = fake.requests.length;
     const reply = await limited.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'loop' } });
@@ -557,26 +563,29 @@ describe('tools in the loop', () => {
   });
 
   test('a nested run: a tool runs another agent as a child run with parentRunId, no memory, and cycles are refused', async () => {
-    const nested = await startService();
+    const errors: string[] = [];
+    let childId = '';
+    const nested = await startService({}, undefined, {
+      toolProvider: async (agent) => ({
+        tools: [{
+          ...testTool('ask', async () => ''),
+          call: async (args, context) => {
+            const target = (args as { agent: string }).agent === 'self' ? agent.id : childId;
+            try {
+              return await context.runChild(target, 'question from the parent');
+            } catch (error) {
+              errors.push((error as Error).message);
+              throw error;
+            }
+          },
+        }],
+        warnings: [],
+      }),
+    });
     const user = await nested.signUp();
     const child = await nested.create(user.token, '/agents', { name: 'child', type: 'VENDOR_A', llm: llm(), hasMemory: true });
+    childId = child.id;
     const parent = await nested.create(user.token, '/agents', { name: 'parent', type: 'VENDOR_A', llm: llm() });
-    const errors: string[] = [];
-    nested.app.runs.setToolProvider(async (agent) => ({
-      tools: [{
-        ...testTool('ask', async () => ''),
-        call: async (args, context) => {
-          const target = (args as { agent: string }).agent === 'self' ? agent.id : child.id;
-          try {
-            return await nested.app.runs.runChildAgent(context, target, 'question from the parent');
-          } catch (error) {
-            errors.push((error as Error).message);
-            throw error;
-          }
-        },
-      }],
-      warnings: [],
-    }));
     fake.reply({ toolCalls: [{ name: 'ask', arguments: '{"agent":"child"}' }] }, { text: 'child says hi' }, { toolCalls: [{ name: 'ask', arguments: '{"agent":"self"}' }] }, { text: 'done' });
     const reply = await nested.request('POST', `/api/v1/agents/${parent.id}/invoke`, { token: user.token, body: { input: 'go' } });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));

@@ -5,14 +5,14 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { RunTool, ToolCallContext } from '../src/runs/tool-types.js';
+import type { ToolFunction, ToolCallContext } from '../src/lib/tool-contract.js';
 import { createFunctionNamer, functionNameOf } from '../src/tools/runtime/naming.js';
 import { buildToolSet, type ToolProviderDeps } from '../src/tools/runtime/provider.js';
-import type { ToolRecord } from '../src/tools/runtime/web-tools.js';
+import type { ToolRecord } from '../src/tools/kinds/kind.js';
 import { clearOpenApiCache, MAX_OPERATIONS } from '../src/tools/runtime/openapi.js';
 import { createGuardedFetch } from '../src/ingest/fetch.js';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { createFinalAnswerFilter, parseReactOutput, reactArguments, reactStrategy, type ReactRun } from '../src/tools/runtime/react.js';
+import { createFinalAnswerFilter, parseReactOutput, reactArguments, reactStrategy, type ReactRun } from '../src/runs/react.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
 
 const SECRET = 'sk-tool-secret-4242';
@@ -134,19 +134,25 @@ after(() => {
 
 beforeEach(() => clearOpenApiCache());
 
+const children: { parent: ToolCallContext; agentId: string; input: string }[] = [];
+
+/** A call's context; its `runChild` answers as the run engine would, and records what it was asked. */
 function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
-  return { signal: new AbortController().signal, deadline: Date.now() + 10_000, runId: 'run-1', userId: 'user-1', depth: 0, ...overrides };
+  const parent: ToolCallContext = {
+    signal: new AbortController().signal, deadline: Date.now() + 10_000, runId: 'run-1', userId: 'user-1', depth: 0,
+    runChild: async (agentId, input) => {
+      children.push({ parent, agentId, input });
+      if (input === 'fail') throw new Error('The agent "AGENT-A" failed: boom');
+      return `answer from ${agentId} to ${input}`;
+    },
+    ...overrides,
+  };
+  return parent;
 }
 
-const children: { parent: ToolCallContext; agentId: string; input: string }[] = [];
 const deps: ToolProviderDeps = {
   fetch: (input, init) => fetch(input, init),
   findAgent: (userId, agentId) => (userId === 'user-1' && ['agent-a', 'agent-b'].includes(agentId) ? { id: agentId, name: agentId.toUpperCase() } : undefined),
-  runChild: async (parent, agentId, input) => {
-    children.push({ parent, agentId, input });
-    if (input === 'fail') throw new Error('The agent "AGENT-A" failed: boom');
-    return `answer from ${agentId} to ${input}`;
-  },
 };
 
 function tool(type: string, metadata: Record<string, unknown>, name = `My ${type} tool`, description: string | null = null): ToolRecord {
@@ -162,7 +168,7 @@ async function toolSet(...records: ToolRecord[]) {
   });
 }
 
-function only(set: { tools: RunTool[] }, name?: string): RunTool {
+function only(set: { tools: ToolFunction[] }, name?: string): ToolFunction {
   const found = name ? set.tools.find((t) => t.name === name) : set.tools[0];
   assert.ok(found, `no function ${name ?? ''} in ${set.tools.map((t) => t.name).join(', ')}`);
   return found;
@@ -358,12 +364,12 @@ describe('AGENT', () => {
 });
 
 describe('ReAct', () => {
-  const echo: RunTool = {
+  const echo: ToolFunction = {
     name: 'echo', description: 'Echoes.', toolId: 't1', toolName: 'Echo',
     parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
     call: async (args) => `echo:${(args as { input: string }).input}`,
   };
-  const failing: RunTool = { ...echo, name: 'broken', toolName: 'Broken', call: async () => { throw new Error('it broke'); } };
+  const failing: ToolFunction = { ...echo, name: 'broken', toolName: 'Broken', call: async () => { throw new Error('it broke'); } };
 
   it('parses actions and final answers, cutting the model\'s own Observation', () => {
     assert.deepEqual(parseReactOutput('Thought: look\nAction: echo\nAction Input: {"input": "a"}\nObservation: made up\nFinal Answer: no'), {
@@ -390,7 +396,7 @@ describe('ReAct', () => {
   });
 
   /** A run as the engine gives the strategy: scripted model replies, tool calls recorded. */
-  function fakeRun(script: string[], tools: RunTool[], streaming: boolean) {
+  function fakeRun(script: string[], tools: ToolFunction[], streaming: boolean) {
     const sent: ChatCompletionMessageParam[][] = [];
     const stops: (string[] | undefined)[] = [];
     const tokens: string[] = [];

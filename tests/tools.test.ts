@@ -116,6 +116,45 @@ describe('POST /tools', () => {
     }
   });
 
+  test("the keys a type reads must have their JSON types (422 at metadata.<key>); keys it does not read are kept as sent", async () => {
+    const { token } = await service.signUp();
+    const refused: [string, Record<string, unknown>, string][] = [
+      ['SEARCH', { url: 42 }, 'metadata.url'],
+      ['HOSTED_MODEL', { url: 'https://tool.example.com/run', headers: ['X-Key'] }, 'metadata.headers'],
+      ['ENGINE_ALPHA', { url: 'https://tool.example.com/run', headers: { 'X-Key': { nested: SECRET } } }, 'metadata.headers.X-Key'],
+      ['OPENAPI', { spec: 42 }, 'metadata.spec'],
+      ['AGENT', { agentId: null }, 'metadata.agentId'],
+    ];
+    for (const [type, metadata, path] of refused) {
+      const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'x', type, metadata } });
+      assertInvalid(reply, path);
+      assert.ok(!JSON.stringify(reply.body).includes(SECRET), 'a refused value is not echoed');
+    }
+    assert.deepEqual((await request('GET', '/api/v1/tools', { token })).body.data, []);
+    // What original clients send: settings of their own beside (or instead of) the keys a type reads.
+    const accepted: [string, Record<string, unknown>][] = [
+      ['SEARCH', { url: 'https://searx.example.org', headers: { 'X-Key': SECRET, 'X-Retries': 3 }, engines: ['ddg'] }],
+      ['AUTOMATION_NLA', { automation_nla_api_key: SECRET }],
+      ['OPENAPI', { url: 'https://api.example.com/openapi.json', headers: null, spec: null }],
+      ['AGENT', { note: 'no agent yet' }],
+    ];
+    for (const [type, metadata] of accepted) {
+      const tool = await createTool(token, { name: `ok ${type}`, type, metadata });
+      assert.deepEqual(JSON.parse(service.unseal(storedMetadata(tool.id)!)), metadata, type);
+    }
+  });
+
+  test('a PATCH of metadata alone is checked against the type the tool has', async () => {
+    const { token } = await service.signUp();
+    const tool = await createTool(token, { name: 'web', type: 'SEARCH', metadata: { url: 'https://searx.example.org' } });
+    const before = storedMetadata(tool.id);
+    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: ['https://a.example'] } } }), 'metadata.url');
+    assert.equal(storedMetadata(tool.id), before);
+    // SEARCH does not read `spec`: it is kept, not checked as an OPENAPI document.
+    assert.equal((await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: 'https://searx.example.org', spec: 42 } } })).status, 200);
+    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { type: 'OPENAPI', metadata: { spec: 42 } } }), 'metadata.spec');
+  });
+
   test('nothing is stored when validation fails', async () => {
     const { token } = await service.signUp();
     await request('POST', '/api/v1/tools', { token, body: { name: 'x', type: 'NOPE' } });

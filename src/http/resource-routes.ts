@@ -42,7 +42,7 @@ export interface ResourceSpec<Row, S extends AnySchema, C extends AnySchema, U e
   create: Verb & { body: C; check?: (input: v.InferOutput<C>, caller: Caller) => void | Promise<void>; after?: (row: Row) => void };
   /** false: the resource declares its own GET of one record. */
   get?: Verb | false;
-  update?: Verb & { body: U; check?: (change: v.InferOutput<U>, caller: Caller) => void | Promise<void>; after?: (row: Row) => void };
+  update?: Verb & { body: U; check?: (change: v.InferOutput<U>, caller: Caller, id: string) => void | Promise<void>; after?: (row: Row) => void };
   /** What DELETE answers: the deleted record (api-tokens) or null (everything else). */
   delete: Verb & { answers: 'record' | 'null' };
 }
@@ -133,7 +133,7 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
             update.after?.(row);
             return present(row, caller);
           };
-          const checked = update.check?.(body, caller);
+          const checked = update.check?.(body, caller, params.id);
           return checked instanceof Promise ? checked.then(change) : change();
         },
       }),

@@ -11,12 +11,24 @@ export type AnySchema = v.GenericSchema<unknown, unknown>;
 export function parse<S extends AnySchema>(schema: S, input: unknown, prefix = ''): v.InferOutput<S> {
   const result = v.safeParse(schema, input, { abortPipeEarly: true });
   if (result.success) return result.output;
+  throw invalidFields(result.issues, prefix);
+}
+
+/** `parse` for a schema with asynchronous checks. */
+export async function parseAsync<S extends v.GenericSchema | v.GenericSchemaAsync>(schema: S, input: unknown, prefix = ''): Promise<v.InferOutput<S>> {
+  const result = await v.safeParseAsync(schema, input, { abortPipeEarly: true });
+  if (result.success) return result.output;
+  throw invalidFields(result.issues, prefix);
+}
+
+/** The 422 for valibot's `issues`: one entry per field, its first problem. */
+function invalidFields(issues: readonly v.BaseIssue<unknown>[], prefix: string) {
   const byPath = new Map<string, FieldIssue>();
-  for (const issue of result.issues) {
+  for (const issue of issues) {
     const path = [prefix, v.getDotPath(issue)].filter(Boolean).join('.');
     if (!byPath.has(path)) byPath.set(path, { path, message: issue.message });
   }
-  throw validationFailed([...byPath.values()]);
+  return validationFailed([...byPath.values()]);
 }
 
 /** The request body, which must be a JSON object (a missing body counts as `{}`). */

@@ -1,6 +1,7 @@
 // The sizes of what the model controls in a run, and how a part past its bound is cut. The
 // operator's bounds are settings (RUN_ANSWER_MAX_BYTES, RUN_MAX_TOOL_CALLS, RUN_MEMORY_MAX_BYTES);
 // these are the fixed ones, and the words a run's `warnings` use when something was cut or refused.
+import { cutToBytes } from '../lib/utf8.js';
 
 /** Tool calls of one model reply that are run; the model is told the rest were not. */
 export const MAX_TOOL_CALLS_PER_REPLY = 32;
@@ -13,16 +14,6 @@ export const MAX_TOOL_ARGUMENT_CHARS = 64 * 1024;
 export const MAX_TOOL_OUTPUT_BYTES = 65 * 1024;
 /** How much of a refused call's arguments the step keeps. */
 const REFUSED_ARGUMENTS_KEPT = 200;
-
-/** `text` cut to at most `maxBytes` of UTF-8, never inside a character. */
-export function cutToBytes(text: string, maxBytes: number): string {
-  if (text.length * 3 <= maxBytes) return text; // no character takes more than 3 bytes per UTF-16 unit
-  const bytes = Buffer.from(text, 'utf8');
-  if (bytes.length <= maxBytes) return text;
-  let end = maxBytes;
-  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end -= 1; // back to the start of a character
-  return bytes.subarray(0, end).toString('utf8');
-}
 
 const kib = (bytes: number) => `${Math.round(bytes / 1024)} KiB`;
 

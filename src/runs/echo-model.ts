@@ -10,7 +10,7 @@
 //   every call has come back it answers with their results, one per line;
 // - usage: an estimate, about four characters a token.
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { OBSERVATION } from '../tools/runtime/react.js';
+import { OBSERVATION } from './react.js';
 import type { ChatApi, ChatParams } from './chat-api.js';
 
 /** A call the input asks for with a `/tool` line. */

@@ -13,7 +13,8 @@ import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { contextChunks, fillPrompt, sourcesOf, systemMessage } from './context.js';
-import { answerCut, cutToBytes } from './bounds.js';
+import { cutToBytes } from '../lib/utf8.js';
+import { answerCut } from './bounds.js';
 import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import { createChatApi } from './chat-api.js';
@@ -23,7 +24,7 @@ import { createRunSlots, type Admission } from './slots.js';
 import { strategies } from './strategies.js';
 import type { RunSource, RunStep, RunStore, RunUsage } from './store.js';
 import { createToolCaller } from './tool-calls.js';
-import type { RunToolSet, ToolCallContext } from './tool-types.js';
+import type { ToolCallContext, ToolProvider } from '../lib/tool-contract.js';
 
 /** Turns of a session replayed to the model (a turn is the user's input and the answer). */
 export const MEMORY_TURNS = 10;
@@ -66,11 +67,6 @@ export interface RunSink {
 
 export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
 
-/** Gives a run its tools (none until a provider is plugged in). */
-export type ToolProvider = (agent: RunAgent, caller: { id: string }, context: ToolCallContext) => Promise<RunToolSet>;
-
-const noTools: ToolProvider = async () => ({ tools: [], warnings: [] });
-
 /** A run checked and recorded (`running`), not yet run: hand it to `execute` at once. */
 export interface PreparedRun {
   runId: string;
@@ -90,6 +86,8 @@ export interface RunEngineDeps {
   stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; search: SearchStore };
   config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
+  /** Gives each run its tools (app.ts: the agent's linked tools, built by their kinds). */
+  tools: ToolProvider;
   /** Tests only: answers the DNS lookups of the endpoint check. */
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
@@ -101,7 +99,6 @@ export function createRunEngine(deps: RunEngineDeps) {
   const timeoutMs = config.runs.timeoutMs;
   const slots = createRunSlots(config.runs.concurrencyPerUser);
   const chatApi = createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks });
-  let toolProvider: ToolProvider = noTools;
   /** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
   const chains = new Map<string, { agentId: string; parentRunId: string | null }>();
 
@@ -225,14 +222,17 @@ export function createRunEngine(deps: RunEngineDeps) {
       // Sent even when the run was stopped before it began: a stream starts with `run`.
       sink.run?.({ runId, sessionId: prepared.sessionId });
       if (signal.aborted) throw signal.reason;
-      const toolContext: ToolCallContext = { signal, deadline: admission.deadline, runId, userId, depth: prepared.depth };
+      const toolContext: ToolCallContext = {
+        signal, deadline: admission.deadline, runId, userId, depth: prepared.depth,
+        runChild: (agentId, input) => runChildAgent(toolContext, agentId, input),
+      };
 
       // Documents as context.
       const chunks = contextChunks(stores.search, userId, agent.id, prepared.input);
       sources = sourcesOf(chunks);
       if (sources.length > 0) emit('sources', sources);
 
-      const toolSet = await toolProvider(agent, { id: userId }, toolContext);
+      const toolSet = await deps.tools(agent, { id: userId }, toolContext);
       warnings.push(...toolSet.warnings);
 
       const history = agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
@@ -287,7 +287,7 @@ export function createRunEngine(deps: RunEngineDeps) {
   }
 
   /**
-   * Runs another of the user's agents as a child of the run `parent` describes (the AGENT tool):
+   * Runs another of the user's agents as a child of the run `parent` describes (its context's `runChild`):
    * recorded with parentRunId, without memory, outside the concurrency limit, under the parent's
    * deadline and signal, at most MAX_DEPTH deep. Resolves with its answer; rejects with an Error
    * whose message is safe to give the model (missing agent, too deep, a cycle, the child's failure).
@@ -321,11 +321,6 @@ export function createRunEngine(deps: RunEngineDeps) {
   return {
     prepare,
     execute,
-    runChildAgent,
-    /** Plugs in the tools (the default offers none); the provider needs `runChildAgent`, hence no constructor option. */
-    setToolProvider(provider: ToolProvider): void {
-      toolProvider = provider;
-    },
     /** Marks the runs a stopped process left under way as failed (a start-up write: see becomePrimary in app.ts). */
     failInterruptedRuns(): void {
       const interrupted = stores.runs.failInterruptedRuns('interrupted: the service stopped before the run ended');

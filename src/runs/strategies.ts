@@ -3,9 +3,9 @@
 // (steps, limits, deadline, records) is the engine's.
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentType } from '../agents/schema.js';
-import { reactStrategy } from '../tools/runtime/react.js';
+import { reactStrategy } from './react.js';
 import { MAX_TOOL_CALLS_PER_REPLY, toolCallsOfReplyCut } from './bounds.js';
-import type { RunTool } from './tool-types.js';
+import type { ToolFunction } from '../lib/tool-contract.js';
 
 /** One model reply: its text and the tool calls it asks for (arguments as the model wrote them). */
 export interface ModelReply {
@@ -41,7 +41,7 @@ export interface ToolCallResult {
 export interface StrategyContext {
   /** System message, remembered turns, the user's input. A strategy may append to it. */
   messages: ChatCompletionMessageParam[];
-  tools: RunTool[];
+  tools: ToolFunction[];
   /** True when the client is streamed: `chat` with `streamTokens` forwards text as it comes, `emitToken` sends text. */
   streaming: boolean;
   signal: AbortSignal;
@@ -59,7 +59,7 @@ export interface StrategyContext {
 export type RunStrategy = (run: StrategyContext) => Promise<string>;
 
 /** The functions offered to a model with native tool calling. */
-function toOpenAiTools(tools: RunTool[]): ChatCompletionTool[] {
+function toOpenAiTools(tools: ToolFunction[]): ChatCompletionTool[] {
   return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
 }
 
@@ -87,7 +87,7 @@ export const nativeToolsStrategy: RunStrategy = async (run) => {
   }
 };
 
-/** Each agent type's strategy: REACT is the text ReAct loop (src/tools/runtime/react.ts). */
+/** Each agent type's strategy: REACT is the text ReAct loop (react.ts). */
 export const strategies: Record<AgentType, RunStrategy> = {
   VENDOR_A: nativeToolsStrategy,
   REACT: reactStrategy,

@@ -7,7 +7,7 @@ import { boundToolOutput, MAX_TOOL_ARGUMENT_CHARS, refusedArguments, toolCallsOf
 import { MAX_TOOL_ERROR_TEXT } from './failures.js';
 import type { ToolCallRequest, ToolCallResult } from './strategies.js';
 import type { RunStep } from './store.js';
-import type { RunTool, ToolCallContext } from './tool-types.js';
+import type { ToolFunction, ToolCallContext } from '../lib/tool-contract.js';
 
 export interface ToolCallEvents {
   toolCall(data: { id: string; tool: string; function: string; input: unknown }): void;
@@ -16,7 +16,7 @@ export interface ToolCallEvents {
 
 /** The run's `callTool`: each call is appended to `steps`; `warn` adds to the run's warnings. */
 export function createToolCaller(
-  tools: RunTool[],
+  tools: ToolFunction[],
   context: ToolCallContext,
   steps: RunStep[],
   events: ToolCallEvents,

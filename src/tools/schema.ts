@@ -3,15 +3,16 @@ import * as v from 'valibot';
 import { DescriptionSchema, JsonObjectSchema, NameSchema } from '../http/validate.js';
 import { Id, Timestamp } from '../http/shapes.js';
 import { UserSchema } from '../users/schema.js';
+import { TOOL_TYPES } from './kinds/index.js';
 
-export const TOOL_TYPES = ['SEARCH', 'ENGINE_ALPHA', 'HOSTED_MODEL', 'AUTOMATION_NLA', 'AGENT', 'OPENAPI'] as const;
+export { TOOL_TYPES };
 
 const fields = {
   name: NameSchema,
   type: v.picklist(TOOL_TYPES, `must be one of ${TOOL_TYPES.join(', ')}`),
   /** What the model is told the tool does; null: a default for the tool's type. */
   description: v.nullable(DescriptionSchema),
-  /** Settings such as automation_nla_api_key: stored, never returned. */
+  /** Settings such as automation_nla_api_key: stored, never returned; the keys its type reads are checked by the type's kind. */
   metadata: JsonObjectSchema,
 };
 

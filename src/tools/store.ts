@@ -4,8 +4,9 @@ import type { Sealer } from '../lib/secrets.js';
 import { unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
+import { kindOf } from './kinds/index.js';
+import type { ToolRecord } from './kinds/kind.js';
 import type { Tool, ToolChange, ToolInput } from './schema.js';
-import type { ToolRecord } from './runtime/web-tools.js';
 
 export interface ToolRow {
   id: string;
@@ -56,20 +57,22 @@ export function createToolStore(db: Db, sealer: Sealer) {
 
   const unseal = (sealed: string | null): Record<string, unknown> => (sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {});
 
-  /** An AGENT tool must name one of the user's own agents (when it names one at all): else a 422. */
-  function checkAgentReference(userId: string, type: string, metadata: Record<string, unknown>): void {
-    if (type !== 'AGENT' || metadata.agentId === undefined) return;
-    const agentId = metadata.agentId;
-    if (typeof agentId !== 'string' || !ownsAgent.get(agentId, userId)) throw unknownReference('metadata.agentId', 'agent');
+  /** The agents a tool's kind names in its metadata (AGENT's `agentId`) must be the user's own, where named: else a 422. */
+  function checkAgentReferences(userId: string, type: string, metadata: Record<string, unknown>): void {
+    for (const field of kindOf(type)?.agentFields ?? []) {
+      const agentId = metadata[field];
+      if (agentId === undefined) continue;
+      if (typeof agentId !== 'string' || !ownsAgent.get(agentId, userId)) throw unknownReference(`metadata.${field}`, 'agent');
+    }
   }
 
   const updateInTransaction = db.transaction((userId: string, id: string, change: ToolChange): ToolRow | undefined => {
     const stored = selectTypeAndMetadata.get(id, userId) as { type: string; metadata: string | null } | undefined;
     if (!stored) return undefined;
     const type = change.type ?? stored.type;
-    // Checked when the change makes the tool an AGENT tool or gives an AGENT tool new metadata; a rename is not.
-    if (type === 'AGENT' && (type !== stored.type || change.metadata !== undefined)) {
-      checkAgentReference(userId, type, change.metadata ?? unseal(stored.metadata));
+    // Checked when the change gives the tool another type or new metadata; a rename is not.
+    if (kindOf(type)?.agentFields && (type !== stored.type || change.metadata !== undefined)) {
+      checkAgentReferences(userId, type, change.metadata ?? unseal(stored.metadata));
     }
     const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
     return update.get(change.name ?? null, change.type ?? null, change.description === undefined ? 0 : 1, change.description ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
@@ -94,9 +97,9 @@ export function createToolStore(db: Db, sealer: Sealer) {
       }));
     },
 
-    /** Creates the tool; a 422 when an AGENT tool names an agent that is not the user's. */
+    /** Creates the tool; a 422 when its metadata names an agent that is not the user's. */
     create(userId: string, input: ToolInput): ToolRow {
-      checkAgentReference(userId, input.type, input.metadata);
+      checkAgentReferences(userId, input.type, input.metadata);
       const now = timestamp();
       const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, description: input.description, createdAt: now, updatedAt: now };
       insert.run(row.id, userId, row.name, row.type, row.description, sealer.seal(JSON.stringify(input.metadata)), now, now);

@@ -3,7 +3,8 @@
 // and the run record: they name the host and the status, never a header, a key or a query. A
 // service may echo the request: the tool's secrets are redacted from the body before it is cut,
 // and the beginning of a secret a cut falls inside is redacted too.
-import { cutToBytes } from '../../runs/bounds.js';
+import * as v from 'valibot';
+import { cutToBytes } from '../../lib/utf8.js';
 
 /** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -226,3 +227,25 @@ export function urlFromMetadata(metadata: Record<string, unknown>, field = 'url'
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { ok: false, reason: `metadata.${field} must be an http or https URL` };
   return { ok: true, value: url };
 }
+
+/** The `url` and optional `headers` a web tool needs, or why they are unusable. */
+export function targetFromMetadata(metadata: Record<string, unknown>): MetadataResult<{ url: URL; headers: Record<string, string> }> {
+  const url = urlFromMetadata(metadata);
+  if (!url.ok) return url;
+  const headers = headersFromMetadata(metadata);
+  if (!headers.ok) return headers;
+  return { ok: true, value: { url: url.value, headers: headers.value } };
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The types of the `url` and `headers` a web tool's metadata may give (what they say is read when a run builds the tool). */
+export const webTargetEntries = {
+  url: v.nullish(v.string('must be a string')),
+  headers: v.nullish(
+    v.pipe(
+      v.custom<Record<string, unknown>>(isPlainObject, 'must be an object of header names and values'),
+      v.record(v.string(), v.union([v.string(), v.number()], 'must be a string')),
+    ),
+  ),
+};

@@ -1,5 +1,5 @@
 // Function names the model sees: lowercase [a-z0-9_], at most 64 characters, unique within a run
-// (`_2`, `_3` … appended to repeats), and a default description per tool type.
+// (`_2`, `_3` … appended to repeats).
 
 export const MAX_FUNCTION_NAME = 64;
 
@@ -34,16 +34,3 @@ export function createFunctionNamer() {
 
 export type FunctionNamer = ReturnType<typeof createFunctionNamer>;
 
-/** What the model reads about a tool whose record has no description. */
-export function defaultDescription(type: string, detail?: string): string {
-  switch (type) {
-    case 'SEARCH':
-      return 'Searches the web. Returns the top 5 results (title, url, content) as JSON. Use it for recent events or facts you do not know.';
-    case 'AGENT':
-      return `Asks ${detail ? `the agent "${detail}"` : 'another agent'} a question and returns its answer.`;
-    case 'OPENAPI':
-      return detail ?? 'Calls an operation of a web API.';
-    default:
-      return 'Sends the input to an external service and returns its answer as text.';
-  }
-}

@@ -4,10 +4,9 @@
 // anything is sent, and the request goes to the spec's own server only: the model never chooses
 // the host, and path values cannot climb out of the operation's path.
 import type { Ajv, ValidateFunction } from 'ajv';
-import type { RunTool } from '../../runs/tool-types.js';
-import { callHttp, headersFromMetadata, ToolError, type MetadataResult, type ToolHttp } from './http-call.js';
-import type { FunctionNamer } from './naming.js';
-import type { ToolRecord } from './web-tools.js';
+import type { ToolFunction } from '../../lib/tool-contract.js';
+import type { Built, ToolRecord } from '../kinds/kind.js';
+import { callHttp, headersFromMetadata, ToolError, type ToolHttp } from './http-call.js';
 import { jsonDepth } from '../../http/validate.js';
 
 export const MAX_OPERATIONS = 32;
@@ -544,14 +543,14 @@ export function requestFor(service: OpenApiService, op: Operation, args: Json): 
   return { url, headers, json: op.bodyField === undefined ? undefined : args[op.bodyField] };
 }
 
-/** The functions of an OPENAPI tool, or why it cannot be offered; `warnings` lists skipped operations. */
+/** The functions of an OPENAPI tool (named by `name`), or why it cannot be offered; `warnings` lists skipped operations. */
 export async function openApiTools(
   tool: ToolRecord,
-  namer: FunctionNamer,
+  name: (text: string) => string,
   http: ToolHttp,
   signal: AbortSignal,
   deadline: number,
-): Promise<MetadataResult<{ tools: RunTool[]; warnings: string[] }>> {
+): Promise<Built> {
   const headers = headersFromMetadata(tool.metadata);
   if (!headers.ok) return headers;
   let service: OpenApiService;
@@ -562,8 +561,8 @@ export async function openApiTools(
     throw error;
   }
   if (service.operations.length === 0) return { ok: false, reason: 'its spec has no operation that can be offered' + (service.warnings.length ? ` (${service.warnings[0]})` : '') };
-  const tools = service.operations.map((op): RunTool => ({
-    name: namer(`${tool.name}_${op.operationId}`),
+  const functions = service.operations.map((op): ToolFunction => ({
+    name: name(`${tool.name}_${op.operationId}`),
     description: tool.description ? `${tool.description}: ${op.description}` : op.description,
     parameters: op.schema,
     toolId: tool.id,
@@ -580,5 +579,5 @@ export async function openApiTools(
       return answer.text;
     },
   }));
-  return { ok: true, value: { tools, warnings: service.warnings.map((warning) => `tool "${tool.name}": ${warning}`) } };
+  return { ok: true, value: { functions, warnings: service.warnings.map((warning) => `tool "${tool.name}": ${warning}`) } };
 }

@@ -2,6 +2,7 @@
 // The API's validation errors appear next to the field their `details` path names.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { ToolType } from '../../../tools/kinds/index.js';
 import { call, list, type Prompt, type Tag, type Tool } from '../api.js';
 import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, Select, TagChip, TextArea, TextField, type FormErrors } from '../ui.js';
 
@@ -165,14 +166,15 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
   );
 }
 
-const TOOL_TYPES: [string, string][] = [
-  ['SEARCH', 'SEARCH (a SearXNG instance)'],
-  ['OPENAPI', 'OPENAPI (operations of an OpenAPI document)'],
-  ['AGENT', 'AGENT (asks another of your agents)'],
-  ['ENGINE_ALPHA', 'ENGINE_ALPHA (plain HTTP tool)'],
-  ['HOSTED_MODEL', 'HOSTED_MODEL (plain HTTP tool)'],
-  ['AUTOMATION_NLA', 'AUTOMATION_NLA (plain HTTP tool)'],
-];
+/** The choices of the form, in this order; typed by the server's tool kinds, so a kind added there must be added here. */
+const TOOL_TYPES: Record<ToolType, string> = {
+  SEARCH: 'SEARCH (a SearXNG instance)',
+  OPENAPI: 'OPENAPI (operations of an OpenAPI document)',
+  AGENT: 'AGENT (asks another of your agents)',
+  ENGINE_ALPHA: 'ENGINE_ALPHA (plain HTTP tool)',
+  HOSTED_MODEL: 'HOSTED_MODEL (plain HTTP tool)',
+  AUTOMATION_NLA: 'AUTOMATION_NLA (plain HTTP tool)',
+};
 
 const TOOLS: ResourceSpec<Tool> = {
   path: '/tools',
@@ -181,7 +183,7 @@ const TOOLS: ResourceSpec<Tool> = {
   empty: 'No tools yet. A tool lets an agent search the web, call an HTTP API or ask another agent; create one, then link it to an agent.',
   fields: [
     { name: 'name', label: 'Name', required: true },
-    { name: 'type', label: 'Type', kind: 'select', options: TOOL_TYPES },
+    { name: 'type', label: 'Type', kind: 'select', options: Object.entries(TOOL_TYPES) },
     { name: 'description', label: 'Description', hint: 'What the model is told the tool does.' },
     {
       name: 'metadata',

@@ -3,13 +3,13 @@
 // "\nObservation:", run the tool and feed the Observation back, until it writes "Final Answer:".
 // It needs nothing from the model but text, so it works with models that have no tool calling.
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import type { RunTool } from '../../runs/tool-types.js';
+import type { ToolFunction } from '../lib/tool-contract.js';
 import { createReactScanner, FINAL_ANSWER, isSpace, scanReact } from './react-scan.js';
 
 export const OBSERVATION = '\nObservation:';
 
 /** The instructions appended to the system message: the tool list and the format (LangChain's MRKL prompt). */
-export function reactInstructions(tools: RunTool[]): string {
+export function reactInstructions(tools: ToolFunction[]): string {
   const list = tools
     .map((tool) => `${tool.name}: ${tool.description.replace(/\s+/g, ' ')} Arguments (JSON Schema): ${JSON.stringify((tool.parameters as { properties?: unknown }).properties ?? {})}`)
     .join('\n');
@@ -74,7 +74,7 @@ function withoutFence(actionInput: string): string {
 }
 
 /** The arguments an Action Input stands for: JSON when it reads as JSON, else the text for the function's only parameter. */
-export function reactArguments(tool: RunTool, actionInput: string): unknown {
+export function reactArguments(tool: ToolFunction, actionInput: string): unknown {
   const input = withoutFence(actionInput);
   const properties = Object.keys(((tool.parameters as { properties?: object }).properties ?? {}) as object);
   let parsed: unknown;
@@ -190,7 +190,7 @@ export function createFinalAnswerFilter(emit: (text: string) => void) {
 export interface ReactRun {
   /** System message, remembered turns, the user's input. */
   messages: ChatCompletionMessageParam[];
-  tools: RunTool[];
+  tools: ToolFunction[];
   streaming: boolean;
   /** One model call, counted against the step limit (which fails the run). `onText` sees streamed text as it comes. */
   chat(request: { messages: ChatCompletionMessageParam[]; stop?: string[]; streamTokens?: boolean; onText?: (text: string) => void }): Promise<{ content: string }>;

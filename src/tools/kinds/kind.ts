@@ -1,0 +1,65 @@
+// What a tool kind is: one object that says what its `metadata` holds, which of it is secret, what
+// the model reads about it, and how it becomes functions for a run. The kinds are listed in
+// index.ts; nothing else in the service names a kind.
+import type * as v from 'valibot';
+import type { ToolFunction } from '../../lib/tool-contract.js';
+import { ToolError, type MetadataResult, type ToolHttp } from '../runtime/http-call.js';
+
+/** A tool record as a run needs it: metadata unsealed. */
+export interface ToolRecord {
+  id: string;
+  name: string;
+  type: string;
+  description?: string | null;
+  metadata: Record<string, unknown>;
+}
+
+/** What a kind is given to turn one tool record into functions, at the start of a run. */
+export interface BuildContext {
+  tool: ToolRecord;
+  /** How its requests go out: the guarded fetch, the per-request timeout, its secrets (redacted from answers). */
+  http: ToolHttp;
+  /** The run's signal and deadline (for what a kind fetches before it can offer anything). */
+  signal: AbortSignal;
+  deadline: number;
+  /** The caller's agent with this id, or undefined. */
+  findAgent(agentId: string): { id: string; name: string } | undefined;
+  /** A function name unique within the run, from `text`; taken only for a function that is offered. */
+  name(text: string): string;
+}
+
+/** The functions of one tool and what was left out of it, or why it offers none (said in the run's warnings). */
+export type Built = MetadataResult<{ functions: ToolFunction[]; warnings: string[] }>;
+
+export interface ToolKind<Type extends string = string> {
+  /** The `type` clients send and get back. */
+  type: Type;
+  /** A few words on what it is, for people choosing a type. */
+  label: string;
+  /**
+   * Checks the metadata keys this kind reads, where they are given, and keeps every other key:
+   * clients put settings of their own there (a 422 on `metadata.<key>` otherwise).
+   */
+  metadataSchema: v.GenericSchema<Record<string, unknown>> | v.GenericSchemaAsync<Record<string, unknown>>;
+  /** Metadata keys whose every value is secret; any key named like a key, token or password is too. */
+  secretFields: readonly string[];
+  /** Metadata keys that name one of the caller's agents: checked when the tool is created or changed. */
+  agentFields?: readonly string[];
+  /** What the model reads about a tool of this kind that has no description (`detail`: what it calls). */
+  describe(detail?: string): string;
+  /** The functions a tool of this kind offers in one run. */
+  build(context: BuildContext): Promise<Built>;
+}
+
+/** `kind` as declared, its `type` kept as the literal it is. */
+export const defineKind = <const Type extends string>(kind: ToolKind<Type>): ToolKind<Type> => kind;
+
+/** One function offered, nothing left out. */
+export const offered = (fn: ToolFunction): Built => ({ ok: true, value: { functions: [fn], warnings: [] } });
+
+/** The one string field `field` of the model's arguments, or a ToolError saying what was expected. */
+export function stringArgument(args: unknown, field: string): string {
+  const value = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>)[field] : undefined;
+  if (typeof value !== 'string' || value.trim() === '') throw new ToolError(`invalid arguments: expected {"${field}": "<non-empty string>"}`);
+  return value;
+}
