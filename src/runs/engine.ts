@@ -4,7 +4,6 @@
 // `execute` searches the agent's documents, replays its memory, and lets the agent type's strategy
 // talk to the model (and tools) until an answer, a failure, the deadline, a disconnect or a
 // shutdown ends it. Every recorded run's end is recorded; the engine never answers HTTP itself.
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Config } from '../config.js';
 import type { AgentStore, RunAgent } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
@@ -17,6 +16,7 @@ import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './fai
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import { createChatApi } from './chat-api.js';
 import { echoChatApi } from './echo-model.js';
+import type { ChatMessage } from './messages.js';
 import { createModelCall } from './model-call.js';
 import { createRunSlots, type Admission } from './slots.js';
 import { strategies } from './strategies.js';
@@ -238,7 +238,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       const history = agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
         ? stores.runs.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
         : [];
-      const messages: ChatCompletionMessageParam[] = [
+      const messages: ChatMessage[] = [
         { role: 'system', content: systemMessage(prepared.system, chunks) },
         ...history.map((message) => ({ role: message.role, content: message.content })),
         { role: 'user', content: prepared.input },
