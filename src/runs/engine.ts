@@ -4,19 +4,21 @@
 // `execute` searches the agent's documents, replays its memory, and lets the agent type's strategy
 // talk to the model (and tools) until an answer, a failure, the deadline, a disconnect or a
 // shutdown ends it. Every recorded run's end is recorded; the engine never answers HTTP itself.
+// What a run reports while it runs, its end included, goes through the run's emitter (events.ts).
 import type { Config } from '../config.js';
 import type { AgentStore, RunAgent } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
-import { CONTEXT_CHUNKS, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from './context.js';
+import { CONTEXT_CHUNKS, DEFAULT_SYSTEM_MESSAGE, anyWordQuery, fillPrompt, sourcesOf, systemMessage } from './context.js';
 import { answerCut, cutToBytes } from './bounds.js';
 import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import { createChatApi } from './chat-api.js';
+import { createRunEmitter, type RunEmitter, type RunEvent, type RunObserver } from './events.js';
 import { echoChatApi } from './echo-model.js';
-import type { ChatMessage } from './messages.js';
+import type { ChatMessage, PriorMessage } from './messages.js';
 import { createModelCall } from './model-call.js';
 import { createRunSlots, type Admission } from './slots.js';
 import { strategies } from './strategies.js';
@@ -37,6 +39,14 @@ export interface RunRequest {
   stream: boolean;
   /** The session an agent with memory uses when `sessionId` is null (default: a new one). */
   defaultSessionId?: string;
+  /**
+   * The conversation before `input`, oldest first, as the caller holds it (a stateless
+   * chat-completions call): given, it takes the place of memory, so no session is replayed or
+   * written. The route that takes it bounds it, as it bounds `input`.
+   */
+  messages?: PriorMessage[];
+  /** The caller's own system instructions, added after the agent's prompt in the system message. */
+  instructions?: string[];
 }
 
 /** A finished run as invoke answers it. */
@@ -52,15 +62,10 @@ export interface RunResult {
   ms: number;
 }
 
-/** Where a run's progress goes while it runs (a stream); all optional. */
-export interface RunSink {
+/** How `execute` runs a prepared run. */
+export interface ExecuteOptions {
   /** The client went away: the run is cancelled (with the RunAbort it aborts with, if any). */
   cancel?: AbortSignal;
-  run?(data: { runId: string; sessionId: string | null }): void;
-  token?(text: string): void;
-  toolCall?(data: { id: string; tool: string; function: string; input: unknown }): void;
-  toolResult?(data: { id: string; output?: string; error?: string }): void;
-  sources?(sources: RunSource[]): void;
 }
 
 export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
@@ -76,13 +81,20 @@ export interface PreparedRun {
   userId: string;
   agent: RunAgent;
   endpoint: ModelEndpoint;
+  /** The agent's filled prompt and the caller's instructions; null: neither (the default system message). */
   system: string | null;
   input: string;
   sessionId: string | null;
+  /** The session's last turns are replayed, and a successful turn is added to it. */
+  remembers: boolean;
+  /** The conversation the caller gave (`RunRequest.messages`), replayed instead of memory. */
+  conversation: PriorMessage[] | null;
   stream: boolean;
   parentRunId: string | null;
   depth: number;
   admission: Admission;
+  /** Everything the run reports; subscribe before `execute`, which sends `run` first and an end last. */
+  events: RunEmitter;
 }
 
 export interface RunEngineDeps {
@@ -103,6 +115,9 @@ export function createRunEngine(deps: RunEngineDeps) {
   let toolProvider: ToolProvider = noTools;
   /** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
   const chains = new Map<string, { agentId: string; parentRunId: string | null }>();
+  /** What sees every run's events (see `observe`). */
+  const observers = new Set<RunObserver>();
+  const listenerFailed = (error: unknown) => log.error({ msg: 'a listener of run events failed', error: describeError(error) });
 
   /**
    * Checks an admitted run and records it; releases the admission and throws a RunFailure when it
@@ -118,7 +133,9 @@ export function createRunEngine(deps: RunEngineDeps) {
     try {
       const endpoint = resolveEndpoint(agent.llm, config.runs);
       const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
-      const system = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
+      const prompted = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
+      const instructions = request.instructions ?? [];
+      const system = instructions.length === 0 ? prompted : [prompted ?? DEFAULT_SYSTEM_MESSAGE, ...instructions].join('\n\n');
       try {
         await checkEndpoint(endpoint, { allowPrivateNetworks: config.allowPrivateNetworks, signal: admission.signal, resolve: deps.resolveHost });
       } catch (error) {
@@ -126,11 +143,21 @@ export function createRunEngine(deps: RunEngineDeps) {
       }
       const stopped = abortFailure(admission.signal, timeoutMs, 'check');
       if (stopped) throw stopped;
-      const sessionId = agent.hasMemory && parent === null ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
-      const runId = record({ userId, agentId: agent.id, parentRunId: parent?.runId ?? null, sessionId, input: request.input, model: endpoint.model });
+      const conversation = request.messages ?? null;
+      const usesMemory = agent.hasMemory && parent === null && conversation === null;
+      const sessionId = usesMemory ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
+      const parentRunId = parent?.runId ?? null;
+      const runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model });
+      const events = createRunEmitter(listenerFailed);
+      const run = { runId, userId, agentId: agent.id, parentRunId };
+      for (const observer of observers) {
+        events.subscribe((event) => {
+          if (observers.has(observer)) observer(run, event);
+        });
+      }
       return {
-        runId, userId, agent, endpoint, system, input: request.input, sessionId, stream: request.stream,
-        parentRunId: parent?.runId ?? null, depth: parent === null ? 0 : parent.depth + 1, admission,
+        runId, userId, agent, endpoint, system, input: request.input, sessionId, remembers: usesMemory && sessionId !== null, conversation, stream: request.stream,
+        parentRunId, depth: parent === null ? 0 : parent.depth + 1, admission, events,
       };
     } catch (error) {
       admission.release();
@@ -174,14 +201,15 @@ export function createRunEngine(deps: RunEngineDeps) {
    * Runs a prepared run to its end. Never throws: the outcome says how it ended, and the run record
    * (and, for a successful run with memory, the session) is written before it resolves.
    */
-  async function execute(prepared: PreparedRun, sink: RunSink = {}): Promise<RunOutcome> {
+  async function execute(prepared: PreparedRun, options: ExecuteOptions = {}): Promise<RunOutcome> {
     const { runId, agent, endpoint, userId, admission } = prepared;
     const signal = admission.signal;
+    const { cancel } = options;
     const started = performance.now();
     chains.set(runId, { agentId: agent.id, parentRunId: prepared.parentRunId });
-    const onCancel = () => admission.abort(sink.cancel?.reason instanceof RunAbort ? sink.cancel.reason : new RunAbort('cancelled'));
-    sink.cancel?.addEventListener('abort', onCancel, { once: true });
-    if (sink.cancel?.aborted) onCancel();
+    const onCancel = () => admission.abort(cancel?.reason instanceof RunAbort ? cancel.reason : new RunAbort('cancelled'));
+    cancel?.addEventListener('abort', onCancel, { once: true });
+    if (cancel?.aborted) onCancel();
 
     const steps: RunStep[] = [];
     let sources: RunSource[] = [];
@@ -190,11 +218,10 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (!warnings.includes(message)) warnings.push(message);
     };
     let usage = (): RunUsage | null => null;
-    const streaming = prepared.stream && sink.token !== undefined;
-    // Nothing more is sent once the run was stopped (the stream then ends with its error).
-    const emit = <K extends keyof RunSink>(name: K, ...args: Parameters<Exclude<RunSink[K], AbortSignal | undefined>>) => {
-      const listener = sink[name] as ((...values: unknown[]) => void) | undefined;
-      if (listener && !signal.aborted) listener(...args);
+    const streaming = prepared.stream;
+    // Nothing more is reported once the run was stopped but its end (a stream then ends with its error).
+    const emit = (event: RunEvent) => {
+      if (!signal.aborted) prepared.events.emit(event);
     };
     // What the model writes is kept (and streamed) up to RUN_ANSWER_MAX_BYTES: past it, cut with a warning.
     const { answerMaxBytes } = config.runBounds;
@@ -208,13 +235,13 @@ export function createRunEngine(deps: RunEngineDeps) {
       if (tokenBytes >= answerMaxBytes) return;
       const piece = cutToBytes(text, answerMaxBytes - tokenBytes);
       tokenBytes = piece === text ? tokenBytes + Buffer.byteLength(text) : answerMaxBytes;
-      if (piece !== '') emit('token', piece);
+      if (piece !== '') emit({ name: 'token', data: { text: piece } });
     };
     const ended = (status: 'succeeded' | 'failed' | 'cancelled', output: string | null, error: string | null, memory: boolean) =>
       stores.runs.finishRunSoon(
         runId,
         { status, output, error, steps, sources, warnings, usage: usage(), ms: Math.round(performance.now() - started) },
-        memory && agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
+        memory && prepared.remembers && prepared.sessionId !== null
           ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
           : null,
       );
@@ -222,7 +249,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     let outcome: RunOutcome;
     try {
       // Sent even when the run was stopped before it began: a stream starts with `run`.
-      sink.run?.({ runId, sessionId: prepared.sessionId });
+      prepared.events.emit({ name: 'run', data: { runId, sessionId: prepared.sessionId } });
       if (signal.aborted) throw signal.reason;
       const toolContext: ToolCallContext = { signal, deadline: admission.deadline, runId, userId, depth: prepared.depth };
 
@@ -230,14 +257,15 @@ export function createRunEngine(deps: RunEngineDeps) {
       const query = anyWordQuery(prepared.input);
       const chunks = query ? stores.runs.searchContext(userId, agent.id, query, CONTEXT_CHUNKS) : [];
       sources = sourcesOf(chunks);
-      if (sources.length > 0) emit('sources', sources);
+      if (sources.length > 0) emit({ name: 'sources', data: sources });
 
       const toolSet = await toolProvider(agent, { id: userId }, toolContext);
       warnings.push(...toolSet.warnings);
 
-      const history = agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
-        ? stores.runs.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
-        : [];
+      const history = prepared.conversation
+        ?? (prepared.remembers && prepared.sessionId !== null
+          ? stores.runs.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
+          : []);
       const messages: ChatMessage[] = [
         { role: 'system', content: systemMessage(prepared.system, chunks) },
         ...history.map((message) => ({ role: message.role, content: message.content })),
@@ -252,8 +280,8 @@ export function createRunEngine(deps: RunEngineDeps) {
         return Object.assign(reply, { content: boundAnswer(reply.content) });
       };
       const callTool = createToolCaller(toolSet.tools, toolContext, steps, {
-        toolCall: (data) => emit('toolCall', data),
-        toolResult: (data) => emit('toolResult', data),
+        toolCall: (data) => emit({ name: 'tool_call', data }),
+        toolResult: (data) => emit({ name: 'tool_result', data }),
       }, { maxCalls: config.runBounds.maxToolCalls, warn });
 
       const output = boundAnswer(await strategies[agent.type]({
@@ -279,10 +307,11 @@ export function createRunEngine(deps: RunEngineDeps) {
       }
       outcome = { ok: false, runId, failure };
     } finally {
-      sink.cancel?.removeEventListener('abort', onCancel);
+      cancel?.removeEventListener('abort', onCancel);
       chains.delete(runId);
       admission.release();
     }
+    prepared.events.emit(outcome.ok ? { name: 'done', data: outcome.result } : { name: 'error', data: { code: outcome.failure.code, message: outcome.failure.message } });
     return outcome;
   }
 
@@ -322,6 +351,11 @@ export function createRunEngine(deps: RunEngineDeps) {
     prepare,
     execute,
     runChildAgent,
+    /** Adds an observer of every run's events from the next run on (child runs included); returns what removes it. */
+    observe(observer: RunObserver): () => void {
+      observers.add(observer);
+      return () => observers.delete(observer);
+    },
     /** Plugs in the tools (the default offers none); the provider needs `runChildAgent`, hence no constructor option. */
     setToolProvider(provider: ToolProvider): void {
       toolProvider = provider;

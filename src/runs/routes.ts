@@ -7,7 +7,8 @@ import { ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
-import type { PreparedRun, RunEngine, RunOutcome, RunSink } from './engine.js';
+import type { PreparedRun, RunEngine } from './engine.js';
+import { isEndEvent, type RunEventListener } from './events.js';
 import { RunFailure, type FailureCode } from './failures.js';
 import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
 import type { RunListRow, RunRow, RunStore } from './store.js';
@@ -90,25 +91,28 @@ function clientGone(ctx: AppContext): AbortSignal {
   return controller.signal;
 }
 
-/** Runs `prepared` into `sse` and ends the stream with what `last` makes of the outcome. */
-function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, sink: RunSink, last: (outcome: RunOutcome) => string[]): void {
-  void engine
-    .execute(prepared, sink)
-    .catch((): RunOutcome => ({ ok: false, runId: prepared.runId, failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
-    .then((outcome) => sse.end(...last(outcome)));
+/**
+ * Runs `prepared` into `sse`: `write` is subscribed to the run's events and ends the stream at
+ * the run's end. The client going away cancels the run.
+ */
+function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, write: RunEventListener): void {
+  prepared.events.subscribe(write);
+  // `execute` never throws; should it all the same, the stream still ends.
+  void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
 }
 
-/** A sink that writes a run's progress as the named JSON events of a streamed invoke. */
-function eventSink(sse: SseStream): RunSink {
-  return {
-    cancel: sse.clientGone,
-    run: (data) => sse.event('run', data),
-    token: (text) => sse.event('token', { text }),
-    toolCall: (data) => sse.event('tool_call', data),
-    toolResult: (data) => sse.event('tool_result', data),
-    sources: (sources) => sse.event('sources', sources),
-  };
-}
+/** A streamed invoke: each event as a named JSON event; the end is sent even to a client that was cut off. */
+const invokeEvents = (sse: SseStream): RunEventListener => (event) => {
+  if (isEndEvent(event)) sse.end(formatEvent(event.name, JSON.stringify(event.data)));
+  else sse.event(event.name, event.data);
+};
+
+/** A streamed predict (the original API): the tokens as raw `data:` lines, a failure as an `error` event, then `[END]`. */
+const predictEvents = (sse: SseStream): RunEventListener => (event) => {
+  if (event.name === 'token') sse.text(event.data.text);
+  else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
+  else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
+};
 
 const ok = (ctx: AppContext, data: unknown) => {
   ctx.status = 200;
@@ -151,9 +155,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
           return ok(ctx, outcome.result);
         }
         const sse = new SseStream(ctx, keepAliveMs);
-        streamRun(engine, prepared, sse, eventSink(sse), (outcome) => [
-          outcome.ok ? formatEvent('done', JSON.stringify(outcome.result)) : formatEvent('error', JSON.stringify({ code: outcome.failure.code, message: outcome.failure.message })),
-        ]);
+        streamRun(engine, prepared, sse, invokeEvents(sse));
       },
     }),
     defineRoute({
@@ -188,10 +190,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
           return ok(ctx, outcome.result.output);
         }
         const sse = new SseStream(ctx, keepAliveMs, headers);
-        streamRun(engine, prepared, sse, { cancel: sse.clientGone, token: (text) => sse.text(text) }, (outcome) => [
-          ...(outcome.ok ? [] : [formatEvent('error', outcome.failure.message)]),
-          formatEvent(undefined, '[END]'),
-        ]);
+        streamRun(engine, prepared, sse, predictEvents(sse));
       },
     }),
     defineRoute({
