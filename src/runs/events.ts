@@ -5,7 +5,7 @@
 // event log, webhooks) observes all runs through the engine. The names and data are those of a
 // streamed invoke, so a subscriber can pass them on as they are.
 import type { FailureCode } from './failures.js';
-import type { RunResult } from './engine.js';
+import type { RunResult } from './run.js';
 import type { RunSource } from './store.js';
 
 /** The model called a tool (`input`: its arguments, or the text it wrote when they are not JSON). */

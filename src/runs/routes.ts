@@ -7,10 +7,12 @@ import { ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
-import type { PreparedRun, RunEngine } from './engine.js';
+import type { RunEngine } from './engine.js';
+import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
 import { RunFailure, type FailureCode } from './failures.js';
 import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
+import type { MemoryStore } from './memory-store.js';
 import type { RunListRow, RunRow, RunStore } from './store.js';
 import {
   INVOKE_EVENTS,
@@ -29,6 +31,7 @@ import {
 export interface RunRouteDeps {
   agents: AgentStore;
   runs: RunStore;
+  memory: MemoryStore;
   engine: RunEngine;
   /** How often an idle stream gets a comment line (15 s; tests shorten it). */
   keepAliveMs?: number;
@@ -119,7 +122,7 @@ const ok = (ctx: AppContext, data: unknown) => {
   ctx.body = { success: true, data };
 };
 
-export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
+export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
   const tag = 'Runs';
   const agentOf = (userId: string, id: string) => {
     const agent = agents.get(userId, id);
@@ -247,7 +250,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       success: { status: 200, description: 'A page of sessions, oldest first.', page: SessionSchema },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
-        const page = runs.listSessions(params.id, pageRequest(query, (id) => runs.seqOfSession(params.id, id)));
+        const page = memory.listSessions(params.id, pageRequest(query, (id) => memory.seqOfSession(params.id, id)));
         return page;
       },
     }),
@@ -264,8 +267,8 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       success: { status: 200, description: 'A page of messages, oldest first.', page: MessageSchema },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
-        if (!runs.getSession(params.id, params.sessionId)) throw notFound('Session');
-        return runs.listMessages(params.id, params.sessionId, pageRequest(query, (id) => runs.seqOfMessage(params.id, params.sessionId, id)));
+        if (!memory.getSession(params.id, params.sessionId)) throw notFound('Session');
+        return memory.listMessages(params.id, params.sessionId, pageRequest(query, (id) => memory.seqOfMessage(params.id, params.sessionId, id)));
       },
     }),
     defineRoute({
@@ -280,7 +283,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       success: { status: 200, description: 'Deleted: data is null.', data: v.null() },
       handler: ({ caller, params }) => {
         agentOf(caller.id, params.id);
-        if (!runs.deleteSession(params.id, params.sessionId)) throw notFound('Session');
+        if (!memory.deleteSession(params.id, params.sessionId)) throw notFound('Session');
         return null;
       },
     }),
