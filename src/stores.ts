@@ -11,6 +11,7 @@ import { createPromptStore } from './prompts/store.js';
 import { createTagStore } from './tags/store.js';
 import { createToolStore } from './tools/store.js';
 import { createUserStore } from './users/store.js';
+import { createMemoryStore } from './runs/memory-store.js';
 import { createRunStore } from './runs/store.js';
 
 export type Stores = ReturnType<typeof createStores>;
@@ -18,6 +19,7 @@ export type Stores = ReturnType<typeof createStores>;
 /** `allowPrivateNetworks`: the ALLOW_PRIVATE_NETWORKS setting, which decides which model URLs an agent may be saved with. */
 export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetworks?: boolean } = {}) {
   const allowPrivateNetworks = options.allowPrivateNetworks ?? false;
+  const memory = createMemoryStore(db);
   return {
     users: createUserStore(db),
     apiTokens: createApiTokenStore(db),
@@ -30,6 +32,7 @@ export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetw
     agents: createAgentStore(db, sealer, { allowPrivateNetworks }),
     agentDocuments: createAgentDocumentStore(db),
     agentTools: createAgentToolStore(db),
-    runs: createRunStore(db),
+    runs: createRunStore(db, memory),
+    memory,
   };
 }

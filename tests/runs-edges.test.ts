@@ -11,6 +11,7 @@ import { assertNotFound, errorOf, startService, testConfig, waitFor, type Json, 
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
 import { createRunStore, type RunEnd } from '../src/runs/store.js';
+import { createMemoryStore } from '../src/runs/memory-store.js';
 import { createChatApi } from '../src/runs/chat-api.js';
 
 const fake: FakeOpenAI = await startFakeOpenAI();
@@ -259,7 +260,7 @@ describe('ends of runs committed together', () => {
     assert.equal(get(a).output, 'answer one');
     assert.equal(get(b).status, 'running', 'the failed end left nothing behind');
     assert.equal(get(c).output, 'first end');
-    assert.deepEqual(runs.recentMessages(agent.id, 's1', 10).map((m) => m.content), ['one', 'answer one'], 'only the end that was written added its turn');
+    assert.deepEqual(createMemoryStore(service.db).recentMessages(agent.id, 's1', 10).map((m) => m.content), ['one', 'answer one'], 'only the end that was written added its turn');
   });
 });
 

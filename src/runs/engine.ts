@@ -1,89 +1,28 @@
-// Running an agent, in two steps. `prepare` admits the run (a concurrency slot, the deadline),
-// checks everything that can be decided before the model is called (agent, endpoint, prompt) and
-// records the run; a failure there is a RunFailure the caller answers as an ordinary error. Then
-// `execute` searches the agent's documents, replays its memory, and lets the agent type's strategy
-// talk to the model (and tools) until an answer, a failure, the deadline, a disconnect or a
-// shutdown ends it. Every recorded run's end is recorded; the engine never answers HTTP itself.
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+// Running an agent, in two steps: `prepare` (prepare.ts) admits, checks and records a run; a
+// failure there is a RunFailure the caller answers as an ordinary error. `execute` (execute.ts)
+// runs it to its end, which is always recorded. A run of an agent may start runs of other agents
+// (child-runs.ts). What a run reports, its end included, goes through the run's emitter
+// (events.ts), which its caller subscribes to and the engine's observers see. The engine never
+// answers HTTP itself.
 import type { Config } from '../config.js';
-import type { AgentStore, RunAgent } from '../agents/store.js';
+import type { AgentStore } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
 import type { SearchStore } from '../documents/search-store.js';
+import type { ToolProvider } from '../lib/tool-contract.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
-import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
-import { contextChunks, fillPrompt, sourcesOf, systemMessage } from './context.js';
-import { cutToBytes } from '../lib/utf8.js';
-import { answerCut } from './bounds.js';
-import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
-import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import { createChatApi } from './chat-api.js';
-import { echoChatApi } from './echo-model.js';
-import { createModelCall } from './model-call.js';
-import { createRunSlots, type Admission } from './slots.js';
-import { strategies } from './strategies.js';
-import type { RunSource, RunStep, RunStore, RunUsage } from './store.js';
-import { createToolCaller } from './tool-calls.js';
-import type { ToolCallContext, ToolProvider } from '../lib/tool-contract.js';
-
-/** Turns of a session replayed to the model (a turn is the user's input and the answer). */
-export const MEMORY_TURNS = 10;
-/** How deep agents may call agents (a top-level run is depth 0). */
-export const MAX_DEPTH = 3;
-
-/** What POST /agents/{id}/invoke (or predict) asks for, validated. */
-export interface RunRequest {
-  input: string;
-  variables: Record<string, string>;
-  sessionId: string | null;
-  stream: boolean;
-  /** The session an agent with memory uses when `sessionId` is null (default: a new one). */
-  defaultSessionId?: string;
-}
-
-/** A finished run as invoke answers it. */
-export interface RunResult {
-  runId: string;
-  sessionId: string | null;
-  output: string;
-  model: string;
-  steps: RunStep[];
-  sources: RunSource[];
-  warnings: string[];
-  usage: RunUsage | null;
-  ms: number;
-}
-
-/** Where a run's progress goes while it runs (a stream); all optional. */
-export interface RunSink {
-  /** The client went away: the run is cancelled (with the RunAbort it aborts with, if any). */
-  cancel?: AbortSignal;
-  run?(data: { runId: string; sessionId: string | null }): void;
-  token?(text: string): void;
-  toolCall?(data: { id: string; tool: string; function: string; input: unknown }): void;
-  toolResult?(data: { id: string; output?: string; error?: string }): void;
-  sources?(sources: RunSource[]): void;
-}
-
-export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
-
-/** A run checked and recorded (`running`), not yet run: hand it to `execute` at once. */
-export interface PreparedRun {
-  runId: string;
-  userId: string;
-  agent: RunAgent;
-  endpoint: ModelEndpoint;
-  system: string | null;
-  input: string;
-  sessionId: string | null;
-  stream: boolean;
-  parentRunId: string | null;
-  depth: number;
-  admission: Admission;
-}
+import { createChildRuns } from './child-runs.js';
+import { createRunEmitter, type RunInfo, type RunObserver } from './events.js';
+import { createExecutor } from './execute.js';
+import { createPreparer } from './prepare.js';
+import type { RunChains } from './run.js';
+import { createRunSlots } from './slots.js';
+import type { MemoryStore } from './memory-store.js';
+import type { RunStore } from './store.js';
 
 export interface RunEngineDeps {
-  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; search: SearchStore };
+  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; memory: MemoryStore; search: SearchStore };
   config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
   /** Gives each run its tools (app.ts: the agent's linked tools, built by their kinds). */
@@ -96,231 +35,39 @@ export type RunEngine = ReturnType<typeof createRunEngine>;
 
 export function createRunEngine(deps: RunEngineDeps) {
   const { stores, config, log } = deps;
-  const timeoutMs = config.runs.timeoutMs;
   const slots = createRunSlots(config.runs.concurrencyPerUser);
-  const chatApi = createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks });
-  /** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
-  const chains = new Map<string, { agentId: string; parentRunId: string | null }>();
+  const chains: RunChains = new Map();
+  /** What sees every run's events (see `observe`). */
+  const observers = new Set<RunObserver>();
+  const listenerFailed = (error: unknown) => log.error({ msg: 'a listener of run events failed', error: describeError(error) });
 
-  /**
-   * Checks an admitted run and records it; releases the admission and throws a RunFailure when it
-   * cannot run (the endpoint check stops at the deadline or a shutdown like the run would).
-   */
-  async function begin(
-    userId: string,
-    agent: RunAgent,
-    request: RunRequest,
-    admission: Admission,
-    parent: { runId: string; depth: number } | null,
-  ): Promise<PreparedRun> {
-    try {
-      const endpoint = resolveEndpoint(agent.llm, config.runs);
-      const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
-      const system = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
-      try {
-        await checkEndpoint(endpoint, { allowPrivateNetworks: config.allowPrivateNetworks, signal: admission.signal, resolve: deps.resolveHost });
-      } catch (error) {
-        throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
-      }
-      const stopped = abortFailure(admission.signal, timeoutMs, 'check');
-      if (stopped) throw stopped;
-      const sessionId = agent.hasMemory && parent === null ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
-      const runId = record({ userId, agentId: agent.id, parentRunId: parent?.runId ?? null, sessionId, input: request.input, model: endpoint.model });
-      return {
-        runId, userId, agent, endpoint, system, input: request.input, sessionId, stream: request.stream,
-        parentRunId: parent?.runId ?? null, depth: parent === null ? 0 : parent.depth + 1, admission,
-      };
-    } catch (error) {
-      admission.release();
-      throw error;
-    }
-  }
-
-  /** Records a new run; a RunFailure when its agent was deleted meanwhile or the database refused. */
-  function record(run: Parameters<RunStore['startRun']>[0]): string {
-    let started: ReturnType<RunStore['startRun']>;
-    try {
-      started = stores.runs.startRun(run);
-    } catch (error) {
-      log.error({ msg: 'could not record a new run', error: describeError(error) });
-      throw new RunFailure('unavailable', 'The run could not be started; try again.');
-    }
-    if (!started) throw agentNotFound();
-    return started.id;
-  }
-
-  /** Admits, checks and records a top-level run; throws the RunFailure that says why it cannot run. */
-  async function prepare(userId: string, agentId: string, request: RunRequest): Promise<PreparedRun> {
-    const agent = stores.agents.getForRun(userId, agentId);
-    if (!agent) throw agentNotFound();
-    // Admitted (a slot taken) before the endpoint check: its DNS lookup uses libuv's small thread
-    // pool (shared with password hashing), so a user may not have more lookups in flight than runs.
-    const admission = slots.admit(userId, Date.now() + timeoutMs);
-    return begin(userId, agent, request, admission, null);
-  }
-
-  /** Whatever ended a run, as a RunFailure whose message names the cause and never a key. */
-  function failureOf(error: unknown, signal: AbortSignal, endpoint: ModelEndpoint): RunFailure {
-    const stopped = abortFailure(signal, timeoutMs);
-    if (stopped) return stopped;
-    if (error instanceof RunFailure) return error;
-    log.error({ msg: 'run failed unexpectedly', error: redact(describeError(error), endpoint, 4000) });
-    return new RunFailure('internal', 'The run failed unexpectedly.');
-  }
-
-  /**
-   * Runs a prepared run to its end. Never throws: the outcome says how it ended, and the run record
-   * (and, for a successful run with memory, the session) is written before it resolves.
-   */
-  async function execute(prepared: PreparedRun, sink: RunSink = {}): Promise<RunOutcome> {
-    const { runId, agent, endpoint, userId, admission } = prepared;
-    const signal = admission.signal;
-    const started = performance.now();
-    chains.set(runId, { agentId: agent.id, parentRunId: prepared.parentRunId });
-    const onCancel = () => admission.abort(sink.cancel?.reason instanceof RunAbort ? sink.cancel.reason : new RunAbort('cancelled'));
-    sink.cancel?.addEventListener('abort', onCancel, { once: true });
-    if (sink.cancel?.aborted) onCancel();
-
-    const steps: RunStep[] = [];
-    let sources: RunSource[] = [];
-    const warnings: string[] = [];
-    const warn = (message: string) => {
-      if (!warnings.includes(message)) warnings.push(message);
-    };
-    let usage = (): RunUsage | null => null;
-    const streaming = prepared.stream && sink.token !== undefined;
-    // Nothing more is sent once the run was stopped (the stream then ends with its error).
-    const emit = <K extends keyof RunSink>(name: K, ...args: Parameters<Exclude<RunSink[K], AbortSignal | undefined>>) => {
-      const listener = sink[name] as ((...values: unknown[]) => void) | undefined;
-      if (listener && !signal.aborted) listener(...args);
-    };
-    // What the model writes is kept (and streamed) up to RUN_ANSWER_MAX_BYTES: past it, cut with a warning.
-    const { answerMaxBytes } = config.runBounds;
-    const boundAnswer = (text: string) => {
-      const cut = cutToBytes(text, answerMaxBytes);
-      if (cut !== text) warn(answerCut(answerMaxBytes));
-      return cut;
-    };
-    let tokenBytes = 0;
-    const emitToken = (text: string) => {
-      if (tokenBytes >= answerMaxBytes) return;
-      const piece = cutToBytes(text, answerMaxBytes - tokenBytes);
-      tokenBytes = piece === text ? tokenBytes + Buffer.byteLength(text) : answerMaxBytes;
-      if (piece !== '') emit('token', piece);
-    };
-    const ended = (status: 'succeeded' | 'failed' | 'cancelled', output: string | null, error: string | null, memory: boolean) =>
-      stores.runs.finishRunSoon(
-        runId,
-        { status, output, error, steps, sources, warnings, usage: usage(), ms: Math.round(performance.now() - started) },
-        memory && agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
-          ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
-          : null,
-      );
-
-    let outcome: RunOutcome;
-    try {
-      // Sent even when the run was stopped before it began: a stream starts with `run`.
-      sink.run?.({ runId, sessionId: prepared.sessionId });
-      if (signal.aborted) throw signal.reason;
-      const toolContext: ToolCallContext = {
-        signal, deadline: admission.deadline, runId, userId, depth: prepared.depth,
-        runChild: (agentId, input) => runChildAgent(toolContext, agentId, input),
-      };
-
-      // Documents as context.
-      const chunks = contextChunks(stores.search, userId, agent.id, prepared.input);
-      sources = sourcesOf(chunks);
-      if (sources.length > 0) emit('sources', sources);
-
-      const toolSet = await deps.tools(agent, { id: userId }, toolContext);
-      warnings.push(...toolSet.warnings);
-
-      const history = agent.hasMemory && prepared.sessionId !== null && prepared.parentRunId === null
-        ? stores.runs.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
-        : [];
-      const messages: ChatCompletionMessageParam[] = [
-        { role: 'system', content: systemMessage(prepared.system, chunks) },
-        ...history.map((message) => ({ role: message.role, content: message.content })),
-        { role: 'user', content: prepared.input },
-      ];
-      const model = createModelCall({
-        endpoint, api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken,
+  /** A new run's emitter, each observer subscribed (until it is removed). */
+  function emitterOf(run: RunInfo) {
+    const events = createRunEmitter(listenerFailed);
+    for (const observer of observers) {
+      events.subscribe((event) => {
+        if (observers.has(observer)) observer(run, event);
       });
-      usage = model.usage;
-      const chat: typeof model.chat = async (request) => {
-        const reply = await model.chat(request);
-        return Object.assign(reply, { content: boundAnswer(reply.content) });
-      };
-      const callTool = createToolCaller(toolSet.tools, toolContext, steps, {
-        toolCall: (data) => emit('toolCall', data),
-        toolResult: (data) => emit('toolResult', data),
-      }, { maxCalls: config.runBounds.maxToolCalls, warn });
-
-      const output = boundAnswer(await strategies[agent.type]({
-        messages, tools: toolSet.tools, streaming, signal, chat, callTool, emitToken, warn,
-      }));
-      if (signal.aborted) throw signal.reason;
-      const recorded = await ended('succeeded', output, null, true);
-      // Deleted while it ran: its runs went with it, so there is no run to answer with.
-      if (!recorded && !stores.agents.get(userId, agent.id)) {
-        outcome = { ok: false, runId, failure: agentNotFound() };
-      } else {
-        outcome = {
-          ok: true,
-          result: { runId, sessionId: prepared.sessionId, output, model: endpoint.model, steps, sources, warnings, usage: usage(), ms: Math.round(performance.now() - started) },
-        };
-      }
-    } catch (error) {
-      const failure = failureOf(error, signal, endpoint);
-      try {
-        await ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure.message, false);
-      } catch (recordError) {
-        log.error({ msg: 'could not record the end of a run', runId, error: describeError(recordError) });
-      }
-      outcome = { ok: false, runId, failure };
-    } finally {
-      sink.cancel?.removeEventListener('abort', onCancel);
-      chains.delete(runId);
-      admission.release();
     }
-    return outcome;
+    return events;
   }
 
-  /**
-   * Runs another of the user's agents as a child of the run `parent` describes (its context's `runChild`):
-   * recorded with parentRunId, without memory, outside the concurrency limit, under the parent's
-   * deadline and signal, at most MAX_DEPTH deep. Resolves with its answer; rejects with an Error
-   * whose message is safe to give the model (missing agent, too deep, a cycle, the child's failure).
-   */
-  async function runChildAgent(parent: ToolCallContext, agentId: string, input: string): Promise<string> {
-    if (parent.depth + 1 > MAX_DEPTH) throw new Error(`Agents may call agents at most ${MAX_DEPTH} deep.`);
-    const chain: string[] = [];
-    for (let runId: string | null = parent.runId; runId !== null; runId = chains.get(runId)?.parentRunId ?? null) {
-      const run = chains.get(runId);
-      if (!run) break;
-      chain.push(run.agentId);
-    }
-    if (chain.includes(agentId)) throw new Error('That agent is already running in this chain of calls; calling it again would loop.');
-    const agent = stores.agents.getForRun(parent.userId, agentId);
-    if (!agent) throw new Error('The agent this tool calls no longer exists.');
-    let prepared: PreparedRun;
-    try {
-      const admission = slots.admit(null, parent.deadline, parent.signal);
-      prepared = await begin(parent.userId, agent, { input, variables: {}, sessionId: null, stream: false }, admission, { runId: parent.runId, depth: parent.depth });
-    } catch (error) {
-      if (!(error instanceof RunFailure)) throw error;
-      if (error.code === 'not_found') throw new Error('The agent this tool calls no longer exists.');
-      const details = error.details ?? [];
-      throw new Error(`The agent "${agent.name}" cannot run: ${details.map((d) => `${d.path} ${d.message}`).join('; ') || error.message}`);
-    }
-    const outcome = await execute(prepared);
-    if (outcome.ok) return outcome.result.output;
-    throw new Error(`The agent "${agent.name}" failed: ${outcome.failure.message}`);
-  }
+  const { prepare, begin } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
+  const execute = createExecutor({
+    stores, config, log, chains, chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks }), tools: deps.tools,
+    // A tool's context offers its run's children (the AGENT kind); runChildAgent is made below, called later.
+    runChild: (parent, agentId, input) => runChildAgent(parent, agentId, input),
+  });
+  const runChildAgent = createChildRuns({ agents: stores.agents, slots, chains, begin, execute });
 
   return {
     prepare,
     execute,
+    /** Adds an observer of every run's events from the next run on (child runs included); returns what removes it. */
+    observe(observer: RunObserver): () => void {
+      observers.add(observer);
+      return () => observers.delete(observer);
+    },
     /** Marks the runs a stopped process left under way as failed (a start-up write: see becomePrimary in app.ts). */
     failInterruptedRuns(): void {
       const interrupted = stores.runs.failInterruptedRuns('interrupted: the service stopped before the run ended');

@@ -2,10 +2,14 @@
 // together from their pieces), counted against RUN_MAX_STEPS, under the run's signal (aborted at
 // its deadline), with the usage the server reports added up. A call that fails throws a
 // RunFailure in words (or the signal's reason, when the run was stopped).
+// This is the edge between the run and the model's API: the conversation (src/runs/messages.ts)
+// goes out as chat-completions messages and tools, and the answer comes back as a ModelReply.
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { ChatApi, ChatParams } from './chat-api.js';
 import type { ModelEndpoint } from './model.js';
 import { RunFailure } from './failures.js';
-import type { ChatRequest, ModelReply, ToolCallRequest } from './strategies.js';
+import type { ChatMessage, FunctionSpec, ModelReply, ToolCallRequest } from './messages.js';
+import type { ChatRequest } from './strategies.js';
 import type { RunUsage } from './store.js';
 
 export interface ModelCallOptions {
@@ -18,6 +22,27 @@ export interface ModelCallOptions {
   /** Sends text to the client as `token` events. */
   emitToken(text: string): void;
 }
+
+/** A message of the conversation as the chat-completions API takes it. */
+function wireMessage(message: ChatMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case 'assistant':
+      if (!message.toolCalls || message.toolCalls.length === 0) return { role: 'assistant', content: message.content };
+      return {
+        role: 'assistant',
+        content: message.content === '' ? null : message.content,
+        tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+      };
+    case 'tool':
+      return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
+    default:
+      return { role: message.role, content: message.content };
+  }
+}
+
+/** The functions offered, as the chat-completions API takes them. */
+const wireTools = (functions: FunctionSpec[]): ChatCompletionTool[] =>
+  functions.map((spec) => ({ type: 'function', function: { name: spec.name, description: spec.description, parameters: spec.parameters } }));
 
 /** The run's `chat`, and the usage its calls reported (null while none did). */
 export function createModelCall(options: ModelCallOptions): { chat(request: ChatRequest): Promise<ModelReply>; usage(): RunUsage | null } {
@@ -78,8 +103,8 @@ export function createModelCall(options: ModelCallOptions): { chat(request: Chat
       calls += 1;
       const params: ChatParams = {
         model: endpoint.model,
-        messages: request.messages,
-        ...(request.tools && request.tools.length > 0 ? { tools: request.tools } : {}),
+        messages: request.messages.map(wireMessage),
+        ...(request.tools && request.tools.length > 0 ? { tools: wireTools(request.tools) } : {}),
         ...(request.stop ? { stop: request.stop } : {}),
       };
       return streaming ? streamed(params, request) : plain(params);

@@ -2,7 +2,7 @@
 // the system message, the model writes Thought / Action / Action Input, we stop it at
 // "\nObservation:", run the tool and feed the Observation back, until it writes "Final Answer:".
 // It needs nothing from the model but text, so it works with models that have no tool calling.
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatMessage } from './messages.js';
 import type { ToolFunction } from '../lib/tool-contract.js';
 import { createReactScanner, FINAL_ANSWER, isSpace, scanReact } from './react-scan.js';
 
@@ -189,11 +189,11 @@ export function createFinalAnswerFilter(emit: (text: string) => void) {
 /** What the ReAct loop needs of a run (the run engine's strategy context has it). */
 export interface ReactRun {
   /** System message, remembered turns, the user's input. */
-  messages: ChatCompletionMessageParam[];
+  messages: ChatMessage[];
   tools: ToolFunction[];
   streaming: boolean;
   /** One model call, counted against the step limit (which fails the run). `onText` sees streamed text as it comes. */
-  chat(request: { messages: ChatCompletionMessageParam[]; stop?: string[]; streamTokens?: boolean; onText?: (text: string) => void }): Promise<{ content: string }>;
+  chat(request: { messages: ChatMessage[]; stop?: string[]; streamTokens?: boolean; onText?: (text: string) => void }): Promise<{ content: string }>;
   /** Runs one call and records it as a step; a failure comes back as `error`. */
   callTool(call: { id: string; name: string; arguments: string }): Promise<{ output?: string; error?: string }>;
   /** Sends text to a streamed client. */

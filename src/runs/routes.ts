@@ -7,9 +7,12 @@ import { ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
-import type { PreparedRun, RunEngine, RunOutcome, RunSink } from './engine.js';
+import type { RunEngine } from './engine.js';
+import type { PreparedRun } from './run.js';
+import { isEndEvent, type RunEventListener } from './events.js';
 import { RunFailure, type FailureCode } from './failures.js';
 import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
+import type { MemoryStore } from './memory-store.js';
 import type { RunListRow, RunRow, RunStore } from './store.js';
 import {
   INVOKE_EVENTS,
@@ -28,6 +31,7 @@ import {
 export interface RunRouteDeps {
   agents: AgentStore;
   runs: RunStore;
+  memory: MemoryStore;
   engine: RunEngine;
   /** How often an idle stream gets a comment line (15 s; tests shorten it). */
   keepAliveMs?: number;
@@ -90,32 +94,35 @@ function clientGone(ctx: AppContext): AbortSignal {
   return controller.signal;
 }
 
-/** Runs `prepared` into `sse` and ends the stream with what `last` makes of the outcome. */
-function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, sink: RunSink, last: (outcome: RunOutcome) => string[]): void {
-  void engine
-    .execute(prepared, sink)
-    .catch((): RunOutcome => ({ ok: false, runId: prepared.runId, failure: new RunFailure('internal', 'The run failed unexpectedly.') }))
-    .then((outcome) => sse.end(...last(outcome)));
+/**
+ * Runs `prepared` into `sse`: `write` is subscribed to the run's events and ends the stream at
+ * the run's end. The client going away cancels the run.
+ */
+function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, write: RunEventListener): void {
+  prepared.events.subscribe(write);
+  // `execute` never throws; should it all the same, the stream still ends.
+  void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
 }
 
-/** A sink that writes a run's progress as the named JSON events of a streamed invoke. */
-function eventSink(sse: SseStream): RunSink {
-  return {
-    cancel: sse.clientGone,
-    run: (data) => sse.event('run', data),
-    token: (text) => sse.event('token', { text }),
-    toolCall: (data) => sse.event('tool_call', data),
-    toolResult: (data) => sse.event('tool_result', data),
-    sources: (sources) => sse.event('sources', sources),
-  };
-}
+/** A streamed invoke: each event as a named JSON event; the end is sent even to a client that was cut off. */
+const invokeEvents = (sse: SseStream): RunEventListener => (event) => {
+  if (isEndEvent(event)) sse.end(formatEvent(event.name, JSON.stringify(event.data)));
+  else sse.event(event.name, event.data);
+};
+
+/** A streamed predict (the original API): the tokens as raw `data:` lines, a failure as an `error` event, then `[END]`. */
+const predictEvents = (sse: SseStream): RunEventListener => (event) => {
+  if (event.name === 'token') sse.text(event.data.text);
+  else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
+  else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
+};
 
 const ok = (ctx: AppContext, data: unknown) => {
   ctx.status = 200;
   ctx.body = { success: true, data };
 };
 
-export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
+export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
   const tag = 'Runs';
   const agentOf = (userId: string, id: string) => {
     const agent = agents.get(userId, id);
@@ -151,9 +158,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
           return ok(ctx, outcome.result);
         }
         const sse = new SseStream(ctx, keepAliveMs);
-        streamRun(engine, prepared, sse, eventSink(sse), (outcome) => [
-          outcome.ok ? formatEvent('done', JSON.stringify(outcome.result)) : formatEvent('error', JSON.stringify({ code: outcome.failure.code, message: outcome.failure.message })),
-        ]);
+        streamRun(engine, prepared, sse, invokeEvents(sse));
       },
     }),
     defineRoute({
@@ -188,10 +193,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
           return ok(ctx, outcome.result.output);
         }
         const sse = new SseStream(ctx, keepAliveMs, headers);
-        streamRun(engine, prepared, sse, { cancel: sse.clientGone, token: (text) => sse.text(text) }, (outcome) => [
-          ...(outcome.ok ? [] : [formatEvent('error', outcome.failure.message)]),
-          formatEvent(undefined, '[END]'),
-        ]);
+        streamRun(engine, prepared, sse, predictEvents(sse));
       },
     }),
     defineRoute({
@@ -248,7 +250,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       success: { status: 200, description: 'A page of sessions, oldest first.', page: SessionSchema },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
-        const page = runs.listSessions(params.id, pageRequest(query, (id) => runs.seqOfSession(params.id, id)));
+        const page = memory.listSessions(params.id, pageRequest(query, (id) => memory.seqOfSession(params.id, id)));
         return page;
       },
     }),
@@ -265,8 +267,8 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       success: { status: 200, description: 'A page of messages, oldest first.', page: MessageSchema },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
-        if (!runs.getSession(params.id, params.sessionId)) throw notFound('Session');
-        return runs.listMessages(params.id, params.sessionId, pageRequest(query, (id) => runs.seqOfMessage(params.id, params.sessionId, id)));
+        if (!memory.getSession(params.id, params.sessionId)) throw notFound('Session');
+        return memory.listMessages(params.id, params.sessionId, pageRequest(query, (id) => memory.seqOfMessage(params.id, params.sessionId, id)));
       },
     }),
     defineRoute({
@@ -281,7 +283,7 @@ export function runRoutes({ agents, runs, engine, keepAliveMs = KEEP_ALIVE_MS }:
       success: { status: 200, description: 'Deleted: data is null.', data: v.null() },
       handler: ({ caller, params }) => {
         agentOf(caller.id, params.id);
-        if (!runs.deleteSession(params.id, params.sessionId)) throw notFound('Session');
+        if (!memory.deleteSession(params.id, params.sessionId)) throw notFound('Session');
         return null;
       },
     }),

@@ -1,8 +1,10 @@
-// SQL for running agents: run records and memory (sessions and their messages).
+// SQL for running agents: run records. A run's end and the turn it adds to its session's memory
+// (memory-store.ts) are committed together.
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
-import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS, SESSION_TITLE_CHARS } from './schema.js';
+import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS } from './schema.js';
+import { createMemoryStore, type MemoryStore, type RunMemory } from './memory-store.js';
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -64,30 +66,6 @@ export interface RunEnd {
   ms: number;
 }
 
-/** The turn a successful run of an agent with memory adds to its session. */
-export interface RunMemory {
-  agentId: string;
-  sessionId: string;
-  input: string;
-}
-
-export interface SessionRow {
-  id: string;
-  agentId: string;
-  title: string | null;
-  messages: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface MessageRow {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  runId: string | null;
-  createdAt: string;
-}
-
 const RUN_COLUMNS = `id, user_id AS userId, agent_id AS agentId, parent_run_id AS parentRunId, session_id AS sessionId,
   status, input, output, error, model, steps, sources, warnings, usage,
   started_at AS startedAt, finished_at AS finishedAt, ms`;
@@ -133,15 +111,9 @@ function listRunFromRow(raw: Record<string, unknown>): RunListRow {
   return Object.assign(run, { truncated: raw.truncated === 1 });
 }
 
-const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
-  (SELECT substr(m.content, 1, ${SESSION_TITLE_CHARS}) FROM agent_messages m
-    WHERE m.session_seq = s.seq AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS title,
-  (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq) AS messages,
-  s.created_at AS createdAt, s.updated_at AS updatedAt`;
-
 export type RunStore = ReturnType<typeof createRunStore>;
 
-export function createRunStore(db: Db) {
+export function createRunStore(db: Db, memoryStore: MemoryStore = createMemoryStore(db)) {
   // Only while the agent (and the parent run) still exist: one deleted meanwhile is not an error of the database.
   const insertRun = db.prepare(
     `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at)
@@ -172,56 +144,15 @@ export function createRunStore(db: Db) {
   );
   const selectUserRuns = db.prepare(`SELECT ${LIST_RUN_COLUMNS} FROM agent_runs WHERE user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`);
 
-  const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
-  const insertSession = db.prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)`);
-  const touchSession = db.prepare(`UPDATE agent_sessions SET updated_at = ? WHERE seq = ?`);
-  const selectSessions = db.prepare(
-    `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.seq > ? ORDER BY s.seq LIMIT ?`,
-  );
-  const selectSession = db.prepare(`SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.id = ?`);
-  const deleteSession = db.prepare(`DELETE FROM agent_sessions WHERE agent_id = ? AND id = ?`);
-  const selectMessages = db.prepare(
-    `SELECT m.id, m.role, m.content, m.run_id AS runId, m.created_at AS createdAt
-       FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
-      WHERE s.agent_id = ? AND s.id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
-  );
-  const selectMessageSeq = db.prepare(
-    `SELECT m.seq FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq WHERE s.agent_id = ? AND s.id = ? AND m.id = ?`,
-  ).pluck();
-  // The newest `limit` messages whose sizes, added up from the newest, stay within `maxBytes`: only
-  // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying it.
-  const selectRecentMessages = db.prepare(
-    `SELECT role, content FROM (
-       SELECT seq, role, content, sum(octet_length(content)) OVER (ORDER BY seq DESC) AS total FROM (
-         SELECT m.seq, m.role, m.content FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
-          WHERE s.agent_id = @agentId AND s.id = @sessionId ORDER BY m.seq DESC LIMIT @limit
-       )
-     ) WHERE total <= @maxBytes ORDER BY seq`,
-  );
-  const insertMessage = db.prepare(
-    `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  );
-
-  const ensureSession = (agentId: string, sessionId: string, now: string): number => {
-    const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
-    if (seq !== undefined) return seq;
-    return Number(insertSession.run(sessionId, agentId, now, now).lastInsertRowid);
-  };
-
   const finishInTransaction = db.transaction(
-    (runId: string, end: RunEnd, memory: RunMemory | null): boolean => {
+    (runId: string, end: RunEnd, turn: RunMemory | null): boolean => {
       const now = timestamp();
       const changed = finishRun.run(
         end.status, end.output, end.error, JSON.stringify(end.steps), JSON.stringify(end.sources), JSON.stringify(end.warnings),
         end.usage === null ? null : JSON.stringify(end.usage), now, end.ms, runId,
       ).changes > 0;
       // Only a successful turn is remembered: a failed one would teach the model a half answer.
-      if (changed && memory && end.status === 'succeeded' && end.output !== null) {
-        const sessionSeq = ensureSession(memory.agentId, memory.sessionId, now);
-        insertMessage.run(newId(), sessionSeq, memory.agentId, 'user', memory.input, runId, now);
-        insertMessage.run(newId(), sessionSeq, memory.agentId, 'assistant', end.output, runId, now);
-        touchSession.run(now, sessionSeq);
-      }
+      if (changed && turn && end.status === 'succeeded' && end.output !== null) memoryStore.rememberTurn(turn, end.output, runId, now);
       return changed;
     },
   );
@@ -326,37 +257,6 @@ export function createRunStore(db: Db) {
     listUserRuns(userId: string, page: PageRequest): Page<RunListRow> {
       const raws = selectUserRuns.all(userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<string, unknown>[];
       return toPage(raws.map(listRunFromRow), page.limit);
-    },
-
-    /**
-     * The last `limit` messages of a session, oldest first (empty for a new session): the newest
-     * whole turns that fit in `maxBytes` of UTF-8 together.
-     */
-    recentMessages(agentId: string, sessionId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): { role: 'user' | 'assistant'; content: string }[] {
-      const messages = selectRecentMessages.all({ agentId, sessionId, limit, maxBytes }) as { role: 'user' | 'assistant'; content: string }[];
-      // An answer whose question did not fit is left out too: a turn is replayed whole or not at all.
-      return messages[0]?.role === 'assistant' ? messages.slice(1) : messages;
-    },
-
-    /** The cursor of a session of the agent (for paging sessions). */
-    seqOfSession(agentId: string, sessionId: string): number | undefined {
-      return selectSessionSeq.get(agentId, sessionId) as number | undefined;
-    },
-    listSessions(agentId: string, page: PageRequest): Page<SessionRow> {
-      return toPage(selectSessions.all(agentId, page.afterSeq, page.limit + 1) as SessionRow[], page.limit);
-    },
-    getSession(agentId: string, sessionId: string): SessionRow | undefined {
-      return selectSession.get(agentId, sessionId) as SessionRow | undefined;
-    },
-    /** Deletes a session and its messages; false when the agent has no such session. */
-    deleteSession(agentId: string, sessionId: string): boolean {
-      return deleteSession.run(agentId, sessionId).changes > 0;
-    },
-    seqOfMessage(agentId: string, sessionId: string, messageId: string): number | undefined {
-      return selectMessageSeq.get(agentId, sessionId, messageId) as number | undefined;
-    },
-    listMessages(agentId: string, sessionId: string, page: PageRequest): Page<MessageRow> {
-      return toPage(selectMessages.all(agentId, sessionId, page.afterSeq, page.limit + 1) as MessageRow[], page.limit);
     },
   };
 }

@@ -1,29 +1,16 @@
 // How each agent type reaches its answer. A strategy sees the conversation, the tools and two
 // calls — one to the model, one to a tool — and resolves with the final text; the run around it
 // (steps, limits, deadline, records) is the engine's.
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { AgentType } from '../agents/schema.js';
 import { reactStrategy } from './react.js';
 import { MAX_TOOL_CALLS_PER_REPLY, toolCallsOfReplyCut } from './bounds.js';
 import type { ToolFunction } from '../lib/tool-contract.js';
-
-/** One model reply: its text and the tool calls it asks for (arguments as the model wrote them). */
-export interface ModelReply {
-  content: string;
-  toolCalls: ToolCallRequest[];
-}
-
-/** A tool call as the model asked for it. */
-export interface ToolCallRequest {
-  id: string;
-  name: string;
-  arguments: string;
-}
+import type { ChatMessage, FunctionSpec, ModelReply, ToolCallRequest } from './messages.js';
 
 /** What one model call is asked. */
 export interface ChatRequest {
-  messages: ChatCompletionMessageParam[];
-  tools?: ChatCompletionTool[];
+  messages: ChatMessage[];
+  tools?: FunctionSpec[];
   stop?: string[];
   /** Streamed runs only: send the text to the client as `token` events as it comes. */
   streamTokens?: boolean;
@@ -39,8 +26,8 @@ export interface ToolCallResult {
 
 /** What a strategy works with: the conversation so far, the tools, and one call each to the model and a tool. */
 export interface StrategyContext {
-  /** System message, remembered turns, the user's input. A strategy may append to it. */
-  messages: ChatCompletionMessageParam[];
+  /** System message, the conversation before (remembered or given), the user's input. A strategy may append to it. */
+  messages: ChatMessage[];
   tools: ToolFunction[];
   /** True when the client is streamed: `chat` with `streamTokens` forwards text as it comes, `emitToken` sends text. */
   streaming: boolean;
@@ -59,13 +46,13 @@ export interface StrategyContext {
 export type RunStrategy = (run: StrategyContext) => Promise<string>;
 
 /** The functions offered to a model with native tool calling. */
-function toOpenAiTools(tools: ToolFunction[]): ChatCompletionTool[] {
-  return tools.map((tool) => ({ type: 'function', function: { name: tool.name, description: tool.description, parameters: tool.parameters } }));
+function functionsOf(tools: ToolFunction[]): FunctionSpec[] {
+  return tools.map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters }));
 }
 
 /** Native tool calling (VENDOR_A): the model asks for tool calls, gets their results, until it answers in text. */
 export const nativeToolsStrategy: RunStrategy = async (run) => {
-  const offered = run.tools.length > 0 ? toOpenAiTools(run.tools) : undefined;
+  const offered = run.tools.length > 0 ? functionsOf(run.tools) : undefined;
   for (;;) {
     const reply = await run.chat({ messages: run.messages, tools: offered, streamTokens: true });
     if (reply.toolCalls.length === 0) return reply.content;
@@ -73,16 +60,12 @@ export const nativeToolsStrategy: RunStrategy = async (run) => {
     const calls = reply.toolCalls.slice(0, MAX_TOOL_CALLS_PER_REPLY);
     const note = calls.length < reply.toolCalls.length ? toolCallsOfReplyCut(reply.toolCalls.length) : undefined;
     if (note) run.warn(note);
-    run.messages.push({
-      role: 'assistant',
-      content: reply.content === '' ? null : reply.content,
-      tool_calls: calls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
-    });
+    run.messages.push({ role: 'assistant', content: reply.content, toolCalls: calls });
     for (const [index, call] of calls.entries()) {
       const result = await run.callTool(call);
       const content = result.error === undefined ? result.output ?? '' : `Error: ${result.error}`;
       const last = index === calls.length - 1;
-      run.messages.push({ role: 'tool', tool_call_id: call.id, content: last && note ? `${content}\n\n[Note: ${note} Ask for at most ${MAX_TOOL_CALLS_PER_REPLY} at once.]` : content });
+      run.messages.push({ role: 'tool', toolCallId: call.id, content: last && note ? `${content}\n\n[Note: ${note} Ask for at most ${MAX_TOOL_CALLS_PER_REPLY} at once.]` : content });
     }
   }
 };

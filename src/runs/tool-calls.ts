@@ -5,7 +5,8 @@
 // whose arguments pass MAX_TOOL_ARGUMENT_CHARS is refused with the beginning of them recorded.
 import { boundToolOutput, MAX_TOOL_ARGUMENT_CHARS, refusedArguments, toolCallsOfRunRefused } from './bounds.js';
 import { MAX_TOOL_ERROR_TEXT } from './failures.js';
-import type { ToolCallRequest, ToolCallResult } from './strategies.js';
+import type { ToolCallRequest } from './messages.js';
+import type { ToolCallResult } from './strategies.js';
 import type { RunStep } from './store.js';
 import type { ToolFunction, ToolCallContext } from '../lib/tool-contract.js';
 

@@ -1,0 +1,94 @@
+// Preparing a run: everything that can be decided before the model is called. The run is admitted
+// (a concurrency slot, the deadline), its agent, endpoint and prompt are checked, and it is recorded
+// `running` with its emitter; a failure here is a RunFailure the caller answers as an ordinary
+// error, and nothing of the run is left behind.
+import type { Config } from '../config.js';
+import type { AgentStore, RunAgent } from '../agents/store.js';
+import type { PromptStore } from '../prompts/store.js';
+import type { ResolvedAddress } from '../ingest/fetch.js';
+import { newId } from '../lib/ids.js';
+import { describeError, type Logger } from '../lib/log.js';
+import { DEFAULT_SYSTEM_MESSAGE, fillPrompt } from './context.js';
+import type { RunEmitter, RunInfo } from './events.js';
+import { abortFailure, agentNotFound, RunFailure } from './failures.js';
+import { checkEndpoint, resolveEndpoint } from './model.js';
+import type { PreparedRun, RunRequest } from './run.js';
+import type { Admission, RunSlots } from './slots.js';
+import type { RunStore } from './store.js';
+
+export interface PrepareDeps {
+  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore };
+  config: Pick<Config, 'runs' | 'allowPrivateNetworks'>;
+  log: Logger;
+  slots: RunSlots;
+  /** The emitter of a new run (the engine's observers already subscribed). */
+  emitterOf(run: RunInfo): RunEmitter;
+  /** Tests only: answers the DNS lookups of the endpoint check. */
+  resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
+}
+
+/** The parent of a child run (null: a top-level run). */
+export type ParentRun = { runId: string; depth: number } | null;
+
+export function createPreparer(deps: PrepareDeps) {
+  const { stores, config, log } = deps;
+  const timeoutMs = config.runs.timeoutMs;
+
+  /** Records a new run; a RunFailure when its agent was deleted meanwhile or the database refused. */
+  function record(run: Parameters<RunStore['startRun']>[0]): string {
+    let started: ReturnType<RunStore['startRun']>;
+    try {
+      started = stores.runs.startRun(run);
+    } catch (error) {
+      log.error({ msg: 'could not record a new run', error: describeError(error) });
+      throw new RunFailure('unavailable', 'The run could not be started; try again.');
+    }
+    if (!started) throw agentNotFound();
+    return started.id;
+  }
+
+  /**
+   * Checks an admitted run and records it; releases the admission and throws a RunFailure when it
+   * cannot run (the endpoint check stops at the deadline or a shutdown like the run would).
+   */
+  async function begin(userId: string, agent: RunAgent, request: RunRequest, admission: Admission, parent: ParentRun): Promise<PreparedRun> {
+    try {
+      const endpoint = resolveEndpoint(agent.llm, config.runs);
+      const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
+      const prompted = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
+      const instructions = request.instructions ?? [];
+      const system = instructions.length === 0 ? prompted : [prompted ?? DEFAULT_SYSTEM_MESSAGE, ...instructions].join('\n\n');
+      try {
+        await checkEndpoint(endpoint, { allowPrivateNetworks: config.allowPrivateNetworks, signal: admission.signal, resolve: deps.resolveHost });
+      } catch (error) {
+        throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
+      }
+      const stopped = abortFailure(admission.signal, timeoutMs, 'check');
+      if (stopped) throw stopped;
+      const conversation = request.messages ?? null;
+      const usesMemory = agent.hasMemory && parent === null && conversation === null;
+      const sessionId = usesMemory ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
+      const parentRunId = parent?.runId ?? null;
+      const runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model });
+      return {
+        runId, userId, agent, endpoint, system, input: request.input, sessionId, remembers: usesMemory && sessionId !== null, conversation, stream: request.stream,
+        parentRunId, depth: parent === null ? 0 : parent.depth + 1, admission, events: deps.emitterOf({ runId, userId, agentId: agent.id, parentRunId }),
+      };
+    } catch (error) {
+      admission.release();
+      throw error;
+    }
+  }
+
+  /** Admits, checks and records a top-level run; throws the RunFailure that says why it cannot run. */
+  async function prepare(userId: string, agentId: string, request: RunRequest): Promise<PreparedRun> {
+    const agent = stores.agents.getForRun(userId, agentId);
+    if (!agent) throw agentNotFound();
+    // Admitted (a slot taken) before the endpoint check: its DNS lookup uses libuv's small thread
+    // pool (shared with password hashing), so a user may not have more lookups in flight than runs.
+    const admission = deps.slots.admit(userId, Date.now() + timeoutMs);
+    return begin(userId, agent, request, admission, null);
+  }
+
+  return { prepare, begin };
+}

@@ -1,0 +1,73 @@
+// The shapes of one run as the engine handles it: what is asked, the run once prepared, how it
+// ended. Preparing (prepare.ts), executing (execute.ts) and child runs (child-runs.ts) share them.
+import type { RunAgent } from '../agents/store.js';
+import type { RunEmitter } from './events.js';
+import type { RunFailure } from './failures.js';
+import type { PriorMessage } from './messages.js';
+import type { ModelEndpoint } from './model.js';
+import type { Admission } from './slots.js';
+import type { RunSource, RunStep, RunUsage } from './store.js';
+
+/** What POST /agents/{id}/invoke (or predict) asks for, validated. */
+export interface RunRequest {
+  input: string;
+  variables: Record<string, string>;
+  sessionId: string | null;
+  stream: boolean;
+  /** The session an agent with memory uses when `sessionId` is null (default: a new one). */
+  defaultSessionId?: string;
+  /**
+   * The conversation before `input`, oldest first, as the caller holds it (a stateless
+   * chat-completions call): given, it takes the place of memory, so no session is replayed or
+   * written. The route that takes it bounds it, as it bounds `input`.
+   */
+  messages?: PriorMessage[];
+  /** The caller's own system instructions, added after the agent's prompt in the system message. */
+  instructions?: string[];
+}
+
+/** A run checked and recorded (`running`), not yet run: hand it to `execute` at once. */
+export interface PreparedRun {
+  runId: string;
+  userId: string;
+  agent: RunAgent;
+  endpoint: ModelEndpoint;
+  /** The agent's filled prompt and the caller's instructions; null: neither (the default system message). */
+  system: string | null;
+  input: string;
+  sessionId: string | null;
+  /** The session's last turns are replayed, and a successful turn is added to it. */
+  remembers: boolean;
+  /** The conversation the caller gave (`RunRequest.messages`), replayed instead of memory. */
+  conversation: PriorMessage[] | null;
+  stream: boolean;
+  parentRunId: string | null;
+  depth: number;
+  admission: Admission;
+  /** Everything the run reports; subscribe before `execute`, which sends `run` first and an end last. */
+  events: RunEmitter;
+}
+
+/** How `execute` runs a prepared run. */
+export interface ExecuteOptions {
+  /** The client went away: the run is cancelled (with the RunAbort it aborts with, if any). */
+  cancel?: AbortSignal;
+}
+
+/** A finished run as invoke answers it. */
+export interface RunResult {
+  runId: string;
+  sessionId: string | null;
+  output: string;
+  model: string;
+  steps: RunStep[];
+  sources: RunSource[];
+  warnings: string[];
+  usage: RunUsage | null;
+  ms: number;
+}
+
+export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
+
+/** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
+export type RunChains = Map<string, { agentId: string; parentRunId: string | null }>;
