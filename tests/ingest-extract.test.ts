@@ -278,6 +278,16 @@ describe('hostile shapes are read in linear time', () => {
     assert.equal(pre, `a${' '.repeat(50_000)}b`);
   });
 
+  it('a page nested 100,000 deep is refused at once with the reason; 1,500 deep is read', async () => {
+    const nested = (depth: number) => `${'<div>'.repeat(depth)}deep text${'</div>'.repeat(depth)}`;
+    const refused = await rejection(quick('100,000 deep', () => htmlToText(nested(100_000))));
+    assert.equal(refused.code, 'parse');
+    assert.equal(refused.message, 'the page nests its elements more than 2000 deep');
+    assert.equal(await quick('1,500 deep', () => htmlToText(nested(1_500))), 'deep text');
+    // Implied closes (unclosed <p> and <td>) do not count as depth.
+    assert.equal((await htmlToText(`<table><tr>${'<td>a'.repeat(5_000)}</table>`)).split(' | ').length, 5_000);
+  });
+
   it("captions with a 200,000-character line of '<' or '{\\', or 50,000 leading spaces", async () => {
     const cue = (text: string) => utf8(`WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n${text}\n`);
     assert.equal((await quick('<', () => extractText('VIDEO', cue('<'.repeat(200_000)), 'text/vtt'))).text, '<'.repeat(200_000));

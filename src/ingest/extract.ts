@@ -243,10 +243,38 @@ function isHidden(attribs: Record<string, string>): boolean {
   return /(^|;)\s*(display\s*:\s*none|visibility\s*:\s*hidden)\s*(!important\s*)?(;|$)/i.test(attribs.style ?? '');
 }
 
+/** How deep a page may nest its elements (real pages stay within a few hundred). */
+export const MAX_HTML_DEPTH = 2_000;
+
+/**
+ * The page's DOM. htmlparser2 keeps its open elements in an array it grows at the front, so each
+ * element costs as much as the depth it opens at: a page nested 100,000 deep took some 20 s of the
+ * event loop. Depth is counted as the parser opens and closes elements (implied closes included),
+ * and a page past MAX_HTML_DEPTH is refused as soon as it gets there.
+ */
+async function parseHtml(html: string): Promise<{ children: unknown[] }> {
+  const { DomHandler, Parser } = await import('htmlparser2');
+  const options = { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true };
+  const handler = new DomHandler();
+  const open = handler.onopentag.bind(handler);
+  const close = handler.onclosetag.bind(handler);
+  let depth = 0;
+  handler.onopentag = (name, attribs) => {
+    depth += 1;
+    if (depth > MAX_HTML_DEPTH) throw new IngestError('parse', `the page nests its elements more than ${MAX_HTML_DEPTH} deep`);
+    open(name, attribs);
+  };
+  handler.onclosetag = () => {
+    depth -= 1;
+    close();
+  };
+  new Parser(handler, options).end(html);
+  return handler.root;
+}
+
 /** Readable text of an HTML document: paragraphs separated by blank lines, whitespace collapsed. */
 export async function htmlToText(html: string): Promise<string> {
-  const { parseDocument } = await import('htmlparser2');
-  const document = parseDocument(html, { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true });
+  const document = await parseHtml(html);
   const paragraphs: string[] = [];
   // The paragraph being built (inline text), as parts joined at its end. Nothing here re-reads the
   // whole paragraph per node (a regular expression over it at every <br>, cell or text node made a
@@ -289,43 +317,56 @@ export async function htmlToText(html: string): Promise<string> {
     push(last === '' || last === ' ' || last === '\n' ? collapsed.replace(/^ /, '') : collapsed);
   };
 
-  const walk = (nodes: readonly DomNode[]) => {
-    for (const node of nodes) {
-      if (node.type === 'text') {
-        append(node.data ?? '');
-      } else if (node.type === 'tag' || node.type === 'script' || node.type === 'style') {
-        const name = (node.name ?? '').toLowerCase();
-        const attribs = node.attribs ?? {};
-        const children = node.children ?? [];
-        if (DROPPED.has(name) || isHidden(attribs)) continue;
-        if (name === 'br') {
-          if (lastChar() === ' ') trimTrailingSpaces();
-          push('\n');
-        } else if (name === 'img') {
-          // alt text of an image is part of what a reader is told
-          const alt = (attribs.alt ?? '').trim();
-          if (alt) append(` ${alt} `);
-        } else if (CELLS.has(name)) {
-          if (hasText && lastChar() !== '\n') {
-            trimTrailingSpaces();
-            push(' | ');
-          }
-          walk(children);
-        } else if (BLOCKS.has(name)) {
-          flush();
-          if (name === 'pre') preDepth += 1;
-          walk(children);
+  // Walked with a stack of its own, not by recursion: a page nested 100,000 deep is hostile input,
+  // not a reason for a RangeError. An entry is a node to visit or what to do once a block's
+  // children are done; children are pushed in reverse so they are visited in order.
+  type Step = DomNode | (() => void);
+  const stack: Step[] = [];
+  const pushChildren = (nodes: readonly DomNode[]) => {
+    for (let i = nodes.length - 1; i >= 0; i -= 1) stack.push(nodes[i]);
+  };
+  const visit = (node: DomNode) => {
+    if (node.type === 'text') {
+      append(node.data ?? '');
+    } else if (node.type === 'tag' || node.type === 'script' || node.type === 'style') {
+      const name = (node.name ?? '').toLowerCase();
+      const attribs = node.attribs ?? {};
+      const children = node.children ?? [];
+      if (DROPPED.has(name) || isHidden(attribs)) return;
+      if (name === 'br') {
+        if (lastChar() === ' ') trimTrailingSpaces();
+        push('\n');
+      } else if (name === 'img') {
+        // alt text of an image is part of what a reader is told
+        const alt = (attribs.alt ?? '').trim();
+        if (alt) append(` ${alt} `);
+      } else if (CELLS.has(name)) {
+        if (hasText && lastChar() !== '\n') {
+          trimTrailingSpaces();
+          push(' | ');
+        }
+        pushChildren(children);
+      } else if (BLOCKS.has(name)) {
+        flush();
+        if (name === 'pre') preDepth += 1;
+        stack.push(() => {
           flush();
           if (name === 'pre') preDepth -= 1;
-        } else {
-          walk(children);
-        }
-      } else if (node.type === 'cdata' && node.children) {
-        walk(node.children);
+        });
+        pushChildren(children);
+      } else {
+        pushChildren(children);
       }
+    } else if (node.type === 'cdata' && node.children) {
+      pushChildren(node.children);
     }
   };
-  walk(document.children as unknown as DomNode[]);
+  pushChildren(document.children as unknown as DomNode[]);
+  while (stack.length > 0) {
+    const step = stack.pop()!;
+    if (typeof step === 'function') step();
+    else visit(step);
+  }
   flush();
   return paragraphs.join('\n\n');
 }
