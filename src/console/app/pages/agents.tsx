@@ -1,6 +1,6 @@
 // Agents: the paged list, the create/edit form, and one agent with its linked documents and tools.
 import { useEffect, useState } from 'preact/hooks';
-import { call, get, list, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
+import { call, get, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
 import {
   Checkbox,
   ConfirmButton,
@@ -19,6 +19,7 @@ import {
   TagChip,
   TextArea,
   TextField,
+  usePagedList,
   type FormErrors,
 } from '../ui.js';
 
@@ -30,20 +31,8 @@ const PROVIDERS = ['openai', 'ollama', 'openai-compatible', 'echo'];
 const PAGE = 20;
 
 export function AgentsPage() {
-  const [agents, setAgents] = useState<Agent[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
-
-  const load = async (after?: string) => {
-    try {
-      const page = await list<Agent>('/agents', PAGE, after);
-      setAgents((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-      setNext(page.next);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  };
-  useEffect(() => void load(), []);
+  const { items: agents, next, load } = usePagedList<Agent>('/agents', PAGE, setError);
 
   return (
     <section>
