@@ -22,12 +22,13 @@ export type FieldSpec = string | Field;
 
 /** A SQL expression read as is (a count, a coalesce). */
 export const expression = (sql: FieldSql): Field => ({ sql, type: 'value' });
-/** A 0/1 expression, read as false/true. */
-export const boolean = (sql: FieldSql): Field => ({ sql, type: 'boolean' });
+/** A 0/1 column or expression, read as false/true. */
+export const boolean = (sql: FieldSql | string): Field => ({ sql: sqlOf(sql), type: 'boolean' });
 /** A JSON column, or a subquery answering JSON text, read as its value (null stays null). */
-export const json = (sql: FieldSql | string): Field => ({ sql: typeof sql === 'string' ? column(sql) : sql, type: 'json' });
+export const json = (sql: FieldSql | string): Field => ({ sql: sqlOf(sql), type: 'json' });
 
 const column = (name: string): FieldSql => (table) => `${table}.${name}`;
+const sqlOf = (sql: FieldSql | string): FieldSql => (typeof sql === 'string' ? column(sql) : sql);
 
 export type FieldSpecs<Row> = { [Key in keyof Row]: FieldSpec };
 
