@@ -3,11 +3,12 @@
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { unknownReference, validationFailed } from '../http/errors.js';
+import { boolean, columnMap, expression, json, type FieldSpecs } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
-import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
-import type { TagRow } from '../tags/store.js';
+import { DOCUMENT_ROW, type DocumentRow } from '../documents/store.js';
+import { TAG_ROW, type TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
 import { llmProblem, mergeLlm, type Llm } from './llm.js';
 
@@ -44,30 +45,39 @@ export interface AgentRow {
 const shownDocumentIdSql = (alias: string) =>
   `coalesce(${alias}.document_id, (SELECT l.document_id FROM agent_documents l WHERE l.agent_id = ${alias}.id ORDER BY l.seq LIMIT 1))`;
 
-const AGENT_COLUMNS = `id, user_id AS userId, name, type, llm_model AS llmModel, llm_provider AS llmProvider,
-  llm_base_url AS llmBaseUrl, llm_api_key IS NOT NULL AS hasApiKey, has_memory AS hasMemory, prompt_id AS promptId,
-  ${shownDocumentIdSql('agents')} AS documentId,
-  description, avatar_url AS avatarUrl, is_listed AS isListed,
-  (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = agents.id) AS memorySessions,
-  (SELECT count(*) FROM agent_messages m WHERE m.agent_id = agents.id) AS memoryMessages,
-  created_at AS createdAt, updated_at AS updatedAt`;
+const BRIEF_FIELDS: FieldSpecs<AgentBrief> = {
+  id: 'id',
+  userId: 'user_id',
+  name: 'name',
+  type: 'type',
+  llmModel: 'llm_model',
+  llmProvider: 'llm_provider',
+  llmBaseUrl: 'llm_base_url',
+  hasApiKey: boolean((a) => `${a}.llm_api_key IS NOT NULL`),
+  hasMemory: boolean('has_memory'),
+  promptId: 'prompt_id',
+  documentId: expression(shownDocumentIdSql),
+  description: 'description',
+  avatarUrl: 'avatar_url',
+  isListed: boolean('is_listed'),
+  memorySessions: expression((a) => `(SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${a}.id)`),
+  memoryMessages: expression((a) => `(SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${a}.id)`),
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+};
 
-const FULL_COLUMNS = `${AGENT_COLUMNS},
-  (SELECT ${documentJsonSql('d')} FROM documents d WHERE d.id = ${shownDocumentIdSql('agents')}) AS document,
-  (SELECT json_group_array(json_object('id', t.id, 'userId', t.user_id, 'name', t.name, 'color', t.color,
-            'createdAt', t.created_at, 'updatedAt', t.updated_at) ORDER BY at.position)
-     FROM agent_tags at JOIN tags t ON t.id = at.tag_id WHERE at.agent_id = agents.id) AS tags`;
+/** An agent without its document and tags, as links nest it (see links/store.ts). */
+export const AGENT_BRIEF_ROW = columnMap<AgentBrief>(BRIEF_FIELDS);
 
-/** SQL for the agent `alias` as one JSON object, without document and tags (for nesting in links). */
-export const agentBriefJsonSql = (alias: string) =>
-  `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
-    'llmModel', ${alias}.llm_model, 'llmProvider', ${alias}.llm_provider, 'llmBaseUrl', ${alias}.llm_base_url,
-    'hasApiKey', json(iif(${alias}.llm_api_key IS NULL, 'false', 'true')), 'hasMemory', json(iif(${alias}.has_memory, 'true', 'false')),
-    'promptId', ${alias}.prompt_id, 'documentId', ${shownDocumentIdSql(alias)},
-    'description', ${alias}.description, 'avatarUrl', ${alias}.avatar_url, 'isListed', json(iif(${alias}.is_listed, 'true', 'false')),
-    'memorySessions', (SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${alias}.id),
-    'memoryMessages', (SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${alias}.id),
-    'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
+/** An agent with the document it shows and its tags in their order, in one statement. */
+const AGENT_ROW = columnMap<AgentRow>({
+  ...BRIEF_FIELDS,
+  document: json((a) => `(SELECT ${DOCUMENT_ROW.jsonSql('d')} FROM documents d WHERE d.id = ${shownDocumentIdSql(a)})`),
+  tags: json(
+    (a) => `(SELECT json_group_array(${TAG_ROW.jsonSql('t')} ORDER BY at.position)
+               FROM agent_tags at JOIN tags t ON t.id = at.tag_id WHERE at.agent_id = ${a}.id)`,
+  ),
+});
 
 /** What a run needs of an agent: how it runs and its llm (the key opened: never present it). */
 export interface RunAgent {
@@ -92,20 +102,6 @@ export interface LibraryAgentRow {
 
 export type AgentBrief = Omit<AgentRow, 'document' | 'tags'>;
 
-/** Reads an agent built by agentBriefJsonSql. */
-export const agentBriefFromJson = (raw: Record<string, unknown>): AgentBrief => raw as unknown as AgentBrief;
-
-function agentFromRow(raw: Record<string, unknown>): AgentRow {
-  return {
-    ...(raw as unknown as AgentRow),
-    hasMemory: raw.hasMemory === 1,
-    isListed: raw.isListed === 1,
-    hasApiKey: raw.hasApiKey === 1,
-    document: raw.document === null ? null : documentFromJson(JSON.parse(raw.document as string)),
-    tags: JSON.parse(raw.tags as string),
-  };
-}
-
 export type AgentStore = ReturnType<typeof createAgentStore>;
 
 /**
@@ -113,7 +109,7 @@ export type AgentStore = ReturnType<typeof createAgentStore>;
  * `baseUrl` may name a private address (checked when the agent is saved, see llmProblem).
  */
 export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivateNetworks: boolean }) {
-  const table = ownedTable(db, 'agents', FULL_COLUMNS, agentFromRow);
+  const table = ownedTable(db, 'agents', AGENT_ROW);
   // llm_extra held the llm keys the service does not use, which nothing read: it stays (NOT NULL,
   // '{}' from now on) so that existing databases need no table rebuild; an llm change clears it.
   const insert = db.prepare(

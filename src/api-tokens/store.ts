@@ -1,5 +1,6 @@
 // SQL for API tokens. Requests find their token by the SHA-256 digest of the secret only.
 import type { Db } from '../db.js';
+import { columnMap } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import type { Page, PageRequest } from '../lib/paging.js';
@@ -17,8 +18,17 @@ export interface ApiTokenRow {
   lastUsedAt: string | null;
 }
 
-const COLUMNS =
-  'id, user_id AS userId, description, token, created_at AS createdAt, updated_at AS updatedAt, expires_at AS expiresAt, last_used_at AS lastUsedAt';
+const TOKEN_ROW = columnMap<ApiTokenRow>({
+  id: 'id',
+  userId: 'user_id',
+  description: 'description',
+  token: 'token',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  expiresAt: 'expires_at',
+  lastUsedAt: 'last_used_at',
+});
+const COLUMNS = TOKEN_ROW.select('api_tokens');
 
 /** The caller a token names, with what authentication checks of the token. */
 export interface TokenCaller extends Caller {
@@ -29,7 +39,7 @@ export interface TokenCaller extends Caller {
 export type ApiTokenStore = ReturnType<typeof createApiTokenStore>;
 
 export function createApiTokenStore(db: Db) {
-  const table = ownedTable<ApiTokenRow>(db, 'api_tokens', COLUMNS);
+  const table = ownedTable(db, 'api_tokens', TOKEN_ROW);
   const insert = db.prepare(
     `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -1,6 +1,7 @@
 // SQL for documents. `authorization` holds credentials: stored sealed (AES-256-GCM), never returned.
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
+import { boolean, columnMap, json } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -28,31 +29,26 @@ export interface DocumentRow {
   hasAuthorization: boolean;
 }
 
-export const DOCUMENT_COLUMNS = `id, user_id AS userId, name, type, url, from_page AS fromPage, to_page AS toPage,
-  splitter, metadata, created_at AS createdAt, updated_at AS updatedAt, status, error, index_summary AS "index",
-  authorization IS NOT NULL AS hasAuthorization`;
-
-/** SQL for the document `alias` as one JSON object shaped like DocumentRow (for nesting in other rows). */
-export const documentJsonSql = (alias: string) =>
-  `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
-    'url', ${alias}.url, 'fromPage', ${alias}.from_page, 'toPage', ${alias}.to_page, 'splitter', json(${alias}.splitter),
-    'metadata', json(${alias}.metadata), 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at,
-    'status', ${alias}.status, 'error', ${alias}.error, 'index', json(${alias}.index_summary),
-    'hasAuthorization', json(iif(${alias}.authorization IS NULL, 'false', 'true')))`;
-
-/** Reads a document built by documentJsonSql (its JSON columns arrive already parsed). */
-export const documentFromJson = (raw: Record<string, unknown>): DocumentRow => raw as unknown as DocumentRow;
-
-/** Finishes a row selected with DOCUMENT_COLUMNS (its JSON columns). */
-export function documentFromRow(raw: Record<string, unknown>): DocumentRow {
-  return {
-    ...(raw as unknown as DocumentRow),
-    splitter: raw.splitter === null ? null : JSON.parse(raw.splitter as string),
-    metadata: JSON.parse(raw.metadata as string),
-    index: raw.index === null ? null : JSON.parse(raw.index as string),
-    hasAuthorization: raw.hasAuthorization === 1,
-  };
-}
+/** A document's row and the columns it is read from (agents and links nest it). Never its credentials. */
+export const DOCUMENT_ROW = columnMap<DocumentRow>({
+  id: 'id',
+  userId: 'user_id',
+  name: 'name',
+  type: 'type',
+  url: 'url',
+  fromPage: 'from_page',
+  toPage: 'to_page',
+  splitter: json('splitter'),
+  metadata: json('metadata'),
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  status: 'status',
+  error: 'error',
+  index: json('index_summary'),
+  hasAuthorization: boolean((d) => `${d}.authorization IS NOT NULL`),
+});
+const COLUMNS = DOCUMENT_ROW.select('documents');
+const { fromRow } = DOCUMENT_ROW;
 
 /** The page range is inclusive and may not run backwards. */
 function checkPageRange(input: { from_page: number; to_page: number | null }): void {
@@ -76,10 +72,10 @@ function changesContent(stored: DocumentRow, next: DocumentInput, authorizationG
 export type DocumentStore = ReturnType<typeof createDocumentStore>;
 
 export function createDocumentStore(db: Db, sealer: Sealer) {
-  const table = ownedTable(db, 'documents', DOCUMENT_COLUMNS, documentFromRow);
+  const table = ownedTable(db, 'documents', DOCUMENT_ROW);
   const insert = db.prepare(
     `INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${COLUMNS}`,
   );
   const update = db.prepare(
     `UPDATE documents
@@ -90,14 +86,14 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
             error = CASE WHEN @reingest THEN NULL ELSE error END,
             ingest_generation = ingest_generation + @reingest,
             updated_at = @now
-      WHERE id = @id AND user_id = @userId RETURNING ${DOCUMENT_COLUMNS}`,
+      WHERE id = @id AND user_id = @userId RETURNING ${COLUMNS}`,
   );
   const selectPage = db.prepare(
-    `SELECT ${DOCUMENT_COLUMNS} FROM documents
+    `SELECT ${COLUMNS} FROM documents
       WHERE user_id = @userId AND seq > @afterSeq AND (@status IS NULL OR status = @status) AND (@type IS NULL OR type = @type)
       ORDER BY seq LIMIT @limit`,
   );
-  const json = (value: unknown) => (value === null ? null : JSON.stringify(value));
+  const jsonText = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
   return {
@@ -106,7 +102,7 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     /** One page of the user's documents, optionally only those with a status and/or a type. */
     list(userId: string, page: PageRequest, filter: { status?: string; type?: string } = {}): Page<DocumentRow> {
       const raws = selectPage.all({ userId, afterSeq: page.afterSeq, limit: page.limit + 1, status: filter.status ?? null, type: filter.type ?? null });
-      return toPage((raws as Record<string, unknown>[]).map(documentFromRow), page.limit);
+      return toPage((raws as Record<string, unknown>[]).map(fromRow), page.limit);
     },
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
     delete: table.delete,
@@ -115,25 +111,9 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     create(userId: string, input: DocumentInput): DocumentRow {
       checkPageRange(input);
       const now = timestamp();
-      const row: DocumentRow = {
-        id: newId(),
-        userId,
-        name: input.name,
-        type: input.type,
-        url: input.url,
-        fromPage: input.from_page,
-        toPage: input.to_page,
-        splitter: input.splitter,
-        metadata: input.metadata,
-        createdAt: now,
-        updatedAt: now,
-        status: 'pending',
-        error: null,
-        index: null,
-        hasAuthorization: input.authorization !== null,
-      };
-      insert.run(row.id, userId, row.name, row.type, row.url, row.fromPage, row.toPage, sealed(input.authorization), json(row.splitter), json(row.metadata), now, now);
-      return row;
+      const raw = insert.get(newId(), userId, input.name, input.type, input.url, input.from_page, input.to_page, sealed(input.authorization),
+        jsonText(input.splitter), jsonText(input.metadata), now, now);
+      return fromRow(raw as Record<string, unknown>);
     },
 
     /**
@@ -165,8 +145,8 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         url: next.url,
         fromPage: next.from_page,
         toPage: next.to_page,
-        splitter: json(next.splitter),
-        metadata: json(next.metadata),
+        splitter: jsonText(next.splitter),
+        metadata: jsonText(next.metadata),
         replaceAuthorization: authorizationGiven || dropAuthorization ? 1 : 0,
         authorization: sealed(next.authorization),
         reingest: reingest ? 1 : 0,
@@ -174,7 +154,7 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
         id,
         userId,
       });
-      return documentFromRow(raw as Record<string, unknown>);
+      return fromRow(raw as Record<string, unknown>);
     }),
   };
 }

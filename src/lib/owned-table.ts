@@ -1,6 +1,7 @@
 // The statements every per-user table needs (get one, page through, delete), prepared once.
-// `table` and `columns` are constants of the calling store, never client input.
+// `table` and its column map are constants of the calling store, never client input.
 import type { Db } from '../db.js';
+import type { ColumnMap } from './columns.js';
 import { toPage, type Page, type PageRequest } from './paging.js';
 
 export interface OwnedTable<Row> {
@@ -14,16 +15,10 @@ export interface OwnedTable<Row> {
   delete(userId: string, id: string): boolean;
 }
 
-/**
- * `columns` is a SELECT list that renames columns to the Row's camelCase names;
- * `fromRow` finishes the mapping (JSON columns, booleans).
- */
-export function ownedTable<Row>(
-  db: Db,
-  table: string,
-  columns: string,
-  fromRow: (raw: Record<string, unknown>) => Row = (raw) => raw as Row,
-): OwnedTable<Row> {
+/** `row`: the table's column map (the SELECT list and how to read it). */
+export function ownedTable<Row>(db: Db, table: string, row: ColumnMap<Row>): OwnedTable<Row> {
+  const columns = row.select(table);
+  const { fromRow } = row;
   const selectById = db.prepare(`SELECT ${columns} FROM ${table} WHERE id = ? AND user_id = ?`);
   const selectSeq = db.prepare(`SELECT seq FROM ${table} WHERE id = ? AND user_id = ?`).pluck();
   const selectPage = db.prepare(`SELECT ${columns} FROM ${table} WHERE user_id = ? AND seq > ? ORDER BY seq LIMIT ?`);

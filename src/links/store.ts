@@ -5,9 +5,10 @@ import { conflict, unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { isUniqueViolation } from '../lib/sqlite.js';
-import { agentBriefJsonSql, agentBriefFromJson, type AgentBrief } from '../agents/store.js';
-import { documentFromJson, documentJsonSql, type DocumentRow } from '../documents/store.js';
-import { toolFromJson, toolJsonSql, type ToolRow } from '../tools/store.js';
+import { columnMap, json, type ColumnMap } from '../lib/columns.js';
+import { AGENT_BRIEF_ROW, type AgentBrief } from '../agents/store.js';
+import { DOCUMENT_ROW, type DocumentRow } from '../documents/store.js';
+import { TOOL_ROW, type ToolRow } from '../tools/store.js';
 
 export interface LinkRow<Target> {
   id: string;
@@ -29,9 +30,8 @@ export interface LinkKind<Target> {
   targetField: 'documentId' | 'toolId';
   /** What a client calls the target, for messages. */
   targetName: string;
-  /** SQL for the target row aliased `x` as JSON, and how to finish it. */
-  targetJsonSql: (alias: string) => string;
-  targetFromJson: (raw: Record<string, unknown>) => Target;
+  /** The target's row (nested in the link as JSON). */
+  targetRow: ColumnMap<Target>;
 }
 
 /** List filters: by agent and/or by target (`documentId` or `toolId`). */
@@ -50,8 +50,7 @@ export const createAgentDocumentStore = (db: Db) =>
     targetColumn: 'document_id',
     targetField: 'documentId',
     targetName: 'document',
-    targetJsonSql: documentJsonSql,
-    targetFromJson: documentFromJson,
+    targetRow: DOCUMENT_ROW,
   });
 
 /** Links of agents to tools (`/agent-tools`). */
@@ -62,15 +61,23 @@ export const createAgentToolStore = (db: Db) =>
     targetColumn: 'tool_id',
     targetField: 'toolId',
     targetName: 'tool',
-    targetJsonSql: toolJsonSql,
-    targetFromJson: toolFromJson,
+    targetRow: TOOL_ROW,
   });
 
 function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
   const { table, targetTable, targetColumn } = kind;
-  const columns = `l.id, l.user_id AS userId, l.agent_id AS agentId, l.${targetColumn} AS targetId,
-    l.created_at AS createdAt, l.updated_at AS updatedAt,
-    ${agentBriefJsonSql('a')} AS agent, ${kind.targetJsonSql('x')} AS target`;
+  // The link `l` with its agent `a` and its target `x` (joined in `from`) nested as JSON.
+  const linkRow = columnMap<LinkRow<Target>>({
+    id: 'id',
+    userId: 'user_id',
+    agentId: 'agent_id',
+    targetId: targetColumn,
+    createdAt: 'created_at',
+    updatedAt: 'updated_at',
+    agent: json(() => AGENT_BRIEF_ROW.jsonSql('a')),
+    target: json(() => kind.targetRow.jsonSql('x')),
+  });
+  const columns = linkRow.select('l');
   const from = `${table} l JOIN agents a ON a.id = l.agent_id JOIN ${targetTable} x ON x.id = l.${targetColumn}`;
 
   const selectById = db.prepare(`SELECT ${columns} FROM ${from} WHERE l.id = ? AND l.user_id = ?`);
@@ -88,10 +95,7 @@ function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
   const ownsTarget = db.prepare(`SELECT 1 FROM ${targetTable} WHERE id = ? AND user_id = ?`).pluck();
 
-  function fromRow(raw: Record<string, unknown>): LinkRow<Target> {
-    const agent = agentBriefFromJson(JSON.parse(raw.agent as string));
-    return { ...(raw as unknown as LinkRow<Target>), agent, target: kind.targetFromJson(JSON.parse(raw.target as string)) };
-  }
+  const { fromRow } = linkRow;
 
   function get(userId: string, id: string): LinkRow<Target> | undefined {
     const raw = selectById.get(id, userId) as Record<string, unknown> | undefined;

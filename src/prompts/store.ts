@@ -1,5 +1,6 @@
 // SQL for prompts.
 import type { Db } from '../db.js';
+import { columnMap, json } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { validationFailed } from '../http/errors.js';
@@ -16,12 +17,15 @@ export interface PromptRow {
   updatedAt: string;
 }
 
-const COLUMNS =
-  'id, user_id AS userId, name, template, input_variables AS inputVariables, created_at AS createdAt, updated_at AS updatedAt';
-
-function fromRow(raw: Record<string, unknown>): PromptRow {
-  return { ...(raw as unknown as PromptRow), inputVariables: JSON.parse(raw.inputVariables as string) };
-}
+const PROMPT_ROW = columnMap<PromptRow>({
+  id: 'id',
+  userId: 'user_id',
+  name: 'name',
+  template: 'template',
+  inputVariables: json('input_variables'),
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+});
 
 /** The template must use exactly the variables the prompt declares (else a 422 saying which). */
 function checkTemplate(input: PromptInput): void {
@@ -32,12 +36,12 @@ function checkTemplate(input: PromptInput): void {
 export type PromptStore = ReturnType<typeof createPromptStore>;
 
 export function createPromptStore(db: Db) {
-  const table = ownedTable(db, 'prompts', COLUMNS, fromRow);
+  const table = ownedTable(db, 'prompts', PROMPT_ROW);
   const insert = db.prepare(
     `INSERT INTO prompts (id, user_id, name, template, input_variables, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
-    `UPDATE prompts SET name = ?, template = ?, input_variables = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,
+    `UPDATE prompts SET name = ?, template = ?, input_variables = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${PROMPT_ROW.select('prompts')}`,
   );
 
   return {
@@ -65,7 +69,7 @@ export function createPromptStore(db: Db) {
         input_variables: change.input_variables ?? stored.inputVariables,
       };
       checkTemplate(next);
-      return fromRow(update.get(next.name, next.template, JSON.stringify(next.input_variables), timestamp(), id, userId) as Record<string, unknown>);
+      return PROMPT_ROW.fromRow(update.get(next.name, next.template, JSON.stringify(next.input_variables), timestamp(), id, userId) as Record<string, unknown>);
     }),
   };
 }

@@ -1,6 +1,7 @@
 // SQL for running agents: run records. A run's end and the turn it adds to its session's memory
 // (memory-store.ts) are committed together.
 import type { Db } from '../db.js';
+import { boolean, columnMap, expression, json, type FieldSpecs } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS } from './schema.js';
@@ -66,19 +67,26 @@ export interface RunEnd {
   ms: number;
 }
 
-const RUN_COLUMNS = `id, user_id AS userId, agent_id AS agentId, parent_run_id AS parentRunId, session_id AS sessionId,
-  status, input, output, error, model, steps, sources, warnings, usage,
-  started_at AS startedAt, finished_at AS finishedAt, ms`;
-
-function runFromRow(raw: Record<string, unknown>): RunRow {
-  return {
-    ...(raw as unknown as RunRow),
-    steps: JSON.parse(raw.steps as string),
-    sources: JSON.parse(raw.sources as string),
-    warnings: JSON.parse(raw.warnings as string),
-    usage: raw.usage === null ? null : JSON.parse(raw.usage as string),
-  };
-}
+const RUN_FIELDS: FieldSpecs<RunRow> = {
+  id: 'id',
+  userId: 'user_id',
+  agentId: 'agent_id',
+  parentRunId: 'parent_run_id',
+  sessionId: 'session_id',
+  status: 'status',
+  input: 'input',
+  output: 'output',
+  error: 'error',
+  model: 'model',
+  steps: json('steps'),
+  sources: json('sources'),
+  warnings: json('warnings'),
+  usage: json('usage'),
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
+  ms: 'ms',
+};
+const RUN_ROW = columnMap<RunRow>(RUN_FIELDS);
 
 /** A run as a list holds it: the record with long texts cut (ending in …) and at most LIST_STEPS steps. */
 export type RunListRow = RunRow & { truncated: boolean };
@@ -89,26 +97,34 @@ const isCut = (value: string, chars: number) => `coalesce(length(${value}) > ${c
 // A list of runs is read through SQLite's JSON functions, so a run whose answer or steps are huge
 // (runs recorded before the bounds, or with generous ones) never leaves SQLite whole. A step's
 // input is kept as JSON when short, else as the beginning of its JSON text.
-const LIST_RUN_COLUMNS = `id, user_id AS userId, agent_id AS agentId, parent_run_id AS parentRunId, session_id AS sessionId, status,
-  ${cut('input', LIST_TEXT_CHARS)} AS input, ${cut('output', LIST_TEXT_CHARS)} AS output, error, model,
-  (SELECT json_group_array(json_object(
+const LIST_RUN_ROW = columnMap<RunListRow>({
+  ...RUN_FIELDS,
+  input: expression((r) => cut(`${r}.input`, LIST_TEXT_CHARS)),
+  output: expression((r) => cut(`${r}.output`, LIST_TEXT_CHARS)),
+  steps: json(
+    (r) => `(SELECT json_group_array(json_object(
       'tool', value ->> 'tool', 'toolId', value ->> 'toolId', 'function', value ->> 'function',
       'input', CASE WHEN length(value -> 'input') > ${LIST_STEP_CHARS} THEN substr(value -> 'input', 1, ${LIST_STEP_CHARS}) || '…' ELSE json(value -> 'input') END,
       'output', ${cut("value ->> 'output'", LIST_STEP_CHARS)}, 'error', ${cut("value ->> 'error'", LIST_STEP_CHARS)}, 'ms', value ->> 'ms'))
-     FROM (SELECT value FROM json_each(agent_runs.steps) LIMIT ${LIST_STEPS})) AS steps,
-  sources, warnings, usage, started_at AS startedAt, finished_at AS finishedAt, ms,
-  (${isCut('input', LIST_TEXT_CHARS)} OR ${isCut('output', LIST_TEXT_CHARS)} OR json_array_length(steps) > ${LIST_STEPS}
-    OR EXISTS (SELECT 1 FROM json_each(agent_runs.steps)
-                WHERE ${isCut("value -> 'input'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'output'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'error'", LIST_STEP_CHARS)})) AS truncated`;
+     FROM (SELECT value FROM json_each(${r}.steps) LIMIT ${LIST_STEPS}))`,
+  ),
+  truncated: boolean(
+    (r) => `(${isCut(`${r}.input`, LIST_TEXT_CHARS)} OR ${isCut(`${r}.output`, LIST_TEXT_CHARS)} OR json_array_length(${r}.steps) > ${LIST_STEPS}
+    OR EXISTS (SELECT 1 FROM json_each(${r}.steps)
+                WHERE ${isCut("value -> 'input'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'output'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'error'", LIST_STEP_CHARS)}))`,
+  ),
+});
+const RUN_COLUMNS = RUN_ROW.select('agent_runs');
+const LIST_RUN_COLUMNS = LIST_RUN_ROW.select('agent_runs');
 
 function listRunFromRow(raw: Record<string, unknown>): RunListRow {
-  const run = runFromRow(raw);
+  const run = LIST_RUN_ROW.fromRow(raw);
   // json_object names every key; a step has `output` or `error`, not both.
   for (const step of run.steps) {
     if (step.output === null) delete step.output;
     if (step.error === null) delete step.error;
   }
-  return Object.assign(run, { truncated: raw.truncated === 1 });
+  return run;
 }
 
 export type RunStore = ReturnType<typeof createRunStore>;
@@ -239,7 +255,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
 
     getRun(userId: string, id: string): RunRow | undefined {
       const raw = selectRun.get(id, userId) as Record<string, unknown> | undefined;
-      return raw === undefined ? undefined : runFromRow(raw);
+      return raw === undefined ? undefined : RUN_ROW.fromRow(raw);
     },
 
     /** The keyset cursor of one of the user's runs (optionally: of this agent). */

@@ -1,6 +1,7 @@
 // SQL for tags. Names are unique per user whatever their case (a UNIQUE index in schema.sql).
 import type { Db } from '../db.js';
 import { conflict } from '../http/errors.js';
+import { columnMap } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { isUniqueViolation } from '../lib/sqlite.js';
@@ -14,7 +15,15 @@ export interface TagRow {
   updatedAt: string;
 }
 
-export const TAG_COLUMNS = 'id, user_id AS userId, name, color, created_at AS createdAt, updated_at AS updatedAt';
+/** A tag's row and the columns it is read from (agents nest it: see agents/store.ts). */
+export const TAG_ROW = columnMap<TagRow>({
+  id: 'id',
+  userId: 'user_id',
+  name: 'name',
+  color: 'color',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+});
 
 export type TagStore = ReturnType<typeof createTagStore>;
 
@@ -29,9 +38,9 @@ function uniqueName<T>(write: () => T): T {
 }
 
 export function createTagStore(db: Db) {
-  const table = ownedTable<TagRow>(db, 'tags', TAG_COLUMNS);
+  const table = ownedTable(db, 'tags', TAG_ROW);
   const insert = db.prepare(`INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
-  const update = db.prepare(`UPDATE tags SET name = coalesce(?, name), color = coalesce(?, color), updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_COLUMNS}`);
+  const update = db.prepare(`UPDATE tags SET name = coalesce(?, name), color = coalesce(?, color), updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_ROW.select('tags')}`);
 
   return {
     get: table.get,

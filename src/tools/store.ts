@@ -2,6 +2,7 @@
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { unknownReference } from '../http/errors.js';
+import { columnMap } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { kindOf } from './kinds/index.js';
@@ -18,34 +19,28 @@ export interface ToolRow {
   updatedAt: string;
 }
 
-export const TOOL_COLUMNS = 'id, user_id AS userId, name, type, description, created_at AS createdAt, updated_at AS updatedAt';
-
-/** SQL for the tool `alias` as one JSON object shaped like ToolRow (for nesting in other rows). */
-export const toolJsonSql = (alias: string) =>
-  `json_object('id', ${alias}.id, 'userId', ${alias}.user_id, 'name', ${alias}.name, 'type', ${alias}.type,
-    'description', ${alias}.description, 'createdAt', ${alias}.created_at, 'updatedAt', ${alias}.updated_at)`;
-
-/** Reads a tool built by toolJsonSql. */
-export const toolFromJson = (raw: Record<string, unknown>): ToolRow => ({
-  id: raw.id as string,
-  userId: raw.userId as string,
-  name: raw.name as string,
-  type: raw.type as ToolRow['type'],
-  description: (raw.description as string | null) ?? null,
-  createdAt: raw.createdAt as string,
-  updatedAt: raw.updatedAt as string,
+/** A tool's row and the columns it is read from (links nest it: see links/store.ts). Never its metadata. */
+export const TOOL_ROW = columnMap<ToolRow>({
+  id: 'id',
+  userId: 'user_id',
+  name: 'name',
+  type: 'type',
+  description: 'description',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
 });
 
 export type ToolStore = ReturnType<typeof createToolStore>;
 
 export function createToolStore(db: Db, sealer: Sealer) {
-  const table = ownedTable<ToolRow>(db, 'tools', TOOL_COLUMNS);
+  const table = ownedTable(db, 'tools', TOOL_ROW);
   const insert = db.prepare(
-    `INSERT INTO tools (id, user_id, name, type, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO tools (id, user_id, name, type, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     RETURNING ${TOOL_ROW.select('tools')}`,
   );
   const update = db.prepare(
     `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), description = iif(?, ?, description), metadata = coalesce(?, metadata), updated_at = ?
-      WHERE id = ? AND user_id = ? RETURNING ${TOOL_COLUMNS}`,
+      WHERE id = ? AND user_id = ? RETURNING ${TOOL_ROW.select('tools')}`,
   );
 
   const selectTypeAndMetadata = db.prepare(`SELECT type, metadata FROM tools WHERE id = ? AND user_id = ?`);
@@ -101,9 +96,7 @@ export function createToolStore(db: Db, sealer: Sealer) {
     create(userId: string, input: ToolInput): ToolRow {
       checkAgentReferences(userId, input.type, input.metadata);
       const now = timestamp();
-      const row: ToolRow = { id: newId(), userId, name: input.name, type: input.type, description: input.description, createdAt: now, updatedAt: now };
-      insert.run(row.id, userId, row.name, row.type, row.description, sealer.seal(JSON.stringify(input.metadata)), now, now);
-      return row;
+      return insert.get(newId(), userId, input.name, input.type, input.description, sealer.seal(JSON.stringify(input.metadata)), now, now) as ToolRow;
     },
 
     /** Changes what `change` names (checked as on create, in one transaction); undefined when the user has no such tool. */

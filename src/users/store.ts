@@ -1,5 +1,6 @@
 // SQL for user accounts.
 import type { Db } from '../db.js';
+import { columnMap } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 
 export interface UserRow {
@@ -13,7 +14,16 @@ export interface UserRow {
   disabledAt: string | null;
 }
 
-const COLUMNS = 'id, email, name, password_hash AS passwordHash, created_at AS createdAt, updated_at AS updatedAt, disabled_at AS disabledAt';
+const USER_ROW = columnMap<UserRow>({
+  id: 'id',
+  email: 'email',
+  name: 'name',
+  passwordHash: 'password_hash',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  disabledAt: 'disabled_at',
+});
+const COLUMNS = USER_ROW.select('users');
 
 export type UserStore = ReturnType<typeof createUserStore>;
 

@@ -161,150 +161,31 @@ export async function listAll<T>(path: string): Promise<T[]> {
 }
 
 // ---- The records the console shows ----------------------------------------------------------
+// The service's own answer shapes: `import type` is erased by the bundler, so none of the service's
+// code (nor valibot) reaches the browser, and a field the service changes breaks the console's build.
 
-export interface User {
-  id: string;
-  email: string;
-  name: string;
-  createdAt: string;
-}
+import type * as v from 'valibot';
+import type { Agent } from '../../agents/schema.js';
+import type { ApiToken } from '../../api-tokens/schema.js';
+import type { ChunkSchema, Document, SearchHitSchema } from '../../documents/schema.js';
+import type { AgentDocument, AgentTool } from '../../links/schema.js';
+import type { Prompt } from '../../prompts/schema.js';
+import type { MessageSchema, RunListItemShape, RunShape, SessionSchema, SourceSchema, StepSchema } from '../../runs/schema.js';
+import type { Tag } from '../../tags/schema.js';
+import type { Tool } from '../../tools/schema.js';
+import type { User } from '../../users/schema.js';
 
-export interface ApiToken {
-  id: string;
-  description: string;
-  token: string;
-  createdAt: string;
-  expiresAt: string | null;
-  lastUsedAt: string | null;
-}
-
-export interface Tag {
-  id: string;
-  name: string;
-  color: string;
-}
-
-export interface Agent {
-  id: string;
-  name: string;
-  type: string;
-  llm: { model: string; provider: string; baseUrl?: string | null; hasApiKey?: boolean };
-  hasMemory: boolean;
-  promptId: string | null;
-  documentId: string | null;
-  tags: Tag[];
-  description?: string | null;
-  avatarUrl?: string | null;
-  isListed?: boolean;
-  createdAt: string;
-}
-
-export interface Prompt {
-  id: string;
-  name: string;
-  template: string;
-  input_variables: string[];
-}
-
-export interface Tool {
-  id: string;
-  name: string;
-  type: string;
-  description?: string | null;
-}
-
-export interface DocumentRecord {
-  id: string;
-  name: string;
-  type: string;
-  url: string;
-  from_page: number;
-  to_page: number | null;
-  splitter: { type: string; chunk_size: number; chunk_overlap: number } | null;
-  status: 'pending' | 'processing' | 'ready' | 'failed';
-  error: string | null;
-  index: { chunks?: number; characters?: number; pages?: number; ingestedAt?: string } | null;
-  /** While processing: how far ingestion got. */
-  progress?: { phase: string; chunksStored?: number; chunksTotal?: number } | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface Chunk {
-  id: string;
-  position: number;
-  content: string;
-}
-
-export interface SearchHit {
-  documentId: string;
-  chunkId: string;
-  position: number;
-  score: number;
-  /** HTML: the text escaped, the matched words in <mark>…</mark>. */
-  snippet: string;
-}
-
-export interface Link {
-  id: string;
-  agentId: string;
-  documentId?: string;
-  toolId?: string;
-  document?: DocumentRecord;
-  tool?: Tool;
-}
-
-export interface Step {
-  tool: string;
-  toolId?: string;
-  function?: string;
-  input: unknown;
-  output?: unknown;
-  error?: string;
-  ms?: number;
-}
-
-export interface Source {
-  documentId: string;
-  documentName: string;
-  chunkId: string;
-  position: number;
-  snippet: string;
-}
-
-export interface Run {
-  id: string;
-  agentId: string;
-  parentRunId: string | null;
-  sessionId: string | null;
-  status: 'running' | 'succeeded' | 'failed' | 'cancelled';
-  input: string;
-  output: string | null;
-  error: string | { code?: string; message?: string } | null;
-  model: string | null;
-  steps: Step[];
-  sources: Source[];
-  warnings: string[];
-  usage: { promptTokens: number; completionTokens: number } | null;
-  startedAt: string;
-  finishedAt: string | null;
-  ms: number | null;
-}
-
-export interface ChatSession {
-  id: string;
-  agentId: string;
-  /** The start of its first message; null while it has none. */
-  title: string | null;
-  messages: number;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ChatMessage {
-  id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  runId: string | null;
-  createdAt: string;
-}
+export type { Agent, ApiToken, Prompt, Tag, Tool, User };
+export type DocumentRecord = Document;
+export type Chunk = v.InferOutput<typeof ChunkSchema>;
+export type SearchHit = v.InferOutput<typeof SearchHitSchema>;
+/** A link of an agent to a document or a tool (GET /agent-documents, /agent-tools). */
+export type Link = AgentDocument | AgentTool;
+export type Step = v.InferOutput<typeof StepSchema>;
+export type Source = v.InferOutput<typeof SourceSchema>;
+/** A run in full (GET /runs/{id}). */
+export type Run = RunShape;
+/** A run in a list: its long parts cut (`truncated` says so). */
+export type RunListItem = RunListItemShape;
+export type ChatSession = v.InferOutput<typeof SessionSchema>;
+export type ChatMessage = v.InferOutput<typeof MessageSchema>;

@@ -1,8 +1,8 @@
-// Small building blocks every page uses: the hash router, form fields that show the API's
+// Small building blocks every page uses: the hash router, a list read page by page, form fields that show the API's
 // validation errors next to the field they concern, notices, empty states and time formatting.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useId, useState } from 'preact/hooks';
-import { ApiError, type FieldIssue } from './api.js';
+import { useEffect, useId, useRef, useState, type Dispatch, type StateUpdater } from 'preact/hooks';
+import { ApiError, list, type FieldIssue } from './api.js';
 
 // ---- Routing: the part after `#`, e.g. #/agents/abc/chat --------------------------------------
 
@@ -63,6 +63,47 @@ export function describeError(error: unknown): string {
   }
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+// ---- Paged lists -----------------------------------------------------------------------------------
+
+export interface PagedList<T> {
+  /** The records shown so far, page after page; undefined until the first page arrives. */
+  items: T[] | undefined;
+  /** Replaces shown records (one that changed, say) without reading the list again. */
+  setItems: Dispatch<StateUpdater<T[] | undefined>>;
+  /** The `after` of the next page; undefined on the last page. */
+  next: string | undefined;
+  /** Reads the first page again (after a change); with `after`, adds the page after it to the shown records. */
+  load(after?: string): Promise<void>;
+}
+
+/**
+ * A list of the API read `limit` records at a time: the first page whenever `path` changes (unless
+ * `auto` is false: the page calls `load` itself), the next one on `load(next)`. A failure goes to
+ * `onError`, described, so that the page shows it where it shows its other errors.
+ */
+export function usePagedList<T>(path: string, limit: number, onError: (message: string) => void, { auto = true } = {}): PagedList<T> {
+  const [items, setItems] = useState<T[]>();
+  const [next, setNext] = useState<string>();
+  // The path shown now: a page of an earlier path that arrives late is dropped.
+  const shownPath = useRef(path);
+  shownPath.current = path;
+
+  const load = async (after?: string) => {
+    try {
+      const page = await list<T>(path, limit, after);
+      if (shownPath.current !== path) return;
+      setItems((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
+      setNext(page.next);
+    } catch (failure) {
+      onError(describeError(failure));
+    }
+  };
+  useEffect(() => {
+    if (auto) void load();
+  }, [path]);
+  return { items, setItems, next, load };
 }
 
 // ---- Fields ----------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 // The account (name, password, deletion) and its API tokens.
-import { useEffect, useState } from 'preact/hooks';
-import { call, list, session, type ApiToken, type User } from '../api.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, TextField, Time, type FormErrors } from '../ui.js';
+import { useState } from 'preact/hooks';
+import { call, session, type ApiToken, type User } from '../api.js';
+import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, TextField, Time, usePagedList, type FormErrors } from '../ui.js';
 
 export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onUserChange: (user: User) => void; onDeleted: () => void }) {
   const [name, setName] = useState(user.name);
@@ -87,24 +87,13 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
 }
 
 export function TokensPage() {
-  const [tokens, setTokens] = useState<ApiToken[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
+  const { items: tokens, next, load } = usePagedList<ApiToken>('/api-tokens', 50, setError);
   const [description, setDescription] = useState('');
   const [errors, setErrors] = useState<FormErrors>(noErrors);
   const [created, setCreated] = useState<ApiToken>();
   const [copied, setCopied] = useState(false);
 
-  const load = async (after?: string) => {
-    try {
-      const page = await list<ApiToken>('/api-tokens', 50, after);
-      setTokens((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-      setNext(page.next);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  };
-  useEffect(() => void load(), []);
 
   async function create(event: Event) {
     event.preventDefault();

@@ -1,6 +1,6 @@
 // Agents: the paged list, the create/edit form, and one agent with its linked documents and tools.
 import { useEffect, useState } from 'preact/hooks';
-import { call, get, list, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
+import { call, get, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
 import {
   Checkbox,
   ConfirmButton,
@@ -19,6 +19,7 @@ import {
   TagChip,
   TextArea,
   TextField,
+  usePagedList,
   type FormErrors,
 } from '../ui.js';
 
@@ -30,20 +31,8 @@ const PROVIDERS = ['openai', 'ollama', 'openai-compatible', 'echo'];
 const PAGE = 20;
 
 export function AgentsPage() {
-  const [agents, setAgents] = useState<Agent[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
-
-  const load = async (after?: string) => {
-    try {
-      const page = await list<Agent>('/agents', PAGE, after);
-      setAgents((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-      setNext(page.next);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  };
-  useEffect(() => void load(), []);
+  const { items: agents, next, load } = usePagedList<Agent>('/agents', PAGE, setError);
 
   return (
     <section>
@@ -371,11 +360,17 @@ export function AgentDetailPage({ id }: { id: string }) {
   );
 }
 
+/** What a link shows of the document or tool it names (a document's ingestion status too). */
+function targetOf(link: Link): { id: string; name: string; status?: string } {
+  return 'document' in link
+    ? { id: link.documentId, name: link.document.name, status: link.document.status }
+    : { id: link.toolId, name: link.tool.name };
+}
+
 /** The documents or tools linked to an agent, with a picker to link another and a button to unlink. */
 function LinkedList<Target extends { id: string; name: string }>({ agentId, kind }: { agentId: string; kind: 'documents' | 'tools' }) {
   const linkPath = kind === 'documents' ? '/agent-documents' : '/agent-tools';
   const field = kind === 'documents' ? 'documentId' : 'toolId';
-  const nested = kind === 'documents' ? 'document' : 'tool';
   const [links, setLinks] = useState<Link[]>();
   const [choices, setChoices] = useState<Target[]>([]);
   const [picked, setPicked] = useState('');
@@ -392,7 +387,7 @@ function LinkedList<Target extends { id: string; name: string }>({ agentId, kind
   };
   useEffect(() => void load(), [agentId]);
 
-  const linkedIds = new Set(links?.map((link) => link[field]));
+  const linkedIds = new Set(links?.map((link) => targetOf(link).id));
   const unlinked = choices.filter((choice) => !linkedIds.has(choice.id));
   // Only a ready document has text to answer from: pending, processing and failed ones are not offered.
   const available = kind === 'documents' ? unlinked.filter((choice) => (choice as { status?: string }).status === 'ready') : unlinked;
@@ -434,13 +429,13 @@ function LinkedList<Target extends { id: string; name: string }>({ agentId, kind
       ) : (
         <ul class="linked">
           {links.map((link) => {
-            const target = link[nested] as (Target & { status?: string }) | undefined;
+            const target = targetOf(link);
             return (
               <li key={link.id}>
-                <a href={href(`/${kind}/${link[field]}`)}>{target?.name ?? link[field]}</a>
-                {target?.status && <StatusBadge status={target.status} />}
+                <a href={href(`/${kind}/${target.id}`)}>{target.name}</a>
+                {target.status && <StatusBadge status={target.status} />}
                 <button type="button" onClick={() => unlink(link)}>
-                  Unlink<span class="visually-hidden"> {target?.name}</span>
+                  Unlink<span class="visually-hidden"> {target.name}</span>
                 </button>
               </li>
             );

@@ -1,9 +1,9 @@
 // Documents: create from a URL, watch ingestion (the status refreshes by itself while pending or
 // processing), read the chunks, re-ingest, delete; and search across every document.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, get, list, listAll, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
+import { call, get, listAll, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
 import { snippetParts } from '../snippet.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, href, Loading, navigate, noErrors, PageTitle, Select, StatusBadge, TextField, Time, type FormErrors } from '../ui.js';
+import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, href, Loading, navigate, noErrors, PageTitle, Select, StatusBadge, TextField, Time, usePagedList, type FormErrors } from '../ui.js';
 
 const DOCUMENT_TYPES: [string, string][] = [
   ['URL', 'URL (a web page)'],
@@ -72,21 +72,9 @@ function StatusText({ document }: { document: DocumentRecord }) {
 }
 
 export function DocumentsPage() {
-  const [documents, setDocuments] = useState<DocumentRecord[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
   const [showForm, setShowForm] = useState(false);
-
-  const load = async (after?: string) => {
-    try {
-      const page = await list<DocumentRecord>('/documents', 50, after);
-      setDocuments((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-      setNext(page.next);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  };
-  useEffect(() => void load(), []);
+  const { items: documents, setItems: setDocuments, next, load } = usePagedList<DocumentRecord>('/documents', 50, setError);
   useFollow(documents, (fresh) => setDocuments((shown) => shown?.map((document) => (document.id === fresh.id ? fresh : document))));
 
   return (
@@ -266,15 +254,14 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
 
 export function DocumentPage({ id }: { id: string }) {
   const [document, setDocument] = useState<DocumentRecord>();
-  const [chunks, setChunks] = useState<Chunk[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
-
-  const loadChunks = async (after?: string) => {
-    const page = await list<Chunk>(`/documents/${encodeURIComponent(id)}/chunks`, 20, after);
-    setChunks((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-    setNext(page.next);
-  };
+  // Read once the document is ready (a busy one's chunks are still changing).
+  const {
+    items: chunks,
+    setItems: setChunks,
+    next,
+    load: loadChunks,
+  } = usePagedList<Chunk>(`/documents/${encodeURIComponent(id)}/chunks`, 20, setError, { auto: false });
   const load = async () => {
     try {
       const loaded = await get<DocumentRecord>(`/documents/${encodeURIComponent(id)}`);
@@ -287,7 +274,7 @@ export function DocumentPage({ id }: { id: string }) {
   useEffect(() => void load(), [id]);
   useFollow(document ? [document] : undefined, (fresh) => {
     setDocument(fresh);
-    if (!busy(fresh)) void loadChunks().catch((failure) => setError(describeError(failure)));
+    if (!busy(fresh)) void loadChunks();
   });
 
   async function reingest() {

@@ -1,10 +1,10 @@
 // Tools, prompts and tags: one list-and-form page each, built from a description of the resource.
 // The API's validation errors appear next to the field their `details` path names.
 import type { ComponentChildren } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { ToolType } from '../../../tools/kinds/index.js';
-import { call, list, type Prompt, type Tag, type Tool } from '../api.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, Select, TagChip, TextArea, TextField, type FormErrors } from '../ui.js';
+import { call, type Prompt, type Tag, type Tool } from '../api.js';
+import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, Select, TagChip, TextArea, TextField, usePagedList, type FormErrors } from '../ui.js';
 
 type Values = Record<string, string>;
 
@@ -43,23 +43,12 @@ function inLabels(errors: FormErrors, fields: FieldSpec[]): FormErrors {
 }
 
 function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: ResourceSpec<T> }) {
-  const [records, setRecords] = useState<T[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
+  const { items: records, next, load } = usePagedList<T>(spec.path, 100, setError);
   const [editing, setEditing] = useState<T | 'new'>();
   const [values, setValues] = useState<Values>(spec.blank);
   const [errors, setErrors] = useState<FormErrors>(noErrors);
 
-  const load = async (after?: string) => {
-    try {
-      const page = await list<T>(spec.path, 100, after);
-      setRecords((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-      setNext(page.next);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  };
-  useEffect(() => void load(), []);
 
   function open(record: T | 'new') {
     setEditing(record);

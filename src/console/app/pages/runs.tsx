@@ -1,29 +1,16 @@
 // An agent's runs (newest first) and one run in full: input, output, steps, sources, usage.
 import { useEffect, useState } from 'preact/hooks';
-import { get, list, type Agent, type Run } from '../api.js';
-import { describeError, Empty, ErrorNotice, href, JsonText, Loading, PageTitle, StatusBadge, Time } from '../ui.js';
+import { get, type Agent, type Run, type RunListItem } from '../api.js';
+import { describeError, Empty, ErrorNotice, href, JsonText, Loading, PageTitle, StatusBadge, Time, usePagedList } from '../ui.js';
 
-const tokensOf = (run: Run) => (run.usage ? run.usage.promptTokens + run.usage.completionTokens : undefined);
-const errorText = (error: Run['error']) => (error === null ? '' : typeof error === 'string' ? error : (error.message ?? JSON.stringify(error)));
+const tokensOf = (run: Run | RunListItem) => (run.usage ? run.usage.promptTokens + run.usage.completionTokens : undefined);
 
 export function RunsPage({ agentId }: { agentId: string }) {
   const [agent, setAgent] = useState<Agent>();
-  const [runs, setRuns] = useState<Run[]>();
-  const [next, setNext] = useState<string>();
   const [error, setError] = useState<string>();
-
-  const load = async (after?: string) => {
-    try {
-      const page = await list<Run>(`/agents/${encodeURIComponent(agentId)}/runs`, 25, after);
-      setRuns((shown) => (after ? [...(shown ?? []), ...page.items] : page.items));
-      setNext(page.next);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  };
+  const { items: runs, next, load } = usePagedList<RunListItem>(`/agents/${encodeURIComponent(agentId)}/runs`, 25, setError);
   useEffect(() => {
     get<Agent>(`/agents/${encodeURIComponent(agentId)}`).then(setAgent, (failure) => setError(describeError(failure)));
-    void load();
   }, [agentId]);
 
   return (
@@ -149,7 +136,7 @@ export function RunPage({ id }: { id: string }) {
       {run.output ? <p class="text">{run.output}</p> : <p class="muted">No output.</p>}
       {run.error && (
         <p class="notice error" role="alert">
-          {errorText(run.error)}
+          {run.error}
         </p>
       )}
       {run.warnings.length > 0 && (
