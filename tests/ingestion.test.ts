@@ -250,6 +250,21 @@ describe('re-ingestion', () => {
     assert.equal((await search('manatees')).length, 1);
   });
 
+  test('a document whose re-ingestion failed is neither searched nor read by runs (its previous chunks stay out)', async () => {
+    routes.set('/fading.txt', send('text/plain', 'The wombats of the fjord sing at dawn.'));
+    const document = await ingest({ type: 'TXT', url: `${origin}/fading.txt` });
+    const agent = await service.create(token, '/agents', { name: 'Fjord guide', type: 'VENDOR_A', llm: { provider: 'echo', model: 'echo' }, documentId: document.id });
+    const sourcesOf = async () => (await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'wombats' } })).body.data.sources;
+    assert.equal((await search('wombats')).length, 1);
+    assert.equal((await sourcesOf()).length, 1);
+
+    routes.delete('/fading.txt');
+    assert.equal((await service.request('POST', `/api/v1/documents/${document.id}/ingest`, { token })).status, 202);
+    assert.equal((await settled(service, token, document.id)).status, 'failed');
+    assert.deepEqual(await search('wombats'), []);
+    assert.deepEqual(await sourcesOf(), []);
+  });
+
   test('a PATCH of the url ingests again; a PATCH of the name does not', async () => {
     const document = await ingest({ type: 'TXT', url: `${origin}/missing-at-first.txt` });
     assert.equal(document.status, 'failed');

@@ -39,14 +39,16 @@ export function createSearchStore(db: Db) {
   // as the words, so FTS5 reads only the user's matches; c.user_id is checked again. The ranking is
   // computed here rather than by FTS5's bm25(), which counts each word's matches across every
   // user's chunks: a cost that grows with all users' data, and an order that changes with it.
-  // Readers see the chunks of the generation each document shows (see ingestion-store.ts).
+  // Readers see the chunks of the generation each document shows (see ingestion-store.ts), except a
+  // failed document's: one being re-ingested keeps its previous chunks until the new ones are in,
+  // one whose re-ingestion failed has them still but is no longer searched or read by runs.
   const countMatches = db.prepare(`SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
   const selectMatches = db.prepare(`SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
   const selectCandidates = db.prepare(
     `SELECT c.seq, c.content
        FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
-       JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation
+       JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation AND d.status <> 'failed'
       WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
         AND (@documentId IS NULL OR c.document_id = @documentId)
         AND (@agentId IS NULL OR c.document_id IN
