@@ -275,3 +275,16 @@ describe('a tool that echoes its header secret across the 64 KiB cap', () => {
     });
   }
 });
+
+describe('a prompt that repeats a large variable', () => {
+  it('is refused (422 naming variables) before it is filled past a million characters', async () => {
+    const prompt = await service.create(token, '/prompts', { name: 'repeats', template: '{topic}'.repeat(2000), input_variables: ['topic'] });
+    const agent = await service.create(token, '/agents', { name: 'repeater', type: 'VENDOR_A', llm: { provider: 'echo', model: 'echo' }, promptId: prompt.id });
+    const refused = await invoke(agent.id, { input: 'go', variables: { topic: 'x'.repeat(60_000) } });
+    assert.equal(refused.status, 422, refused.text.slice(0, 300));
+    assert.equal(refused.body.error.details[0].path, 'variables');
+    assert.match(refused.body.error.details[0].message, /longer than 1000000 characters/);
+    const fits = await invoke(agent.id, { input: 'go', variables: { topic: 'x'.repeat(400) } });
+    assert.equal(fits.status, 200, fits.text.slice(0, 300));
+  });
+});

@@ -59,17 +59,31 @@ export function templateVariables(template: string): { variables: string[] } | {
  * the names that had no value (in first-use order, each once), left as written. A malformed
  * template (never stored: every write of a prompt checks it) is answered as written.
  */
-export function fillTemplate(template: string, valueOf: (name: string) => string | undefined): { text: string; missing: string[] } {
+export function fillTemplate(
+  template: string,
+  valueOf: (name: string) => string | undefined,
+  maxChars = Number.MAX_SAFE_INTEGER,
+): { text: string; missing: string[]; tooLong: boolean } {
   const parsed = parseTemplate(template);
-  if ('error' in parsed) return { text: template, missing: [] };
+  if ('error' in parsed) return { text: template, missing: [], tooLong: false };
   const missing = new Set<string>();
-  const pieces = parsed.parts.map((part) => {
-    if ('text' in part) return part.text;
-    const value = valueOf(part.variable);
-    if (value === undefined) missing.add(part.variable);
-    return value ?? `{${part.variable}}`;
-  });
-  return { text: pieces.join(''), missing: [...missing] };
+  const pieces: string[] = [];
+  // Counted as it is filled: a template may name one large value thousands of times, so the text
+  // is never built past maxChars.
+  let length = 0;
+  for (const part of parsed.parts) {
+    let piece: string;
+    if ('text' in part) piece = part.text;
+    else {
+      const value = valueOf(part.variable);
+      if (value === undefined) missing.add(part.variable);
+      piece = value ?? `{${part.variable}}`;
+    }
+    length += piece.length;
+    if (length > maxChars) return { text: '', missing: [...missing], tooLong: true };
+    pieces.push(piece);
+  }
+  return { text: pieces.join(''), missing: [...missing], tooLong: false };
 }
 
 /** At most 10 names, then how many more: messages stay short whatever the template holds. */

@@ -8,6 +8,8 @@ import type { SearchHit, SearchStore } from '../documents/search-store.js';
 import { searchWords } from '../documents/search.js';
 
 export const DEFAULT_SYSTEM_MESSAGE = 'You are a helpful assistant. Answer the user clearly and truthfully.';
+/** The longest a filled prompt may be (characters): a template may repeat a large variable or the input. */
+export const MAX_FILLED_PROMPT_CHARS = 1_000_000;
 /** How many chunks of the agent's documents go into the system message. */
 export const CONTEXT_CHUNKS = 4;
 
@@ -29,7 +31,12 @@ export function contextChunks(search: SearchStore, userId: string, agentId: stri
  */
 export function fillPrompt(prompt: Pick<PromptRow, 'template'>, variables: Record<string, string>, input: string): string {
   const valueOf = (name: string) => (Object.hasOwn(variables, name) ? variables[name] : name === 'input' ? input : undefined);
-  const { text, missing } = fillTemplate(prompt.template, valueOf);
+  const { text, missing, tooLong } = fillTemplate(prompt.template, valueOf, MAX_FILLED_PROMPT_CHARS);
+  if (tooLong && missing.length === 0) {
+    throw invalidRun([
+      { path: 'variables', message: `would make the agent's prompt longer than ${MAX_FILLED_PROMPT_CHARS} characters once filled in` },
+    ]);
+  }
   if (missing.length > 0) {
     throw invalidRun(
       missing.slice(0, 10).map((name) => ({ path: `variables.${name}`, message: `is used by the agent's prompt and has no value` })),
