@@ -47,6 +47,8 @@ export const ERRORS = [
 export type ErrorStatus = (typeof ERRORS)[number]['status'];
 export type ErrorCode = (typeof ERRORS)[number]['code'];
 
+const STATUS_OF = new Map<ErrorCode, ErrorStatus>(ERRORS.map((error) => [error.code, error.status]));
+
 /** One entry per bad field: `path` is the dotted field path ("" for the body itself). */
 export interface FieldIssue {
   path: string;
@@ -69,6 +71,10 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 }
+
+/** The error `code` with the status the table gives it. */
+export const apiError = (code: ErrorCode, message: string, details?: unknown, retryAfterSeconds?: number) =>
+  new ApiError(STATUS_OF.get(code) ?? 500, code, message, details, retryAfterSeconds);
 
 export const invalidJson = () => new ApiError(400, 'invalid_json', 'The request body could not be read as JSON.');
 

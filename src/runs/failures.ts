@@ -1,20 +1,25 @@
 // How a run fails: one error type with a stable code and words safe to show (never a key). The
-// engine only throws and returns these; the routes decide which HTTP answer each code is.
-import type { FieldIssue } from '../http/errors.js';
+// engine only throws and returns these; each code but `cancelled` is one of the service's error
+// codes, so its HTTP answer is the one the error table gives it.
+import type { ErrorCode, FieldIssue } from '../http/errors.js';
 import type { ModelEndpoint } from './model.js';
 
 export type FailureCode =
-  // Decided before the run is recorded: the request cannot run as it stands.
-  | 'not_found'
-  | 'validation_failed'
-  | 'rate_limited'
-  // Anything after (and a shutdown or timeout during the checks).
-  | 'upstream_error'
-  | 'upstream_timeout'
-  | 'max_steps'
-  | 'cancelled'
-  | 'unavailable'
-  | 'internal';
+  | Extract<
+      ErrorCode,
+      // Decided before the run is recorded: the request cannot run as it stands.
+      | 'not_found'
+      | 'validation_failed'
+      | 'rate_limited'
+      // Anything after (and a shutdown or timeout during the checks).
+      | 'upstream_error'
+      | 'upstream_timeout'
+      | 'max_steps'
+      | 'unavailable'
+      | 'internal'
+    >
+  // The client went away: nobody reads the answer.
+  | 'cancelled';
 
 /** Why a run could not run or did not finish: a code, and a message safe to show. */
 export class RunFailure extends Error {

@@ -3,14 +3,14 @@
 // become HTTP answers here.
 import * as v from 'valibot';
 import type { AppContext } from '../http/context.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { apiError, ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
 import type { RunEngine } from './engine.js';
 import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
-import { RunFailure, type FailureCode } from './failures.js';
+import { RunFailure } from './failures.js';
 import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunListRow, RunRow, RunStore } from './store.js';
@@ -66,23 +66,15 @@ export function presentRunListItem(run: RunListRow): RunListItemShape {
 /** The session an agent with memory uses when a v0 predict names none (one per agent, as the original had). */
 export const DEFAULT_SESSION = 'default';
 
-const FAILURE_STATUS: Record<FailureCode, number> = {
-  not_found: 404,
-  validation_failed: 422,
-  rate_limited: 429,
-  upstream_error: 502,
-  max_steps: 502,
-  unavailable: 503,
-  upstream_timeout: 504,
-  cancelled: 499, // the client has gone: nobody reads it
-  internal: 500,
-};
-
-/** The HTTP answer of a run that could not run or failed (a RunFailure; anything else is rethrown as is). */
+/**
+ * The HTTP answer of a run that could not run or failed (a RunFailure; anything else is rethrown as
+ * is): its code's entry of the error table. A cancelled run's client has gone, so nobody reads it:
+ * 499, which the access log shows and the error log does not count as the service's failure.
+ */
 function httpError(error: unknown): never {
   if (!(error instanceof RunFailure)) throw error;
-  const code = error.code === 'cancelled' ? 'internal' : error.code;
-  throw new ApiError(FAILURE_STATUS[error.code], code, error.message, error.details, error.code === 'rate_limited' ? 1 : undefined);
+  if (error.code === 'cancelled') throw new ApiError(499, 'internal', error.message);
+  throw apiError(error.code, error.message, error.details, error.code === 'rate_limited' ? 1 : undefined);
 }
 
 /** A signal that fires when the client of a plain (not streamed) request goes away before the answer. */
