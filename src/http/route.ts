@@ -1,6 +1,8 @@
 // One declaration per endpoint: method, path, auth, the valibot schemas of its query and body, the
-// shape it answers and its handler. `mountRoutes` serves the list and the OpenAPI document is built
-// from the same list (src/openapi/document.ts), so the two cannot drift apart.
+// shape it answers and its handler, which returns what it answers and never writes the response
+// itself. `mountRoutes` serves the routes in groups, each answering errors in its own format, and
+// the OpenAPI document is built from the same list (src/openapi/document.ts), so the two cannot
+// drift apart.
 import Router from '@koa/router';
 import * as v from 'valibot';
 import type { AppContext, AppMiddleware, AppState, Caller } from './context.js';
@@ -8,6 +10,7 @@ import { validationFailed, type ErrorStatus } from './errors.js';
 import { callerOf, type Authenticate } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
 import { nextPageUrl } from './respond.js';
+import { SseAnswer, SseStream } from './sse.js';
 import type { Page } from '../lib/paging.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
@@ -21,19 +24,22 @@ export type Success =
   /** The body is the handler's value itself, not an envelope (the OpenAPI document). */
   | { status: 200; description: string; raw: AnySchema }
   /**
-   * A `text/event-stream` the handler writes itself. `events` names each event with what its
-   * `data:` line carries. The handler may still throw before it starts the stream (JSON errors).
+   * A `text/event-stream` (the handler returns an SseAnswer that feeds it): `events` names each
+   * event with what its `data:` line carries. With `json`, the handler may answer data of that shape
+   * instead, as `{ success: true, data }`; errors before the stream starts are answered as any route's.
    */
   | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema };
 
 /** What the handler returns for each kind of success. */
-export type Answer<S extends Success> = S extends { page: infer Item extends AnySchema }
-  ? Page<v.InferOutput<Item>>
-  : S extends { data: infer Data extends AnySchema }
-    ? v.InferOutput<Data>
-    : S extends { raw: AnySchema }
-      ? string
-      : void;
+export type Answer<S extends Success> = S extends { stream: object }
+  ? SseAnswer | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
+  : S extends { page: infer Item extends AnySchema }
+    ? Page<v.InferOutput<Item>>
+    : S extends { data: infer Data extends AnySchema }
+      ? v.InferOutput<Data>
+      : S extends { raw: AnySchema }
+        ? string
+        : void;
 
 /** What a handler is given: everything validated. */
 export interface RouteInput<Auth extends boolean, Query, Body> {
@@ -102,7 +108,10 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   // otherwise silently answer everything).
   const known = new Set(Object.keys((route.query as { entries?: object } | undefined)?.entries ?? {}));
   const respond = (ctx: AppContext, answer: unknown): void => {
-    if ('stream' in success) return;
+    if (answer instanceof SseAnswer) {
+      answer.start(new SseStream(ctx, answer.keepAliveMs));
+      return;
+    }
     ctx.status = success.status;
     if ('raw' in success) {
       ctx.type = 'application/json';

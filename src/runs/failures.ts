@@ -2,6 +2,7 @@
 // engine only throws and returns these; each code but `cancelled` is one of the service's error
 // codes, so its HTTP answer is the one the error table gives it.
 import type { ErrorCode, FieldIssue } from '../http/errors.js';
+import { ClientGone } from '../http/sse.js';
 import type { ModelEndpoint } from './model.js';
 
 export type FailureCode =
@@ -54,6 +55,15 @@ export class RunAbort extends Error {
     super(`run ${kind}`);
     this.name = 'AbortError';
   }
+}
+
+/** The abort a run's `cancel` signal stands for: a stream's client that stopped reading is named as such. */
+export function cancelAbort(reason: unknown): RunAbort {
+  if (reason instanceof RunAbort) return reason;
+  if (reason instanceof ClientGone && reason.unreadBytes !== undefined) {
+    return new RunAbort('cancelled', `The client did not read the stream: more than ${reason.unreadBytes} bytes waited to be sent, so the run was cancelled.`);
+  }
+  return new RunAbort('cancelled');
 }
 
 const MAX_ERROR_TEXT = 500;

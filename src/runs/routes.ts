@@ -3,6 +3,7 @@
 // become HTTP answers here.
 import * as v from 'valibot';
 import type { AppContext } from '../http/context.js';
+import { formatEvent, KEEP_ALIVE_MS, SseAnswer, type SseStream } from '../http/sse.js';
 import { apiError, ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
@@ -11,7 +12,6 @@ import type { RunEngine } from './engine.js';
 import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
 import { RunFailure } from './failures.js';
-import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunListRow, RunRow, RunStore } from './store.js';
 import {
@@ -87,13 +87,16 @@ function clientGone(ctx: AppContext): AbortSignal {
 }
 
 /**
- * Runs `prepared` into `sse`: `write` is subscribed to the run's events and ends the stream at
- * the run's end. The client going away cancels the run.
+ * The stream of `prepared`: `events` (given the opened stream) is subscribed to the run's events and
+ * ends the stream at the run's end. The client going away cancels the run.
  */
-function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, write: RunEventListener): void {
-  prepared.events.subscribe(write);
-  // `execute` never throws; should it all the same, the stream still ends.
-  void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
+function streamRun(engine: RunEngine, prepared: PreparedRun, events: (sse: SseStream) => RunEventListener, keepAliveMs: number): SseAnswer {
+  return new SseAnswer((sse) => {
+    const write = events(sse);
+    prepared.events.subscribe(write);
+    // `execute` never throws; should it all the same, the stream still ends.
+    void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
+  }, keepAliveMs);
 }
 
 /** A streamed invoke: each event as a named JSON event; the end is sent even to a client that was cut off. */
@@ -109,9 +112,9 @@ const predictEvents = (sse: SseStream): RunEventListener => (event) => {
   else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
 };
 
-const ok = (ctx: AppContext, data: unknown) => {
-  ctx.status = 200;
-  ctx.body = { success: true, data };
+/** A predict's session, as a header (its answer, the original API's, has no room for it). */
+const sessionHeader = (ctx: AppContext, prepared: PreparedRun) => {
+  if (prepared.sessionId !== null) ctx.set('X-Session-Id', encodeURIComponent(prepared.sessionId));
 };
 
 export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
@@ -147,10 +150,9 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
         if (!body.stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
           if (!outcome.ok) httpError(outcome.failure);
-          return ok(ctx, outcome.result);
+          return outcome.result;
         }
-        const sse = new SseStream(ctx, keepAliveMs);
-        streamRun(engine, prepared, sse, invokeEvents(sse));
+        return streamRun(engine, prepared, invokeEvents, keepAliveMs);
       },
     }),
     defineRoute({
@@ -177,15 +179,14 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
         const stream = body.has_streaming ?? body.hasStreaming ?? false;
         const request = { input: body.input.input, variables: body.input.variables, sessionId: body.session ?? null, defaultSessionId: DEFAULT_SESSION, stream };
         const prepared = await engine.prepare(caller.id, params.id, request).catch(httpError);
-        const headers: Record<string, string> = prepared.sessionId === null ? {} : { 'X-Session-Id': encodeURIComponent(prepared.sessionId) };
         if (!stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
+          sessionHeader(ctx, prepared);
           if (!outcome.ok) httpError(outcome.failure);
-          return ok(ctx, outcome.result.output);
+          return outcome.result.output;
         }
-        const sse = new SseStream(ctx, keepAliveMs, headers);
-        streamRun(engine, prepared, sse, predictEvents(sse));
+        sessionHeader(ctx, prepared);
+        return streamRun(engine, prepared, predictEvents, keepAliveMs);
       },
     }),
     defineRoute({
