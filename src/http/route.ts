@@ -9,7 +9,6 @@ import type { AppContext, AppMiddleware, AppState, Caller } from './context.js';
 import { validationFailed, type ErrorPresenter, type ErrorStatus } from './errors.js';
 import { callerOf, type Authenticate } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
-import { nextPageUrl } from './respond.js';
 import { SseAnswer, SseStream } from './sse.js';
 import type { Page } from '../lib/paging.js';
 
@@ -99,6 +98,18 @@ export const fullPath = (route: Route) => (route.root ? route.path : API_PREFIX 
 
 /** The names of a path's parameters, in order. */
 export const pathParameters = (path: string) => [...path.matchAll(/:(\w+)/g)].map((match) => match[1]);
+
+/** This request's URL with `after` set: absolute when the request named a valid host, else relative. */
+function nextPageUrl(ctx: AppContext, afterId: string): string {
+  const url = new URL(ctx.originalUrl, 'http://placeholder.invalid');
+  url.searchParams.set('after', afterId);
+  const relative = url.pathname + url.search;
+  try {
+    return new URL(relative, `${ctx.protocol}://${ctx.host}`).href;
+  } catch {
+    return relative;
+  }
+}
 
 /** One Koa middleware serving a route: authenticate, run `before`, validate, call the handler, answer. */
 function serve(route: Route, authenticate: Authenticate): AppMiddleware {
