@@ -112,11 +112,6 @@ const predictEvents = (sse: SseStream): RunEventListener => (event) => {
   else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
 };
 
-/** A predict's session, as a header (its answer, the original API's, has no room for it). */
-const sessionHeader = (ctx: AppContext, prepared: PreparedRun) => {
-  if (prepared.sessionId !== null) ctx.set('X-Session-Id', encodeURIComponent(prepared.sessionId));
-};
-
 export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
   const tag = 'Runs';
   const agentOf = (userId: string, id: string) => {
@@ -179,13 +174,13 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
         const stream = body.has_streaming ?? body.hasStreaming ?? false;
         const request = { input: body.input.input, variables: body.input.variables, sessionId: body.session ?? null, defaultSessionId: DEFAULT_SESSION, stream };
         const prepared = await engine.prepare(caller.id, params.id, request).catch(httpError);
+        // Sent with the answer, a failure of the run and the stream alike.
+        if (prepared.sessionId !== null) ctx.set('X-Session-Id', encodeURIComponent(prepared.sessionId));
         if (!stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          sessionHeader(ctx, prepared);
           if (!outcome.ok) httpError(outcome.failure);
           return outcome.result.output;
         }
-        sessionHeader(ctx, prepared);
         return streamRun(engine, prepared, predictEvents, keepAliveMs);
       },
     }),
