@@ -170,9 +170,10 @@ export interface RouteRegistry {
 
 /**
  * The routes, served by one @koa/router per first segment of the path, under /api/v1 for API
- * routes (`/api/v1/agents/:id/runs` is under `/api/v1/agents`, `/docs/:file` under `/docs`). @koa/router tests every pattern it holds against every request; with all 65 routes in
- * one router that was ~4 µs of each request, and a request now meets its own segment's patterns
- * only (13 at most). Every route of a path is in the same router, so a known path with the wrong
+ * routes (`/api/v1/agents/:id/runs` is under `/api/v1/agents`, `/docs/:file` under `/docs`).
+ * A @koa/router tests every pattern it holds against every request; with all 65 routes in one
+ * router that was ~4 µs of each request, and a request now meets its own segment's patterns only
+ * (13 at most). Every route of a path is in the same router, so a known path with the wrong
  * method still answers 405 with `Allow`. Matching stays case-insensitive, as @koa/router's is.
  */
 export class RouteTable implements RouteRegistry {
