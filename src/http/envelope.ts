@@ -18,7 +18,7 @@ export const presentEnvelope: ErrorPresenter = (error) => ({
   error: { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) },
 });
 
-export interface EnvelopeOptions {
+interface EnvelopeOptions {
   logRequests: boolean;
   /** The error format of a request's path (its route group's). */
   presenterFor: (path: string) => ErrorPresenter;

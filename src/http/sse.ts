@@ -9,7 +9,7 @@ import type { AppContext } from './context.js';
 
 export const KEEP_ALIVE_MS = 15_000;
 /** How much of a stream may wait for a client that does not read before it is cut off. */
-export const STREAM_BUFFER_BYTES = 1024 * 1024;
+const STREAM_BUFFER_BYTES = 1024 * 1024;
 /** How long a cut-off stream's last bytes may wait for the client before its connection is closed. */
 const CUT_OFF_GRACE_MS = 30_000;
 
