@@ -80,6 +80,11 @@ test('a group with its own presenter answers its errors in its format', async ()
   const invalid = await call('POST', '/v1/things', { name: '' });
   assert.equal(invalid.status, 422);
   assert.deepEqual(invalid.body, { error: { message: 'Invalid name.', type: 'validation_failed' } });
+
+  // Refused by the body reader, before any route runs.
+  const response = await fetch(`${base}/v1/things`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name":' });
+  assert.equal(response.status, 400);
+  assert.deepEqual(await response.json(), { error: { message: 'The request body could not be read as JSON.', type: 'invalid_json' } });
 });
 
 test('the other paths keep the error envelope', async () => {
