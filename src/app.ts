@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import type { Db } from './db.js';
 import { createStores } from './stores.js';
 import type { AppContext, AppState } from './http/context.js';
-import { envelope } from './http/envelope.js';
+import { envelope, presentEnvelope } from './http/envelope.js';
 import { jsonBody } from './http/body.js';
 import { wellFormedQuery } from './http/unicode.js';
 import { authenticator } from './api-tokens/authenticate.js';
@@ -157,15 +157,17 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   ];
   routes.push(openApiRoute(routes));
 
-  app.use(envelope(log, { logRequests: config.logRequests }));
+  // One group today: every path answers errors in the envelope.
+  const table = mountRoutes([{ routes, presentError: presentEnvelope }], authenticator(stores.apiTokens, rateLimits));
+  const docs = docsPage();
+  for (const path of DOCS_PATHS) table.add('all', path, docs);
+  consoleRoutes(table);
+
+  app.use(envelope(log, { logRequests: config.logRequests, presenterFor: table.presenterFor }));
   app.use(storageGuard(storage));
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
   app.use(jsonBody(config.bodyLimitBytes));
-  const table = mountRoutes(routes, authenticator(stores.apiTokens, rateLimits));
-  const docs = docsPage();
-  for (const path of DOCS_PATHS) table.add('all', path, docs);
-  consoleRoutes(table);
   app.use(table.middleware());
 
   // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.

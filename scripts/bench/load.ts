@@ -221,16 +221,6 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
   return result;
 }
 
-/** Measures `load` while `storm` keeps its connections' requests in flight on the same server. */
-export async function measureDuringStorm(proc: Proc, load: Load, storm: Load, seconds: number): Promise<RunResult & { stormPerSecond: number }> {
-  const background = runLoad(proc, storm, seconds + 60);
-  await sleep(500);
-  const result = await runLoad(proc, load, seconds, false).done;
-  background.instance.stop();
-  const stormResult = await background.done;
-  return { ...result, stormPerSecond: stormResult.rps };
-}
-
 // ---- comparisons -------------------------------------------------------------------------------
 
 export interface Side {

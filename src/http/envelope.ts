@@ -1,16 +1,30 @@
-// The outermost middleware: gives every request an id, answers every failure in the error envelope
-// (the only place errors become responses), sets the headers every response carries and writes the
-// access log line. Nothing from an unexpected error (stack, SQL, secrets) reaches the client.
+// The outermost middleware: gives every request an id, answers every failure (the only place errors
+// become responses) in the format of the request's route group — the error envelope unless a group
+// says otherwise —, sets the headers every response carries and writes the access log line.
+// Nothing from an unexpected error (stack, SQL, secrets) reaches the client.
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { ApiError, internal, methodNotAllowed, notFound } from './errors.js';
+import { ApiError, internal, methodNotAllowed, notFound, type ErrorPresenter } from './errors.js';
 import type { AppMiddleware } from './context.js';
 import type { Logger } from '../lib/log.js';
 import { isUniqueViolation } from '../lib/sqlite.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function envelope(log: Logger, options: { logRequests: boolean }): AppMiddleware {
+/** `{ success: false, data: null, error: { code, message, details? } }`: the service's error format. */
+export const presentEnvelope: ErrorPresenter = (error) => ({
+  success: false,
+  data: null,
+  error: { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) },
+});
+
+interface EnvelopeOptions {
+  logRequests: boolean;
+  /** The error format of a request's path (its route group's). */
+  presenterFor: (path: string) => ErrorPresenter;
+}
+
+export function envelope(log: Logger, options: EnvelopeOptions): AppMiddleware {
   return async function envelopeMiddleware(ctx, next) {
     const started = options.logRequests ? performance.now() : 0;
     const incoming = ctx.req.headers['x-request-id'];
@@ -39,11 +53,7 @@ export function envelope(log: Logger, options: { logRequests: boolean }): AppMid
       if (error.status === 503) ctx.set('Retry-After', '1');
       if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
       ctx.status = error.status;
-      ctx.body = {
-        success: false,
-        data: null,
-        error: { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) },
-      };
+      ctx.body = options.presenterFor(ctx.path)(error);
     } finally {
       if (options.logRequests) {
         log.info({

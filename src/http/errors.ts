@@ -1,5 +1,6 @@
 // The one error type of the service. Handlers and stores throw these; src/http/envelope.ts is the
-// only place that turns them (or anything else) into a response.
+// only place that turns them (or anything else) into a response, in the format of the route group
+// the request's path belongs to (src/http/route.ts).
 
 /** Every error a client can get: its status, its stable code and when it happens. */
 export const ERRORS = [
@@ -47,6 +48,8 @@ export const ERRORS = [
 export type ErrorStatus = (typeof ERRORS)[number]['status'];
 export type ErrorCode = (typeof ERRORS)[number]['code'];
 
+const STATUS_OF = new Map<ErrorCode, ErrorStatus>(ERRORS.map((error) => [error.code, error.status]));
+
 /** One entry per bad field: `path` is the dotted field path ("" for the body itself). */
 export interface FieldIssue {
   path: string;
@@ -69,6 +72,16 @@ export class ApiError extends Error {
     this.name = 'ApiError';
   }
 }
+
+/** The error `code` with the status the table gives it. */
+export const apiError = (code: ErrorCode, message: string, details?: unknown, retryAfterSeconds?: number) =>
+  new ApiError(STATUS_OF.get(code) ?? 500, code, message, details, retryAfterSeconds);
+
+/**
+ * The body of an error answer in one format. The status and the headers (X-Request-Id,
+ * Retry-After, Allow) are the same in every format; the error envelope is the service's own.
+ */
+export type ErrorPresenter = (error: ApiError) => unknown;
 
 export const invalidJson = () => new ApiError(400, 'invalid_json', 'The request body could not be read as JSON.');
 

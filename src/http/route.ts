@@ -1,13 +1,15 @@
 // One declaration per endpoint: method, path, auth, the valibot schemas of its query and body, the
-// shape it answers and its handler. `mountRoutes` serves the list and the OpenAPI document is built
-// from the same list (src/openapi/document.ts), so the two cannot drift apart.
+// shape it answers and its handler, which returns what it answers and never writes the response
+// itself. `mountRoutes` serves the routes in groups, each answering errors in its own format, and
+// the OpenAPI document is built from the same list (src/openapi/document.ts), so the two cannot
+// drift apart.
 import Router from '@koa/router';
 import * as v from 'valibot';
 import type { AppContext, AppMiddleware, AppState, Caller } from './context.js';
-import { validationFailed, type ErrorStatus } from './errors.js';
+import { validationFailed, type ErrorPresenter, type ErrorStatus } from './errors.js';
 import { callerOf, type Authenticate } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
-import { nextPageUrl } from './respond.js';
+import { SseAnswer, SseStream } from './sse.js';
 import type { Page } from '../lib/paging.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
@@ -21,19 +23,22 @@ export type Success =
   /** The body is the handler's value itself, not an envelope (the OpenAPI document). */
   | { status: 200; description: string; raw: AnySchema }
   /**
-   * A `text/event-stream` the handler writes itself. `events` names each event with what its
-   * `data:` line carries. The handler may still throw before it starts the stream (JSON errors).
+   * A `text/event-stream` (the handler returns an SseAnswer that feeds it): `events` names each
+   * event with what its `data:` line carries. With `json`, the handler may answer data of that shape
+   * instead, as `{ success: true, data }`; errors before the stream starts are answered as any route's.
    */
   | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema };
 
 /** What the handler returns for each kind of success. */
-export type Answer<S extends Success> = S extends { page: infer Item extends AnySchema }
-  ? Page<v.InferOutput<Item>>
-  : S extends { data: infer Data extends AnySchema }
-    ? v.InferOutput<Data>
-    : S extends { raw: AnySchema }
-      ? string
-      : void;
+export type Answer<S extends Success> = S extends { stream: object }
+  ? SseAnswer | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
+  : S extends { page: infer Item extends AnySchema }
+    ? Page<v.InferOutput<Item>>
+    : S extends { data: infer Data extends AnySchema }
+      ? v.InferOutput<Data>
+      : S extends { raw: AnySchema }
+        ? string
+        : void;
 
 /** What a handler is given: everything validated. */
 export interface RouteInput<Auth extends boolean, Query, Body> {
@@ -94,6 +99,18 @@ export const fullPath = (route: Route) => (route.root ? route.path : API_PREFIX 
 /** The names of a path's parameters, in order. */
 export const pathParameters = (path: string) => [...path.matchAll(/:(\w+)/g)].map((match) => match[1]);
 
+/** This request's URL with `after` set: absolute when the request named a valid host, else relative. */
+function nextPageUrl(ctx: AppContext, afterId: string): string {
+  const url = new URL(ctx.originalUrl, 'http://placeholder.invalid');
+  url.searchParams.set('after', afterId);
+  const relative = url.pathname + url.search;
+  try {
+    return new URL(relative, `${ctx.protocol}://${ctx.host}`).href;
+  } catch {
+    return relative;
+  }
+}
+
 /** One Koa middleware serving a route: authenticate, run `before`, validate, call the handler, answer. */
 function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   const parameters = pathParameters(route.path);
@@ -102,7 +119,10 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   // otherwise silently answer everything).
   const known = new Set(Object.keys((route.query as { entries?: object } | undefined)?.entries ?? {}));
   const respond = (ctx: AppContext, answer: unknown): void => {
-    if ('stream' in success) return;
+    if (answer instanceof SseAnswer) {
+      answer.start(new SseStream(ctx, answer.keepAliveMs));
+      return;
+    }
     ctx.status = success.status;
     if ('raw' in success) {
       ctx.type = 'application/json';
@@ -149,22 +169,22 @@ export interface RouteRegistry {
 }
 
 /**
- * The routes, served by one @koa/router per group of paths: the first segment of the path, under
- * /api/v1 for API routes (`/api/v1/agents/:id/runs` is in `/api/v1/agents`, `/docs/:file` in
- * `/docs`). @koa/router tests every pattern it holds against every request; with all 65 routes in
- * one router that was ~4 µs of each request, and a request now meets its own group's patterns
- * only (13 at most). Every route of a path is in the same group, so a known path with the wrong
+ * The routes, served by one @koa/router per first segment of the path, under /api/v1 for API
+ * routes (`/api/v1/agents/:id/runs` is under `/api/v1/agents`, `/docs/:file` under `/docs`).
+ * A @koa/router tests every pattern it holds against every request; with all 65 routes in one
+ * router that was ~4 µs of each request, and a request now meets its own segment's patterns only
+ * (13 at most). Every route of a path is in the same router, so a known path with the wrong
  * method still answers 405 with `Allow`. Matching stays case-insensitive, as @koa/router's is.
  */
 export class RouteTable implements RouteRegistry {
-  readonly #groups = new Map<string, Router<AppState>>();
+  readonly #routers = new Map<string, Router<AppState>>();
 
   add(method: HttpMethod | 'all', path: string, middleware: AppMiddleware): void {
-    const key = groupOf(path);
-    // A pattern in the first segment could match paths of other groups: grouping needs it literal.
+    const key = segmentOf(path);
+    // A pattern in the first segment could match paths of other segments: the key needs it literal.
     if (/[:*(?]/.test(key)) throw new Error(`route ${path}: the first segment of a path must be literal`);
-    let router = this.#groups.get(key);
-    if (!router) this.#groups.set(key, (router = new Router<AppState>()));
+    let router = this.#routers.get(key);
+    if (!router) this.#routers.set(key, (router = new Router<AppState>()));
     router[method](path, middleware);
   }
 
@@ -175,29 +195,53 @@ export class RouteTable implements RouteRegistry {
   /** The middleware serving every route added so far. */
   middleware(): AppMiddleware {
     const served = new Map(
-      [...this.#groups].map(([key, router]): [string, AppMiddleware] => {
+      [...this.#routers].map(([key, router]): [string, AppMiddleware] => {
         const [routes, allowedMethods] = [router.routes(), router.allowedMethods()];
-        // A path of the group that no route takes goes on to allowedMethods (405 or nothing).
+        // A path under the segment that no route takes goes on to allowedMethods (405 or nothing).
         return [key, (ctx, next) => routes(ctx, () => allowedMethods(ctx, next))];
       }),
     );
     return function routeTable(ctx, next) {
-      const serve = served.get(groupOf(ctx.path));
+      const serve = served.get(segmentOf(ctx.path));
       return serve ? serve(ctx, next) : next();
     };
   }
 }
 
-/** The group of a path: up to the end of its first segment (after /api/v1/ for the API), lower case. */
-function groupOf(path: string): string {
+/** The router key of a path: up to the end of its first segment (after /api/v1/ for the API), lower case. */
+function segmentOf(path: string): string {
   const lower = path.toLowerCase();
   const end = lower.indexOf('/', lower.startsWith(`${API_PREFIX}/`) ? API_PREFIX.length + 1 : 1);
   return end === -1 ? lower : lower.slice(0, end);
 }
 
-/** A route table serving `routes` in order. */
-export function mountRoutes(routes: Route[], authenticate: Authenticate): RouteTable {
+/**
+ * Routes that answer errors in one format. A group with a `prefix` answers for every path under it
+ * (`/v1`: `/v1` and `/v1/...`), unknown routes and wrong methods included, and all its routes must
+ * be there; the one group without a prefix answers for every other path.
+ */
+export interface RouteGroup {
+  prefix?: string;
+  routes: Route[];
+  presentError: ErrorPresenter;
+}
+
+/** The route table of `groups` (in order), and the error format of each path. */
+export function mountRoutes(groups: RouteGroup[], authenticate: Authenticate): RouteTable & { presenterFor(path: string): ErrorPresenter } {
+  const fallback = groups.filter((group) => group.prefix === undefined);
+  if (fallback.length !== 1) throw new Error('exactly one route group has no prefix');
+  const prefixed = groups.filter((group): group is RouteGroup & { prefix: string } => group.prefix !== undefined);
+  const within = (path: string, prefix: string) => {
+    const lower = path.toLowerCase();
+    return lower === prefix.toLowerCase() || lower.startsWith(`${prefix.toLowerCase()}/`);
+  };
+  const groupOfPath = (path: string) => prefixed.find((group) => within(path, group.prefix)) ?? fallback[0];
   const table = new RouteTable();
-  for (const route of routes) table.add(route.method, fullPath(route), serve(route, authenticate));
-  return table;
+  for (const group of groups) {
+    for (const route of group.routes) {
+      if (groupOfPath(fullPath(route)) !== group) throw new Error(`route ${route.operationId}: ${fullPath(route)} is outside its group's paths`);
+      table.add(route.method, fullPath(route), serve(route, authenticate));
+    }
+  }
+  return Object.assign(table, { presenterFor: (path: string) => groupOfPath(path).presentError });
 }

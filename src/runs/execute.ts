@@ -12,7 +12,7 @@ import type { ChatApi } from './chat-api.js';
 import { contextChunks, sourcesOf, systemMessage } from './context.js';
 import { echoChatApi } from './echo-model.js';
 import type { RunEvent } from './events.js';
-import { abortFailure, agentNotFound, redact, RunAbort, RunFailure } from './failures.js';
+import { abortFailure, agentNotFound, cancelAbort, redact, RunFailure } from './failures.js';
 import type { ChatMessage } from './messages.js';
 import type { ModelEndpoint } from './model.js';
 import { createModelCall } from './model-call.js';
@@ -63,7 +63,7 @@ export function createExecutor(deps: ExecuteDeps) {
     const { cancel } = options;
     const started = performance.now();
     chains.set(runId, { agentId: agent.id, parentRunId: prepared.parentRunId });
-    const onCancel = () => admission.abort(cancel?.reason instanceof RunAbort ? cancel.reason : new RunAbort('cancelled'));
+    const onCancel = () => admission.abort(cancelAbort(cancel?.reason));
     cancel?.addEventListener('abort', onCancel, { once: true });
     if (cancel?.aborted) onCancel();
 

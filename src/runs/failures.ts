@@ -1,20 +1,26 @@
 // How a run fails: one error type with a stable code and words safe to show (never a key). The
-// engine only throws and returns these; the routes decide which HTTP answer each code is.
-import type { FieldIssue } from '../http/errors.js';
+// engine only throws and returns these; each code but `cancelled` is one of the service's error
+// codes, so its HTTP answer is the one the error table gives it.
+import type { ErrorCode, FieldIssue } from '../http/errors.js';
+import { ClientGone } from '../http/sse.js';
 import type { ModelEndpoint } from './model.js';
 
 export type FailureCode =
-  // Decided before the run is recorded: the request cannot run as it stands.
-  | 'not_found'
-  | 'validation_failed'
-  | 'rate_limited'
-  // Anything after (and a shutdown or timeout during the checks).
-  | 'upstream_error'
-  | 'upstream_timeout'
-  | 'max_steps'
-  | 'cancelled'
-  | 'unavailable'
-  | 'internal';
+  | Extract<
+      ErrorCode,
+      // Decided before the run is recorded: the request cannot run as it stands.
+      | 'not_found'
+      | 'validation_failed'
+      | 'rate_limited'
+      // Anything after (and a shutdown or timeout during the checks).
+      | 'upstream_error'
+      | 'upstream_timeout'
+      | 'max_steps'
+      | 'unavailable'
+      | 'internal'
+    >
+  // The client went away: nobody reads the answer.
+  | 'cancelled';
 
 /** Why a run could not run or did not finish: a code, and a message safe to show. */
 export class RunFailure extends Error {
@@ -49,6 +55,15 @@ export class RunAbort extends Error {
     super(`run ${kind}`);
     this.name = 'AbortError';
   }
+}
+
+/** The abort a run's `cancel` signal stands for: a stream's client that stopped reading is named as such. */
+export function cancelAbort(reason: unknown): RunAbort {
+  if (reason instanceof RunAbort) return reason;
+  if (reason instanceof ClientGone && reason.unreadBytes !== undefined) {
+    return new RunAbort('cancelled', `The client did not read the stream: more than ${reason.unreadBytes} bytes waited to be sent, so the run was cancelled.`);
+  }
+  return new RunAbort('cancelled');
 }
 
 const MAX_ERROR_TEXT = 500;

@@ -3,15 +3,15 @@
 // become HTTP answers here.
 import * as v from 'valibot';
 import type { AppContext } from '../http/context.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { formatEvent, KEEP_ALIVE_MS, SseAnswer, type SseStream } from '../http/sse.js';
+import { apiError, ApiError, notFound } from '../http/errors.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
 import type { RunEngine } from './engine.js';
 import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
-import { RunFailure, type FailureCode } from './failures.js';
-import { formatEvent, KEEP_ALIVE_MS, SseStream } from './sse.js';
+import { RunFailure } from './failures.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunListRow, RunRow, RunStore } from './store.js';
 import {
@@ -66,23 +66,15 @@ export function presentRunListItem(run: RunListRow): RunListItemShape {
 /** The session an agent with memory uses when a v0 predict names none (one per agent, as the original had). */
 export const DEFAULT_SESSION = 'default';
 
-const FAILURE_STATUS: Record<FailureCode, number> = {
-  not_found: 404,
-  validation_failed: 422,
-  rate_limited: 429,
-  upstream_error: 502,
-  max_steps: 502,
-  unavailable: 503,
-  upstream_timeout: 504,
-  cancelled: 499, // the client has gone: nobody reads it
-  internal: 500,
-};
-
-/** The HTTP answer of a run that could not run or failed (a RunFailure; anything else is rethrown as is). */
+/**
+ * The HTTP answer of a run that could not run or failed (a RunFailure; anything else is rethrown as
+ * is): its code's entry of the error table. A cancelled run's client has gone, so nobody reads it:
+ * 499, which the access log shows and the error log does not count as the service's failure.
+ */
 function httpError(error: unknown): never {
   if (!(error instanceof RunFailure)) throw error;
-  const code = error.code === 'cancelled' ? 'internal' : error.code;
-  throw new ApiError(FAILURE_STATUS[error.code], code, error.message, error.details, error.code === 'rate_limited' ? 1 : undefined);
+  if (error.code === 'cancelled') throw new ApiError(499, 'internal', error.message);
+  throw apiError(error.code, error.message, error.details, error.code === 'rate_limited' ? 1 : undefined);
 }
 
 /** A signal that fires when the client of a plain (not streamed) request goes away before the answer. */
@@ -95,13 +87,16 @@ function clientGone(ctx: AppContext): AbortSignal {
 }
 
 /**
- * Runs `prepared` into `sse`: `write` is subscribed to the run's events and ends the stream at
- * the run's end. The client going away cancels the run.
+ * The stream of `prepared`: `events` (given the opened stream) is subscribed to the run's events and
+ * ends the stream at the run's end. The client going away cancels the run.
  */
-function streamRun(engine: RunEngine, prepared: PreparedRun, sse: SseStream, write: RunEventListener): void {
-  prepared.events.subscribe(write);
-  // `execute` never throws; should it all the same, the stream still ends.
-  void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
+function streamRun(engine: RunEngine, prepared: PreparedRun, events: (sse: SseStream) => RunEventListener, keepAliveMs: number): SseAnswer {
+  return new SseAnswer((sse) => {
+    const write = events(sse);
+    prepared.events.subscribe(write);
+    // `execute` never throws; should it all the same, the stream still ends.
+    void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
+  }, keepAliveMs);
 }
 
 /** A streamed invoke: each event as a named JSON event; the end is sent even to a client that was cut off. */
@@ -115,11 +110,6 @@ const predictEvents = (sse: SseStream): RunEventListener => (event) => {
   if (event.name === 'token') sse.text(event.data.text);
   else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
   else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
-};
-
-const ok = (ctx: AppContext, data: unknown) => {
-  ctx.status = 200;
-  ctx.body = { success: true, data };
 };
 
 export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
@@ -155,10 +145,9 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
         if (!body.stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
           if (!outcome.ok) httpError(outcome.failure);
-          return ok(ctx, outcome.result);
+          return outcome.result;
         }
-        const sse = new SseStream(ctx, keepAliveMs);
-        streamRun(engine, prepared, sse, invokeEvents(sse));
+        return streamRun(engine, prepared, invokeEvents, keepAliveMs);
       },
     }),
     defineRoute({
@@ -185,15 +174,14 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
         const stream = body.has_streaming ?? body.hasStreaming ?? false;
         const request = { input: body.input.input, variables: body.input.variables, sessionId: body.session ?? null, defaultSessionId: DEFAULT_SESSION, stream };
         const prepared = await engine.prepare(caller.id, params.id, request).catch(httpError);
-        const headers: Record<string, string> = prepared.sessionId === null ? {} : { 'X-Session-Id': encodeURIComponent(prepared.sessionId) };
+        // Sent with the answer, a failure of the run and the stream alike.
+        if (prepared.sessionId !== null) ctx.set('X-Session-Id', encodeURIComponent(prepared.sessionId));
         if (!stream) {
           const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
           if (!outcome.ok) httpError(outcome.failure);
-          return ok(ctx, outcome.result.output);
+          return outcome.result.output;
         }
-        const sse = new SseStream(ctx, keepAliveMs, headers);
-        streamRun(engine, prepared, sse, predictEvents(sse));
+        return streamRun(engine, prepared, predictEvents, keepAliveMs);
       },
     }),
     defineRoute({

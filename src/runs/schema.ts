@@ -97,7 +97,6 @@ export const RunResultSchema = v.strictObject({
   usage: UsageSchema,
   ms: Integer,
 });
-export type RunResultShape = v.InferOutput<typeof RunResultSchema>;
 
 export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
 

@@ -32,5 +32,3 @@ export function createFunctionNamer() {
   };
 }
 
-export type FunctionNamer = ReturnType<typeof createFunctionNamer>;
-

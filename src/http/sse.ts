@@ -1,15 +1,15 @@
 // A server-sent-events response: named JSON events (or raw `data:` lines for the older predict
 // format), a comment line at an interval so proxies keep an idle stream open, and a signal that
 // fires when the client goes away before the stream ended — or stops reading it: once more than
-// STREAM_BUFFER_BYTES wait to be sent, the stream is cut off (the run is cancelled, saying why) and
-// only its last event is still sent, so a client that never reads holds a bounded amount of memory.
+// STREAM_BUFFER_BYTES wait to be sent, the stream is cut off (what feeds it is told why, to stop)
+// and only its last event is still sent, so a client that never reads holds a bounded amount of
+// memory. Route serving opens it for a route that answers a declared stream (src/http/route.ts).
 import { PassThrough } from 'node:stream';
-import type { AppContext } from '../http/context.js';
-import { RunAbort } from './failures.js';
+import type { AppContext } from './context.js';
 
 export const KEEP_ALIVE_MS = 15_000;
 /** How much of a stream may wait for a client that does not read before it is cut off. */
-export const STREAM_BUFFER_BYTES = 1024 * 1024;
+const STREAM_BUFFER_BYTES = 1024 * 1024;
 /** How long a cut-off stream's last bytes may wait for the client before its connection is closed. */
 const CUT_OFF_GRACE_MS = 30_000;
 
@@ -19,33 +19,39 @@ export function formatEvent(name: string | undefined, data: string): string {
   return `${name === undefined ? '' : `event: ${name}\n`}${lines}\n\n`;
 }
 
+/** Why a stream's `clientGone` fired: the client left, or stopped reading (`unreadBytes` waited). */
+export class ClientGone extends Error {
+  constructor(readonly unreadBytes?: number) {
+    super(unreadBytes === undefined ? 'The client disconnected.' : `The client did not read the stream: more than ${unreadBytes} bytes waited to be sent.`);
+    this.name = 'AbortError';
+  }
+}
+
 export class SseStream {
   private readonly body = new PassThrough();
   private readonly timer: NodeJS.Timeout;
   private ended = false;
   private cutOff = false;
   private readonly gone = new AbortController();
-  /** Fires when the client disconnects before `end()`, or stopped reading (a RunAbort saying so). */
+  /** Fires when the client disconnects before `end()`, or stopped reading (a ClientGone saying which). */
   readonly clientGone: AbortSignal = this.gone.signal;
 
   /** Starts the response: 200, text/event-stream, and the body this stream writes. */
   constructor(
     private readonly ctx: AppContext,
     keepAliveMs = KEEP_ALIVE_MS,
-    headers: Record<string, string> = {},
     private readonly maxBufferedBytes = STREAM_BUFFER_BYTES,
   ) {
     ctx.status = 200;
     ctx.type = 'text/event-stream; charset=utf-8';
     ctx.set('Cache-Control', 'no-store');
     ctx.set('X-Accel-Buffering', 'no'); // nginx: pass events through as they come
-    for (const [name, value] of Object.entries(headers)) ctx.set(name, value);
     ctx.body = this.body;
     ctx.res.once('close', () => {
       if (!this.ended) {
         this.ended = true;
         clearInterval(this.timer);
-        this.gone.abort(new RunAbort('cancelled'));
+        this.gone.abort(new ClientGone());
       }
     });
     ctx.req.socket.setNoDelay(true);
@@ -92,9 +98,22 @@ export class SseStream {
     if (this.buffered() > this.maxBufferedBytes) {
       this.cutOff = true;
       clearInterval(this.timer);
-      this.gone.abort(new RunAbort('cancelled', `The client did not read the stream: more than ${this.maxBufferedBytes} bytes waited to be sent, so the run was cancelled.`));
+      this.gone.abort(new ClientGone(this.maxBufferedBytes));
       return;
     }
     this.body.write(text);
   }
+}
+
+/**
+ * What a handler of a route declaring a stream returns to answer with one: route serving opens the
+ * response and hands it to `start`, which feeds it (and ends it). The handler may still throw before
+ * it returns this, and the error is answered as any other.
+ */
+export class SseAnswer {
+  constructor(
+    readonly start: (stream: SseStream) => void,
+    /** How often an idle stream gets a comment line. */
+    readonly keepAliveMs = KEEP_ALIVE_MS,
+  ) {}
 }
