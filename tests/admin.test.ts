@@ -188,7 +188,6 @@ async function call(url: string, method: string, path: string, options: { token?
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
   const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   return { status: response.status, body: (await response.json()) as any };
 }
 

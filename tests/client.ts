@@ -5,13 +5,12 @@
 import assert from 'node:assert/strict';
 
 /** A record as the service returns it. */
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type Json = Record<string, any>;
 
 export interface Reply {
   status: number;
   headers: Headers;
   /** The parsed JSON body, or the text when it is not JSON (undefined when empty). */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   body: any;
   /** The body exactly as received. */
   text: string;

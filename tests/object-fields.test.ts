@@ -5,7 +5,6 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
 import { assertInvalid, startService } from './helpers.js';
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnySchema = any;
 
 /** The schema under optional()/nullable() wrappers. */

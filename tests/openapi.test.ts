@@ -13,7 +13,6 @@ import { ErrorEnvelopeSchema, successEnvelope } from '../src/http/shapes.js';
 import { startService, type Reply, type RequestOptions, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Json = any;
 
 /** The routes the app mounts: the document is built from exactly these. */

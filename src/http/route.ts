@@ -81,7 +81,6 @@ export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined
   ) => Answer<S> | Promise<Answer<S>>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Route = RouteSpec<boolean, any, any, Success>;
 
 /** Declares an endpoint. Only types it: mounting and documenting read the object as it is. */
