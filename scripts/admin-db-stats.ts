@@ -47,12 +47,20 @@ runScript(USAGE, () => {
     db.pragma('busy_timeout = 5000');
     const tableNames = db
       // Tables and virtual tables (the full-text index), not the shadow tables SQLite keeps for the index.
-      .prepare(`SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%' ORDER BY name`)
+      .prepare(
+        `SELECT name FROM pragma_table_list WHERE schema = 'main' AND type IN ('table', 'virtual') AND name NOT LIKE 'sqlite_%' ORDER BY name`,
+      )
       .pluck()
       .all() as string[];
     const rows = Object.fromEntries(
       // Names come from sqlite_master, quoted as identifiers: not client input.
-      tableNames.map((name) => [name, db.prepare(`SELECT count(*) FROM "${name.replaceAll('"', '""')}"`).pluck().get() as number]),
+      tableNames.map((name) => [
+        name,
+        db
+          .prepare(`SELECT count(*) FROM "${name.replaceAll('"', '""')}"`)
+          .pluck()
+          .get() as number,
+      ]),
     );
     stats = {
       database: path,
@@ -79,9 +87,11 @@ runScript(USAGE, () => {
     return;
   }
   const versionNote =
-    stats.schemaVersion === stats.codeSchemaVersion ? 'current'
-    : stats.schemaVersion < stats.codeSchemaVersion ? `this code's is ${stats.codeSchemaVersion}: upgraded at the next start`
-    : `NEWER than this code's ${stats.codeSchemaVersion}: this release refuses to start on it`;
+    stats.schemaVersion === stats.codeSchemaVersion
+      ? 'current'
+      : stats.schemaVersion < stats.codeSchemaVersion
+        ? `this code's is ${stats.codeSchemaVersion}: upgraded at the next start`
+        : `NEWER than this code's ${stats.codeSchemaVersion}: this release refuses to start on it`;
   const width = Math.max(...Object.keys(stats.rows).map((name) => name.length), 8);
   const lines = [
     `database        ${stats.database}`,

@@ -23,8 +23,10 @@ runScript(USAGE, () => {
   const { values, positionals } = parseCommandLine(USAGE, { id: { type: 'string' }, email: { type: 'string' }, all: { type: 'boolean' } });
   if (positionals.length > 0) throw new UsageError(`unexpected argument: ${positionals[0]}`);
   if (values.all && values.email === undefined) throw new UsageError('--all needs --email');
-  if (values.id === undefined && values.email === undefined) throw new UsageError('give --id <token-id>, or --email <email> (with --all to revoke them all)');
-  if (values.id !== undefined && (values.email !== undefined || values.all)) throw new UsageError('--id goes alone, without --email or --all');
+  if (values.id === undefined && values.email === undefined)
+    throw new UsageError('give --id <token-id>, or --email <email> (with --all to revoke them all)');
+  if (values.id !== undefined && (values.email !== undefined || values.all))
+    throw new UsageError('--id goes alone, without --email or --all');
   const { db, admin } = openExistingDatabase(loadServiceConfig());
   try {
     if (values.id !== undefined) {
@@ -48,10 +50,18 @@ runScript(USAGE, () => {
     }
     const rows = [
       ['ID', 'CREATED', 'EXPIRES', 'LAST USED', 'DESCRIPTION'],
-      ...tokens.map((token) => [token.id, day(token.createdAt), token.expiresAt ? day(token.expiresAt) : 'never', token.lastUsedAt ? day(token.lastUsedAt) : 'never', token.description]),
+      ...tokens.map((token) => [
+        token.id,
+        day(token.createdAt),
+        token.expiresAt ? day(token.expiresAt) : 'never',
+        token.lastUsedAt ? day(token.lastUsedAt) : 'never',
+        token.description,
+      ]),
     ];
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
-    process.stdout.write(`${rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ')).join('\n')}\n`);
+    process.stdout.write(
+      `${rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ')).join('\n')}\n`,
+    );
   } finally {
     closeDatabase(db);
   }

@@ -29,7 +29,14 @@ runScript(USAGE, () => {
     }
     const rows = [
       ['ID', 'EMAIL', 'NAME', 'CREATED', 'STATE', 'TOKENS'],
-      ...users.map((user) => [user.id, user.email, user.name, user.createdAt.slice(0, 19).replace('T', ' '), user.disabledAt ? 'disabled' : 'active', String(user.tokens)]),
+      ...users.map((user) => [
+        user.id,
+        user.email,
+        user.name,
+        user.createdAt.slice(0, 19).replace('T', ' '),
+        user.disabledAt ? 'disabled' : 'active',
+        String(user.tokens),
+      ]),
     ];
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));
     const lines = rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]))).join('  '));

@@ -35,7 +35,8 @@ runScript(USAGE, async () => {
   const targetKey = `${target}.key`;
 
   if (!existsSync(source)) throw new Error(`no database at ${source} (DATABASE_PATH)`);
-  if (target === source || target === keyFile || target.startsWith(`${source}-`)) throw new Error('the backup must not be the live database or one of its files');
+  if (target === source || target === keyFile || target.startsWith(`${source}-`))
+    throw new Error('the backup must not be the live database or one of its files');
   if (!existsSync(dirname(target))) throw new Error(`the directory ${dirname(target)} does not exist`);
   if (!values.force && (existsSync(target) || existsSync(targetKey))) {
     throw new Error(`${existsSync(target) ? target : targetKey} exists; pass --force to overwrite it`);
@@ -63,7 +64,12 @@ runScript(USAGE, async () => {
       copy.pragma('journal_mode = DELETE');
       const problems = copy.pragma('integrity_check') as { integrity_check: string }[];
       if (problems.length !== 1 || problems[0].integrity_check !== 'ok') {
-        throw new Error(`the copy fails integrity_check: ${problems.slice(0, 5).map((row) => row.integrity_check).join('; ')}`);
+        throw new Error(
+          `the copy fails integrity_check: ${problems
+            .slice(0, 5)
+            .map((row) => row.integrity_check)
+            .join('; ')}`,
+        );
       }
       version = schemaVersionOf(copy);
     } finally {
@@ -86,9 +92,7 @@ runScript(USAGE, async () => {
     }
     renameSync(partial, target);
     fsyncFile(dirname(target));
-    process.stdout.write(
-      `backup: ${target} (${statSync(target).size} bytes, schema version ${version}, integrity_check ok)\n${keyNote}\n`,
-    );
+    process.stdout.write(`backup: ${target} (${statSync(target).size} bytes, schema version ${version}, integrity_check ok)\n${keyNote}\n`);
   } finally {
     rmSync(partial, { force: true });
     rmSync(`${targetKey}.partial-${process.pid}`, { force: true });

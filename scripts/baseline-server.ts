@@ -85,7 +85,12 @@ const server = createServer((req, res) => {
     const known = error instanceof ApiError;
     if (!known) process.stderr.write(`${(error as Error)?.stack ?? String(error)}\n`);
     const status = known ? error.status : 500;
-    if (!res.headersSent) send(res, status, { success: false, data: null, error: { code: known ? error.code : 'internal', message: (error as Error).message } });
+    if (!res.headersSent)
+      send(res, status, {
+        success: false,
+        data: null,
+        error: { code: known ? error.code : 'internal', message: (error as Error).message },
+      });
   });
 });
 
@@ -94,9 +99,10 @@ server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', ()
   process.stdout.write(`${JSON.stringify({ msg: 'listening', url: `http://${address}:${port}` })}\n`);
 });
 
-const stop = () => server.close(() => {
-  work.close();
-  process.exit(0);
-});
+const stop = () =>
+  server.close(() => {
+    work.close();
+    process.exit(0);
+  });
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

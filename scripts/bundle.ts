@@ -20,7 +20,9 @@ export async function bundleServer(entry: string | string[], outdir: string): Pr
     target: 'node20',
     external: EXTERNAL_PACKAGES,
     // The CommonJS packages inside the bundle (koa and its helpers) call require() for Node's modules.
-    banner: { js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);" },
+    banner: {
+      js: "import { createRequire as createRequireOfBundle } from 'node:module'; const require = createRequireOfBundle(import.meta.url);",
+    },
     chunkNames: 'chunks/[name]-[hash]',
     legalComments: 'linked',
     logLevel: 'warning',

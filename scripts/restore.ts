@@ -1,7 +1,19 @@
 // `npm run restore -- <file>`: puts a backup made by `npm run backup` in place of the database at
 // DATABASE_PATH, only while the service is stopped, keeping the replaced files aside.
 import Database from 'better-sqlite3';
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SCHEMA_VERSION, schemaVersionOf } from '../src/db.js';
 import { parseSecretKey } from '../src/lib/secrets.js';
@@ -110,12 +122,19 @@ function checkBackup(path: string): number {
   try {
     const problems = db.pragma('integrity_check') as { integrity_check: string }[];
     if (problems.length !== 1 || problems[0].integrity_check !== 'ok') {
-      throw new Error(`the backup fails integrity_check: ${problems.slice(0, 5).map((row) => row.integrity_check).join('; ')}`);
+      throw new Error(
+        `the backup fails integrity_check: ${problems
+          .slice(0, 5)
+          .map((row) => row.integrity_check)
+          .join('; ')}`,
+      );
     }
     const version = schemaVersionOf(db);
     if (version < 1) throw new Error('the backup is not a database of this service (no schema version)');
     if (version > SCHEMA_VERSION) {
-      throw new Error(`the backup is at schema version ${version}, newer than this code's ${SCHEMA_VERSION}: restore it with the newer release`);
+      throw new Error(
+        `the backup is at schema version ${version}, newer than this code's ${SCHEMA_VERSION}: restore it with the newer release`,
+      );
     }
     return version;
   } catch (error) {

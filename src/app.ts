@@ -93,7 +93,17 @@ export type App = Koa<AppState, AppContext> & {
   stopBackgroundWork(): Promise<void>;
 };
 
-export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash, onHashWait, keepAliveMs, resolveHost, toolProvider }: AppOptions): App {
+export function createApp({
+  db,
+  config,
+  secretKey,
+  log = jsonLogger,
+  beforeHash,
+  onHashWait,
+  keepAliveMs,
+  resolveHost,
+  toolProvider,
+}: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
   // Koa reports errors after a response began (a client that left a stream) here; by default it
@@ -105,14 +115,23 @@ export function createApp({ db, config, secretKey, log = jsonLogger, beforeHash,
   const sealer = createSealer(secretKey);
   const stores = createStores(db, sealer, { allowPrivateNetworks: config.allowPrivateNetworks });
   const rateLimits = createRateLimits(config.rateLimit);
-  const passwords = new PasswordHasher({ concurrency: config.hashConcurrency, queueMax: config.hashQueueMax, maxWaitMs: MAX_HASH_WAIT_MS, maxQueueWaitMs: MAX_HASH_QUEUE_WAIT_MS, beforeHash, onWait: onHashWait });
+  const passwords = new PasswordHasher({
+    concurrency: config.hashConcurrency,
+    queueMax: config.hashQueueMax,
+    maxWaitMs: MAX_HASH_WAIT_MS,
+    maxQueueWaitMs: MAX_HASH_QUEUE_WAIT_MS,
+    beforeHash,
+    onWait: onHashWait,
+  });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
-  const tools = toolProvider ?? createToolProvider({
-    listToolsForRun: stores.tools.listForRun,
-    findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
-    fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
-  });
+  const tools =
+    toolProvider ??
+    createToolProvider({
+      listToolsForRun: stores.tools.listForRun,
+      findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
+      fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+    });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost });
 
   const healthCheck = db.prepare('SELECT 1').pluck();

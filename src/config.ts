@@ -155,7 +155,12 @@ const EnvSchema = v.object({
   CORS_ORIGINS: v.optional(
     v.pipe(
       v.string(),
-      v.transform((list) => list.split(',').map((origin) => origin.trim()).filter(Boolean)),
+      v.transform((list) =>
+        list
+          .split(',')
+          .map((origin) => origin.trim())
+          .filter(Boolean),
+      ),
       v.check((origins) => origins.every(isOrigin), 'must be a comma-separated list of origins such as https://app.example.com'),
     ),
     '',
@@ -261,7 +266,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: settings.HOST,
     port: settings.PORT,
     databasePath: resolve(settings.DATABASE_PATH),
-    scrypt: settings.PASSWORD_HASH_COST === 'test' ? TEST_SCRYPT : { logN: settings.SCRYPT_LOG_N, r: settings.SCRYPT_R, p: settings.SCRYPT_P },
+    scrypt:
+      settings.PASSWORD_HASH_COST === 'test' ? TEST_SCRYPT : { logN: settings.SCRYPT_LOG_N, r: settings.SCRYPT_R, p: settings.SCRYPT_P },
     hashConcurrency: settings.HASH_CONCURRENCY,
     hashQueueMax: settings.HASH_QUEUE_MAX,
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,

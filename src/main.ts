@@ -86,9 +86,11 @@ function main(): void {
     const host = address.includes(':') ? `[${address}]` : address;
     const url = `http://${host}:${port}`;
     const firstUser =
-      users > 0 ? {}
-      : config.signUp ? { firstUser: `no users yet: sign up in the console at ${url}/, or run: npm run user:create -- --email <email> --name <name>` }
-      : { firstUser: 'no users yet and SIGN_UP is off: run npm run user:create -- --email <email> --name <name>' };
+      users > 0
+        ? {}
+        : config.signUp
+          ? { firstUser: `no users yet: sign up in the console at ${url}/, or run: npm run user:create -- --email <email> --name <name>` }
+          : { firstUser: 'no users yet and SIGN_UP is off: run npm run user:create -- --email <email> --name <name>' };
     log.info({ msg: 'listening', url, console: `${url}/`, docs: `${url}/docs`, database: config.databasePath, envFile, ...firstUser });
   });
 

@@ -53,7 +53,7 @@ function causeOf(error: SystemError): string {
       return 'SQLite cannot open the file (check that the directory is writable: SQLite creates -wal and -shm files beside it)';
     case 'SQLITE_READONLY':
     case 'SQLITE_READONLY_DIRECTORY':
-      return 'the database (or its directory) is read-only for the service\'s user';
+      return "the database (or its directory) is read-only for the service's user";
     case 'SQLITE_BUSY':
       return 'the database stayed locked by another process for 5 s';
     case 'SQLITE_FULL':
@@ -105,17 +105,33 @@ export function listenStartupError(host: string, port: number, error: unknown): 
   const system = error as SystemError;
   switch (system?.code) {
     case 'EADDRINUSE':
-      return new StartupError('PORT', String(port), `port ${port} on ${host} is already in use by another process (EADDRINUSE): stop it or choose another PORT`);
+      return new StartupError(
+        'PORT',
+        String(port),
+        `port ${port} on ${host} is already in use by another process (EADDRINUSE): stop it or choose another PORT`,
+      );
     case 'EACCES':
     case 'EPERM':
-      return new StartupError('PORT', String(port), `permission denied listening on port ${port} (ports below 1024 need privileges): choose a PORT of 1024 or more`);
+      return new StartupError(
+        'PORT',
+        String(port),
+        `permission denied listening on port ${port} (ports below 1024 need privileges): choose a PORT of 1024 or more`,
+      );
     case 'ENOTFOUND':
     case 'EAI_NONAME':
     case 'EAI_FAIL':
     case 'EAI_AGAIN':
-      return new StartupError('HOST', host, `the host name cannot be resolved (${system.code}): use an IP address such as 127.0.0.1 or 0.0.0.0, or a name this machine resolves`);
+      return new StartupError(
+        'HOST',
+        host,
+        `the host name cannot be resolved (${system.code}): use an IP address such as 127.0.0.1 or 0.0.0.0, or a name this machine resolves`,
+      );
     case 'EADDRNOTAVAIL':
-      return new StartupError('HOST', host, 'that address is not one of this machine\'s (EADDRNOTAVAIL): use 127.0.0.1, 0.0.0.0 or an address of one of its network interfaces');
+      return new StartupError(
+        'HOST',
+        host,
+        "that address is not one of this machine's (EADDRNOTAVAIL): use 127.0.0.1, 0.0.0.0 or an address of one of its network interfaces",
+      );
     case 'EAFNOSUPPORT':
       return new StartupError('HOST', host, 'this machine does not support that address family (EAFNOSUPPORT)');
     default:

@@ -21,7 +21,9 @@ const PASSWORD = 'first secret passphrase';
 const NEW_PASSWORD = 'second secret passphrase';
 
 /** Opens the database the scripts wrote to, runs `read` and closes it again. */
-function inDatabase<T>(read: (stores: { users: ReturnType<typeof createUserStore>; apiTokens: ReturnType<typeof createApiTokenStore> }) => T): T {
+function inDatabase<T>(
+  read: (stores: { users: ReturnType<typeof createUserStore>; apiTokens: ReturnType<typeof createApiTokenStore> }) => T,
+): T {
   const db = openDatabase(databasePath);
   try {
     return read({ users: createUserStore(db), apiTokens: createApiTokenStore(db) });
@@ -41,7 +43,11 @@ const tokensOf = (userId: string) => inDatabase(({ apiTokens }) => apiTokens.lis
 
 describe('user:create', () => {
   test('creates a user from --password, on a new database with its key file', async () => {
-    const result = await runScript('scripts/admin-user-create.ts', ['--email', ' Ada@Example.com ', '--name', 'Ada', '--password', PASSWORD], env);
+    const result = await runScript(
+      'scripts/admin-user-create.ts',
+      ['--email', ' Ada@Example.com ', '--name', 'Ada', '--password', PASSWORD],
+      env,
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /^created user [0-9a-f-]{36} <ada@example\.com>\n$/);
     assertNoPasswordIn(result);
@@ -61,7 +67,11 @@ describe('user:create', () => {
   });
 
   test('an email already registered (in any case) is refused', async () => {
-    const result = await runScript('scripts/admin-user-create.ts', ['--email', 'ADA@example.com', '--name', 'Ada 2', '--password', PASSWORD], env);
+    const result = await runScript(
+      'scripts/admin-user-create.ts',
+      ['--email', 'ADA@example.com', '--name', 'Ada 2', '--password', PASSWORD],
+      env,
+    );
     assert.equal(result.code, 1);
     assert.match(result.stderr, /already exists/);
   });
@@ -88,7 +98,7 @@ describe('user:create', () => {
 });
 
 describe('token:create', () => {
-  test('prints only the token on stdout; it is the user\'s and works like any other', async () => {
+  test("prints only the token on stdout; it is the user's and works like any other", async () => {
     const result = await runScript('scripts/admin-token-create.ts', ['--email', 'ada@example.com', '--description', 'ci deploys'], env);
     assert.equal(result.code, 0, result.stderr);
     const token = result.stdout.trim();
@@ -97,7 +107,10 @@ describe('token:create', () => {
     const caller = inDatabase(({ apiTokens }) => apiTokens.findCaller(token));
     assert.equal(caller?.email, 'ada@example.com');
     assert.equal(caller?.expiresAt, null);
-    assert.deepEqual(tokensOf(caller!.id).map((row) => row.description), ['ci deploys']);
+    assert.deepEqual(
+      tokensOf(caller!.id).map((row) => row.description),
+      ['ci deploys'],
+    );
   });
 
   test('--expires-in-days sets the expiry; bad values and unknown users are refused', async () => {
@@ -118,7 +131,7 @@ describe('token:create', () => {
 });
 
 describe('user:reset-password', () => {
-  test('sets the new password from stdin and revokes every one of the user\'s tokens, no one else\'s', async () => {
+  test("sets the new password from stdin and revokes every one of the user's tokens, no one else's", async () => {
     const ada = inDatabase(({ users }) => users.getByEmail('ada@example.com'))!;
     const bob = inDatabase(({ users }) => users.getByEmail('bob@example.com'))!;
     assert.equal((await runScript('scripts/admin-token-create.ts', ['--email', 'bob@example.com'], env)).code, 0);
@@ -138,7 +151,11 @@ describe('user:reset-password', () => {
   });
 
   test('an unknown user or a too-short password changes nothing', async () => {
-    const nobody = await runScript('scripts/admin-user-reset-password.ts', ['--email', 'nobody@example.com', '--password', NEW_PASSWORD], env);
+    const nobody = await runScript(
+      'scripts/admin-user-reset-password.ts',
+      ['--email', 'nobody@example.com', '--password', NEW_PASSWORD],
+      env,
+    );
     assert.equal(nobody.code, 1);
     assert.match(nobody.stderr, /no user with the email/);
     const short = await runScript('scripts/admin-user-reset-password.ts', ['--email', 'ada@example.com'], env, 'short');
@@ -187,7 +204,11 @@ async function call(url: string, method: string, path: string, options: { token?
   const headers: Record<string, string> = {};
   if (options.token) headers.Authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(`${url}/api/v1${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  const response = await fetch(`${url}/api/v1${path}`, {
+    method,
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
   return { status: response.status, body: (await response.json()) as any };
 }
 
@@ -197,11 +218,17 @@ describe('account administration against a running service', () => {
 
   test('start the service with SIGN_UP=off: sign-up is 403, user:create still makes accounts', async () => {
     service = await startServiceProcess({ DATABASE_PATH: databasePath, SIGN_UP: 'off' });
-    const refused = await call(service.url, 'POST', '/auth/sign-up', { body: { name: 'Mallory', email: 'mallory@example.com', password: 'mallory passphrase' } });
+    const refused = await call(service.url, 'POST', '/auth/sign-up', {
+      body: { name: 'Mallory', email: 'mallory@example.com', password: 'mallory passphrase' },
+    });
     assert.equal(refused.status, 403);
     assert.equal(refused.body.error.code, 'forbidden');
     assert.match(refused.body.error.message, /Sign-up is closed/);
-    const created = await runScript('scripts/admin-user-create.ts', ['--email', carol.email, '--name', 'Carol', '--password', carol.password], env);
+    const created = await runScript(
+      'scripts/admin-user-create.ts',
+      ['--email', carol.email, '--name', 'Carol', '--password', carol.password],
+      env,
+    );
     assert.equal(created.code, 0, created.stderr);
     assert.equal((await call(service.url, 'POST', '/auth/sign-in', { body: carol })).status, 200);
   });
@@ -214,11 +241,14 @@ describe('account administration against a running service', () => {
     assert.doesNotMatch(text.stdout, /\$scrypt\$|ams_/);
     const json = await runScript('scripts/admin-user-list.ts', ['--json'], env);
     const users = JSON.parse(json.stdout) as { email: string; disabledAt: string | null; tokens: number }[];
-    assert.deepEqual(users.map((user) => user.email), ['ada@example.com', 'bob@example.com', 'carol@example.com']);
+    assert.deepEqual(
+      users.map((user) => user.email),
+      ['ada@example.com', 'bob@example.com', 'carol@example.com'],
+    );
     assert.equal(users[2].disabledAt, null);
   });
 
-  test('user:disable: the user\'s tokens stop working and sign-in answers 401; user:enable undoes it', async () => {
+  test("user:disable: the user's tokens stop working and sign-in answers 401; user:enable undoes it", async () => {
     const token = (await call(service.url, 'POST', '/auth/sign-in', { body: carol })).body.data.token as string;
     assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 200);
     const ada = (await runScript('scripts/admin-token-create.ts', ['--email', 'ada@example.com'], env)).stdout.trim();
@@ -235,7 +265,10 @@ describe('account administration against a running service', () => {
     assert.equal(signIn.body.error.message, wrong.body.error.message, 'the right password on a disabled account answers like a wrong one');
     assert.equal((await call(service.url, 'GET', '/auth/me', { token: ada })).status, 200, 'other users are untouched');
     assert.match((await runScript('scripts/admin-user-list.ts', [], env)).stdout, /carol@example\.com .* disabled +\d+$/m);
-    assert.equal((await runScript('scripts/admin-user-disable.ts', ['--email', carol.email], env)).stdout, 'carol@example.com was already disabled\n');
+    assert.equal(
+      (await runScript('scripts/admin-user-disable.ts', ['--email', carol.email], env)).stdout,
+      'carol@example.com was already disabled\n',
+    );
 
     const enabled = await runScript('scripts/admin-user-enable.ts', ['--email', carol.email], env);
     assert.equal(enabled.code, 0, enabled.stderr);
@@ -246,9 +279,13 @@ describe('account administration against a running service', () => {
     assert.match(nobody.stderr, /no user with the email nobody@example\.com/);
   });
 
-  test('token:revoke: lists a user\'s tokens, revokes one by id, or all of them', async () => {
-    const kept = (await runScript('scripts/admin-token-create.ts', ['--email', carol.email, '--description', 'kept for now'], env)).stdout.trim();
-    const doomed = (await runScript('scripts/admin-token-create.ts', ['--email', carol.email, '--description', 'leaked'], env)).stdout.trim();
+  test("token:revoke: lists a user's tokens, revokes one by id, or all of them", async () => {
+    const kept = (
+      await runScript('scripts/admin-token-create.ts', ['--email', carol.email, '--description', 'kept for now'], env)
+    ).stdout.trim();
+    const doomed = (
+      await runScript('scripts/admin-token-create.ts', ['--email', carol.email, '--description', 'leaked'], env)
+    ).stdout.trim();
     const listed = await runScript('scripts/admin-token-revoke.ts', ['--email', carol.email], env);
     assert.equal(listed.code, 0, listed.stderr);
     const line = listed.stdout.split('\n').find((row) => row.endsWith('leaked'));
@@ -269,7 +306,10 @@ describe('account administration against a running service', () => {
     assert.equal(all.code, 0, all.stderr);
     assert.match(all.stdout, /^revoked [1-9]\d* API token\(s\) of carol@example\.com\n$/);
     assert.equal((await call(service.url, 'GET', '/auth/me', { token: kept })).status, 401);
-    assert.equal((await runScript('scripts/admin-token-revoke.ts', ['--email', carol.email], env)).stdout, 'carol@example.com holds no API tokens\n');
+    assert.equal(
+      (await runScript('scripts/admin-token-revoke.ts', ['--email', carol.email], env)).stdout,
+      'carol@example.com holds no API tokens\n',
+    );
     const usage = await runScript('scripts/admin-token-revoke.ts', ['--all'], env);
     assert.equal(usage.code, 2);
     assert.match(usage.stderr, /--all needs --email/);
@@ -290,13 +330,23 @@ describe('account administration against a running service', () => {
     assert.equal(deleted.code, 0, deleted.stderr);
     assert.match(deleted.stdout, /^deleted user [0-9a-f-]{36} <carol@example\.com> and everything it owned\n$/);
     assert.equal((await call(service.url, 'GET', '/auth/me', { token })).status, 401);
-    assert.equal(inDatabase(({ users }) => users.getByEmail(carol.email)), undefined);
+    assert.equal(
+      inDatabase(({ users }) => users.getByEmail(carol.email)),
+      undefined,
+    );
 
-    const dave = await runScript('scripts/admin-user-create.ts', ['--email', 'dave@example.com', '--name', 'Dave', '--password', PASSWORD], env);
+    const dave = await runScript(
+      'scripts/admin-user-create.ts',
+      ['--email', 'dave@example.com', '--name', 'Dave', '--password', PASSWORD],
+      env,
+    );
     assert.equal(dave.code, 0, dave.stderr);
     const yes = await runScript('scripts/admin-user-delete.ts', ['--email', 'dave@example.com', '--yes'], env);
     assert.equal(yes.code, 0, yes.stderr);
-    assert.equal(inDatabase(({ users }) => users.getByEmail('dave@example.com')), undefined);
+    assert.equal(
+      inDatabase(({ users }) => users.getByEmail('dave@example.com')),
+      undefined,
+    );
     const nobody = await runScript('scripts/admin-user-delete.ts', ['--email', 'dave@example.com', '--yes'], env);
     assert.equal(nobody.code, 1);
     assert.match(nobody.stderr, /no user with the email dave@example\.com/);
@@ -306,8 +356,17 @@ describe('account administration against a running service', () => {
 
 describe('every operator script is an npm script with --help', () => {
   const scripts = [
-    'backup', 'restore', 'user:create', 'user:reset-password', 'user:list', 'user:delete', 'user:disable', 'user:enable',
-    'token:create', 'token:revoke', 'db:stats',
+    'backup',
+    'restore',
+    'user:create',
+    'user:reset-password',
+    'user:list',
+    'user:delete',
+    'user:disable',
+    'user:enable',
+    'token:create',
+    'token:revoke',
+    'db:stats',
   ];
 
   test('package.json names each one, and `npm run -s <name> -- --help` prints its usage', async () => {

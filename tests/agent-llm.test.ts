@@ -7,22 +7,46 @@ import { llmEndpoint, LlmChangeSchema, llmProblem, LlmSchema, mergeLlm, type Llm
 
 const KEY = 'sk-stored-key-1234';
 const NEW_KEY = 'sk-new-key-5678';
-const operator = { openaiBaseUrl: 'https://api.openai.example/v1', openaiApiKey: 'sk-operator', ollamaBaseUrl: 'http://ollama.example:11434/v1' };
+const operator = {
+  openaiBaseUrl: 'https://api.openai.example/v1',
+  openaiApiKey: 'sk-operator',
+  ollamaBaseUrl: 'http://ollama.example:11434/v1',
+};
 
 const stored = (llm: Partial<Llm> = {}): Llm => ({ model: 'm', provider: 'openai', baseUrl: null, apiKey: KEY, ...llm });
 const change = (body: unknown): LlmChange => v.parse(LlmChangeSchema, body);
 
 describe('parsing the body', () => {
   test('the other spellings are the same fields; unknown keys are accepted and not kept', () => {
-    assert.deepEqual(v.parse(LlmSchema, { model: ' gpt ', provider: 'openai', base_url: 'https://models.example.com/v1', api_key: KEY, temperature: 0.2 }), {
-      model: 'gpt', provider: 'openai', baseUrl: 'https://models.example.com/v1', apiKey: KEY,
+    assert.deepEqual(
+      v.parse(LlmSchema, { model: ' gpt ', provider: 'openai', base_url: 'https://models.example.com/v1', api_key: KEY, temperature: 0.2 }),
+      {
+        model: 'gpt',
+        provider: 'openai',
+        baseUrl: 'https://models.example.com/v1',
+        apiKey: KEY,
+      },
+    );
+    assert.deepEqual(v.parse(LlmSchema, { model: 'gpt', provider: 'openai' }), {
+      model: 'gpt',
+      provider: 'openai',
+      baseUrl: null,
+      apiKey: null,
     });
-    assert.deepEqual(v.parse(LlmSchema, { model: 'gpt', provider: 'openai' }), { model: 'gpt', provider: 'openai', baseUrl: null, apiKey: null });
-    assert.deepEqual(v.parse(LlmSchema, { model: 'gpt', provider: 'openai', baseUrl: null, base_url: 'https://x.example/v1' }).baseUrl, null, 'the camelCase spelling wins');
+    assert.deepEqual(
+      v.parse(LlmSchema, { model: 'gpt', provider: 'openai', baseUrl: null, base_url: 'https://x.example/v1' }).baseUrl,
+      null,
+      'the camelCase spelling wins',
+    );
   });
 
   test('a PATCH keeps "not sent" apart from null', () => {
-    assert.deepEqual(change({ model: 'm2', temperature: null }), { model: 'm2', provider: undefined, baseUrl: undefined, apiKey: undefined });
+    assert.deepEqual(change({ model: 'm2', temperature: null }), {
+      model: 'm2',
+      provider: undefined,
+      baseUrl: undefined,
+      apiKey: undefined,
+    });
     assert.deepEqual(change({ api_key: null }), { model: undefined, provider: undefined, baseUrl: undefined, apiKey: null });
   });
 });
@@ -80,15 +104,28 @@ describe('the server it points to', () => {
   test("the operator's servers, a user's baseUrl, the built-in model", () => {
     const endpoint = (llm: Partial<Llm>) => llmEndpoint(stored(llm), operator);
     assert.deepEqual(endpoint({}), { endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: KEY, model: 'm', userAimed: false } });
-    assert.deepEqual(endpoint({ provider: 'OpenAI-Chat', apiKey: null }), { endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: 'sk-operator', model: 'm', userAimed: false } });
-    assert.deepEqual(endpoint({ provider: 'ollama', apiKey: null }), { endpoint: { baseUrl: operator.ollamaBaseUrl, apiKey: 'ollama', model: 'm', userAimed: false } });
-    assert.deepEqual(endpoint({ provider: 'openai', baseUrl: 'https://models.example.com/v1//', apiKey: null }), {
-      endpoint: { baseUrl: 'https://models.example.com/v1', apiKey: 'none', model: 'm', userAimed: true },
-    }, "a user's server never gets the operator's key");
+    assert.deepEqual(endpoint({ provider: 'OpenAI-Chat', apiKey: null }), {
+      endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: 'sk-operator', model: 'm', userAimed: false },
+    });
+    assert.deepEqual(endpoint({ provider: 'ollama', apiKey: null }), {
+      endpoint: { baseUrl: operator.ollamaBaseUrl, apiKey: 'ollama', model: 'm', userAimed: false },
+    });
+    assert.deepEqual(
+      endpoint({ provider: 'openai', baseUrl: 'https://models.example.com/v1//', apiKey: null }),
+      {
+        endpoint: { baseUrl: 'https://models.example.com/v1', apiKey: 'none', model: 'm', userAimed: true },
+      },
+      "a user's server never gets the operator's key",
+    );
     assert.deepEqual(endpoint({ provider: 'echo', baseUrl: 'https://models.example.com/v1' }), {
       endpoint: { baseUrl: 'builtin:echo', apiKey: 'none', model: 'm', userAimed: false, builtIn: 'echo' },
     });
-    assert.deepEqual(endpoint({ provider: 'openai-compatible' }), { problem: { path: 'llm.baseUrl', message: llmProblem(stored({ provider: 'openai-compatible' }), { allowPrivateNetworks: false })!.message } });
+    assert.deepEqual(endpoint({ provider: 'openai-compatible' }), {
+      problem: {
+        path: 'llm.baseUrl',
+        message: llmProblem(stored({ provider: 'openai-compatible' }), { allowPrivateNetworks: false })!.message,
+      },
+    });
     const unknown = endpoint({ provider: 'someone-elses' });
     assert.ok('problem' in unknown && unknown.problem.path === 'llm.provider' && unknown.problem.message.includes('"openai-compatible"'));
   });
@@ -100,6 +137,10 @@ describe('the server it points to', () => {
     assert.equal(llmProblem(stored({ provider: 'openai-compatible' }), refuse)?.path, 'llm.baseUrl');
     assert.equal(llmProblem(stored({ baseUrl: 'http://10.0.0.7:8000/v1' }), refuse)?.path, 'llm.baseUrl');
     assert.equal(llmProblem(stored({ baseUrl: 'http://10.0.0.7:8000/v1' }), { allowPrivateNetworks: true }), undefined);
-    assert.equal(llmProblem(stored({ baseUrl: 'https://models.example.com/v1' }), refuse), undefined, 'a host name is looked up when it runs');
+    assert.equal(
+      llmProblem(stored({ baseUrl: 'https://models.example.com/v1' }), refuse),
+      undefined,
+      'a host name is looked up when it runs',
+    );
   });
 });

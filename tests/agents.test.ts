@@ -145,7 +145,7 @@ describe('POST /agents', () => {
   });
 
   describe("a reference that is not one of the caller's → 422 naming the field", () => {
-    test('promptId: nonexistent, or another user\'s', async () => {
+    test("promptId: nonexistent, or another user's", async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
       const theirs = await createPrompt(stranger.token);
@@ -154,7 +154,7 @@ describe('POST /agents', () => {
       assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
     });
 
-    test('documentId: nonexistent, or another user\'s', async () => {
+    test("documentId: nonexistent, or another user's", async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
       const theirs = await createDocument(stranger.token);
@@ -163,7 +163,7 @@ describe('POST /agents', () => {
       assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data, []);
     });
 
-    test('a tag id: nonexistent, or another user\'s (as id or as object), even beside an own tag', async () => {
+    test("a tag id: nonexistent, or another user's (as id or as object), even beside an own tag", async () => {
       const { token } = await service.signUp();
       const stranger = await service.signUp();
       const mine = await createTag(token);
@@ -202,7 +202,11 @@ describe('GET /agents and GET /agents/{agentId}', () => {
     assert.equal(list.status, 200);
     assert.equal(list.body.success, true);
     assert.ok(Array.isArray(list.body.data));
-    assert.deepEqual(list.body.data.map((agent: Json) => agent.id), [plain.id, rich.id], 'oldest first');
+    assert.deepEqual(
+      list.body.data.map((agent: Json) => agent.id),
+      [plain.id, rich.id],
+      'oldest first',
+    );
     assert.deepEqual(list.body.data[0], plain);
     assert.deepEqual(list.body.data[1], rich);
     assert.deepEqual(list.body.data[0].document, {});
@@ -235,14 +239,18 @@ describe('PATCH /agents/{agentId}', () => {
     const first = await createTag(token, { color: '#111111' });
     const second = await createTag(token, { color: '#222222' });
     const third = await createTag(token, { color: '#333333' });
-    const agent = await create(token, '/agents', agentBody({
-      name: 'Before',
-      type: 'VENDOR_A',
-      hasMemory: true,
-      promptId: prompt.id,
-      documentId: document.id,
-      tags: [first.id, second.id],
-    }));
+    const agent = await create(
+      token,
+      '/agents',
+      agentBody({
+        name: 'Before',
+        type: 'VENDOR_A',
+        hasMemory: true,
+        promptId: prompt.id,
+        documentId: document.id,
+        tags: [first.id, second.id],
+      }),
+    );
     await new Promise((resolve) => setTimeout(resolve, 5));
 
     const reply = await request('PATCH', `/api/v1/agents/${agent.id}`, {
@@ -313,7 +321,7 @@ describe('PATCH /agents/{agentId}', () => {
     assert.equal(storedExtra(), '{}');
   });
 
-  test("a provider change without a baseUrl moves to another server: the stored key is dropped", async () => {
+  test('a provider change without a baseUrl moves to another server: the stored key is dropped', async () => {
     const { token } = await service.signUp();
     const agent = await create(token, '/agents', agentBody({ llm: { model: 'm', provider: 'openai', apiKey: SECRET } }));
     const same = await request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { llm: { provider: 'OpenAI' } } });
@@ -326,7 +334,12 @@ describe('PATCH /agents/{agentId}', () => {
     const { token } = await service.signUp();
     const llm = { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', api_key: SECRET };
     const agent = await create(token, '/agents', agentBody({ llm }));
-    assert.deepEqual(agent.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1', hasApiKey: true });
+    assert.deepEqual(agent.llm, {
+      model: 'llama3',
+      provider: 'openai-compatible',
+      baseUrl: 'http://models.example.com:8000/v1',
+      hasApiKey: true,
+    });
     const path = `/api/v1/agents/${agent.id}`;
 
     const samePlace = await request('PATCH', path, { token, body: { llm: { baseUrl: 'http://models.example.com:8000/v2' } } });
@@ -334,13 +347,25 @@ describe('PATCH /agents/{agentId}', () => {
 
     const elsewhere = await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://collector.example.net/v1' } } });
     assert.equal(elsewhere.status, 200);
-    assert.deepEqual(elsewhere.body.data.llm, { model: 'llama3', provider: 'openai-compatible', baseUrl: 'https://collector.example.net/v1', hasApiKey: false });
+    assert.deepEqual(elsewhere.body.data.llm, {
+      model: 'llama3',
+      provider: 'openai-compatible',
+      baseUrl: 'https://collector.example.net/v1',
+      hasApiKey: false,
+    });
     assert.equal(service.db.prepare('SELECT llm_api_key FROM agents WHERE id = ?').pluck().get(agent.id), null);
 
-    const withKey = await request('PATCH', path, { token, body: { llm: { base_url: 'https://other.example.org/v1', apiKey: OTHER_SECRET } } });
+    const withKey = await request('PATCH', path, {
+      token,
+      body: { llm: { base_url: 'https://other.example.org/v1', apiKey: OTHER_SECRET } },
+    });
     assert.equal(withKey.body.data.llm.hasApiKey, true, 'a key sent with the new URL is kept');
     const toDefault = await request('PATCH', path, { token, body: { llm: { provider: 'openai', baseUrl: null } } });
-    assert.deepEqual(toDefault.body.data.llm, { model: 'llama3', provider: 'openai', baseUrl: null, hasApiKey: false }, "back to the operator's default is another origin too");
+    assert.deepEqual(
+      toDefault.body.data.llm,
+      { model: 'llama3', provider: 'openai', baseUrl: null, hasApiKey: false },
+      "back to the operator's default is another origin too",
+    );
     assertNoSecret(toDefault);
     assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'ftp://x.example/v1' } } }), 'llm.baseUrl');
     assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: 'https://user:pw@x.example/v1' } } }), 'llm.baseUrl');
@@ -374,7 +399,10 @@ describe('PATCH /agents/{agentId}', () => {
     const read = await request('GET', path, { token });
     assert.deepEqual(read.body.data, agent);
     assert.equal(read.body.data.name, 'Keep');
-    assert.deepEqual(read.body.data.tags.map((tag: Json) => tag.id), [mine.id]);
+    assert.deepEqual(
+      read.body.data.tags.map((tag: Json) => tag.id),
+      [mine.id],
+    );
   });
 
   test('an unknown id is 404 not_found', async () => {
@@ -406,10 +434,16 @@ describe('an llm no run could use is refused when the agent is saved', () => {
     const switched = await request('PATCH', path, { token, body: { name: 'changed', llm: { provider: 'openai-compatible' } } });
     assertNamesField(switched, 'llm.baseUrl');
     assert.deepEqual((await request('GET', path, { token })).body.data, agent, 'nothing changed');
-    const withBase = await request('PATCH', path, { token, body: { llm: { provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1' } } });
+    const withBase = await request('PATCH', path, {
+      token,
+      body: { llm: { provider: 'openai-compatible', baseUrl: 'http://models.example.com:8000/v1' } },
+    });
     assert.equal(withBase.status, 200);
     assertNamesField(await request('PATCH', path, { token, body: { llm: { baseUrl: null } } }), 'llm.baseUrl');
-    assert.equal((await request('PATCH', path, { token, body: { llm: { model: 'm2' } } })).body.data.llm.baseUrl, 'http://models.example.com:8000/v1');
+    assert.equal(
+      (await request('PATCH', path, { token, body: { llm: { model: 'm2' } } })).body.data.llm.baseUrl,
+      'http://models.example.com:8000/v1',
+    );
   });
 
   test('a baseUrl at an internal IP address: 422 on create and PATCH unless ALLOW_PRIVATE_NETWORKS is on; a host name is checked when the agent runs', async () => {
@@ -425,11 +459,29 @@ describe('an llm no run could use is refused when the agent is saved', () => {
       assertNamesField(refused, 'llm.baseUrl');
       assert.equal(errorOf(refused).details![0].message, message);
     }
-    const agent = await guarded.create(token, '/agents', llmOf({ provider: 'openai-compatible', model: 'm', baseUrl: 'http://models.example.com/v1' }));
-    assertNamesField(await guarded.request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { llm: { baseUrl: 'http://192.168.0.10/v1' } } }), 'llm.baseUrl');
-    assert.equal((await guarded.request('GET', `/api/v1/agents/${agent.id}`, { token })).body.data.llm.baseUrl, 'http://models.example.com/v1');
+    const agent = await guarded.create(
+      token,
+      '/agents',
+      llmOf({ provider: 'openai-compatible', model: 'm', baseUrl: 'http://models.example.com/v1' }),
+    );
+    assertNamesField(
+      await guarded.request('PATCH', `/api/v1/agents/${agent.id}`, { token, body: { llm: { baseUrl: 'http://192.168.0.10/v1' } } }),
+      'llm.baseUrl',
+    );
+    assert.equal(
+      (await guarded.request('GET', `/api/v1/agents/${agent.id}`, { token })).body.data.llm.baseUrl,
+      'http://models.example.com/v1',
+    );
     // The test service allows private networks, as an operator may.
-    assert.equal((await request('POST', '/api/v1/agents', { token: (await service.signUp()).token, body: llmOf({ provider: 'ollama', model: 'm', baseUrl: 'http://127.0.0.1:11434/v1' }) })).status, 201);
+    assert.equal(
+      (
+        await request('POST', '/api/v1/agents', {
+          token: (await service.signUp()).token,
+          body: llmOf({ provider: 'ollama', model: 'm', baseUrl: 'http://127.0.0.1:11434/v1' }),
+        })
+      ).status,
+      201,
+    );
   });
 });
 
@@ -447,7 +499,10 @@ describe('DELETE /agents/{agentId}', () => {
     assert.equal(errorOf(read).code, 'not_found');
     const again = await request('DELETE', `/api/v1/agents/${gone.id}`, { token });
     assert.equal(again.status, 404);
-    assert.deepEqual((await request('GET', '/api/v1/agents', { token })).body.data.map((agent: Json) => agent.id), [keep.id]);
+    assert.deepEqual(
+      (await request('GET', '/api/v1/agents', { token })).body.data.map((agent: Json) => agent.id),
+      [keep.id],
+    );
   });
 });
 

@@ -54,7 +54,10 @@ describe('POST /api-tokens', () => {
     assert.equal(reply.status, 422);
     const error = errorOf(reply);
     assert.equal(error.code, 'validation_failed');
-    assert.deepEqual(error.details?.map((issue) => issue.path), ['description']);
+    assert.deepEqual(
+      error.details?.map((issue) => issue.path),
+      ['description'],
+    );
   });
 
   test('without a credential it is 401', async () => {
@@ -190,7 +193,10 @@ describe('pagination of GET /api-tokens', () => {
       assert.equal(reply.status, 422);
       const error = errorOf(reply);
       assert.equal(error.code, 'validation_failed');
-      assert.deepEqual(error.details?.map((issue) => issue.path), ['limit']);
+      assert.deepEqual(
+        error.details?.map((issue) => issue.path),
+        ['limit'],
+      );
     });
   }
 
@@ -210,7 +216,10 @@ describe('pagination of GET /api-tokens', () => {
       assert.equal(reply.status, 422, after);
       const error = errorOf(reply);
       assert.equal(error.code, 'validation_failed');
-      assert.deepEqual(error.details?.map((issue) => issue.path), ['after']);
+      assert.deepEqual(
+        error.details?.map((issue) => issue.path),
+        ['after'],
+      );
     }
   });
 

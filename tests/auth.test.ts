@@ -80,7 +80,9 @@ describe('POST /auth/sign-up', () => {
   });
 
   test('name is optional: the part of the email before "@"', async () => {
-    const reply = await request('POST', '/api/v1/auth/sign-up', { body: { email: 'Nameless.One@example.com', password: 'long enough pw' } });
+    const reply = await request('POST', '/api/v1/auth/sign-up', {
+      body: { email: 'Nameless.One@example.com', password: 'long enough pw' },
+    });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     assert.equal(reply.body.data.user.name, 'nameless.one');
   });
@@ -212,9 +214,7 @@ describe('GET /auth/me', () => {
   test('an expired token is 401', async () => {
     const { token } = await service.signUp();
     assert.equal((await request('GET', '/api/v1/auth/me', { token })).status, 200);
-    service.db
-      .prepare('UPDATE api_tokens SET expires_at = ? WHERE id = ?')
-      .run('2000-01-01T00:00:00.000000+00:00', tokenIdOf(token));
+    service.db.prepare('UPDATE api_tokens SET expires_at = ? WHERE id = ?').run('2000-01-01T00:00:00.000000+00:00', tokenIdOf(token));
     const reply = await request('GET', '/api/v1/auth/me', { token });
     assert.equal(reply.status, 401);
     assert.equal(errorOf(reply).code, 'unauthorized');
@@ -346,7 +346,7 @@ describe('a disabled account', () => {
   // As the operator's user:disable and user:enable do.
   const admin = createUserAdminStore(service.db);
 
-  test("its token is 401 saying the account is disabled; an unknown token still says unknown or revoked", async () => {
+  test('its token is 401 saying the account is disabled; an unknown token still says unknown or revoked', async () => {
     const { user, token } = await service.signUp();
     assert.equal(admin.setUserDisabled(user.id, true), true);
     const refused = await request('GET', '/api/v1/auth/me', { token });
@@ -361,12 +361,15 @@ describe('a disabled account', () => {
     assert.equal((await request('GET', '/api/v1/auth/me', { token })).status, 200);
   });
 
-  test("its listed agents leave the library (list and cursor) until it is enabled again", async () => {
+  test('its listed agents leave the library (list and cursor) until it is enabled again', async () => {
     const owner = await service.signUp();
     const other = await service.signUp();
     const reader = await service.signUp();
     const listAgent = async (token: string, name: string) => {
-      const reply = await request('POST', '/api/v1/agents', { token, body: { name, type: 'REACT', llm: { model: 'm', provider: 'openai' }, isListed: true } });
+      const reply = await request('POST', '/api/v1/agents', {
+        token,
+        body: { name, type: 'REACT', llm: { model: 'm', provider: 'openai' }, isListed: true },
+      });
       assert.equal(reply.status, 201, JSON.stringify(reply.body));
       return reply.body.data.id as string;
     };
@@ -375,7 +378,7 @@ describe('a disabled account', () => {
     /** Every id in the library, page by page (two at a time). */
     const library = async (): Promise<string[]> => {
       const ids: string[] = [];
-      for (let after: string | undefined; ; ) {
+      for (let after: string | undefined; ;) {
         const reply = await request('GET', `/api/v1/agents/library?limit=2${after ? `&after=${after}` : ''}`, { token: reader.token });
         assert.equal(reply.status, 200, JSON.stringify(reply.body));
         ids.push(...reply.body.data.map((agent: Json) => agent.id as string));
@@ -390,7 +393,11 @@ describe('a disabled account', () => {
     const hidden = await library();
     for (const id of owners) assert.ok(!hidden.includes(id), `${id} of the disabled account is hidden`);
     for (const id of others) assert.ok(hidden.includes(id), id);
-    assert.deepEqual(hidden, before.filter((id) => !owners.includes(id)), 'nothing else changes');
+    assert.deepEqual(
+      hidden,
+      before.filter((id) => !owners.includes(id)),
+      'nothing else changes',
+    );
     // Its agent is no cursor either: the library does not know it.
     const cursor = await request('GET', `/api/v1/agents/library?after=${owners[0]}`, { token: reader.token });
     assert.notEqual(cursor.status, 200);

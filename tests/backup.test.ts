@@ -85,7 +85,9 @@ describe('backup and restore around the running service', () => {
     const missing = ackedBeforeBackup.filter((id) => !inBackup.has(id));
     assert.deepEqual(missing, [], 'every tag acknowledged before the backup started is in it');
     backupTagCount = inBackup.size;
-    t.diagnostic(`${ackedBeforeBackup.length} tags acknowledged before the backup, ${ackedDuringBackup} while it ran, ${backupTagCount} in the copy`);
+    t.diagnostic(
+      `${ackedBeforeBackup.length} tags acknowledged before the backup, ${ackedDuringBackup} while it ran, ${backupTagCount} in the copy`,
+    );
 
     // The key file travels with it, owner-only, and opens the sealed secrets in the copy.
     assert.equal(statSync(backupPath).mode & 0o777, 0o600);
@@ -110,7 +112,10 @@ describe('backup and restore around the running service', () => {
     assert.equal(result.code, 1);
     assert.match(result.stderr, /is in use: stop the service/);
     assert.equal((await allTagIds(service, token)).length, liveTagCountAtRestore, 'the service still serves its own data');
-    assert.equal(readdirSync(join(dir, 'live')).some((name) => name.includes('before-restore') || name.includes('partial')), false);
+    assert.equal(
+      readdirSync(join(dir, 'live')).some((name) => name.includes('before-restore') || name.includes('partial')),
+      false,
+    );
   });
 
   test('after the service stops, restore puts the backup and its key in place and keeps the old files aside', async () => {

@@ -20,7 +20,9 @@ test('an app on a database it may not write starts and serves reads; becomePrima
   const document = await service.createDocument(token, { type: 'TXT', url: 'http://127.0.0.1:9/never.txt' });
   // What a process killed mid-way leaves: a run under way and a document mid-ingestion.
   service.db
-    .prepare(`INSERT INTO agent_runs (id, user_id, agent_id, status, input, model, started_at) VALUES ('left-running', ?, ?, 'running', 'x', 'm', '2026-01-01T00:00:00.000000+00:00')`)
+    .prepare(
+      `INSERT INTO agent_runs (id, user_id, agent_id, status, input, model, started_at) VALUES ('left-running', ?, ?, 'running', 'x', 'm', '2026-01-01T00:00:00.000000+00:00')`,
+    )
     .run(user.id, agent.id);
   service.db.prepare(`UPDATE documents SET status = 'processing' WHERE id = ?`).run(document.id);
 
@@ -41,7 +43,10 @@ test('an app on a database it may not write starts and serves reads; becomePrima
   const second = createClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
 
   assert.equal((await second.request('GET', '/healthz')).status, 200);
-  assert.deepEqual((await second.listAll(token, '/tags')).map((each) => each.id), [tag.id]);
+  assert.deepEqual(
+    (await second.listAll(token, '/tags')).map((each) => each.id),
+    [tag.id],
+  );
   const before = await second.request('GET', '/api/v1/runs/left-running', { token });
   assert.equal(before.status, 200);
   assert.equal(before.body.data.status, 'running', 'nothing was swept before becoming primary');

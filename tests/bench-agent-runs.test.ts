@@ -21,7 +21,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** Starts a script that writes a `listening` line (the fake model, the plain reference); killed after the file. */
 async function startScript(script: string, env: Record<string, string>): Promise<string> {
   const child = spawn(process.execPath, absoluteNodeArgs(['--import', 'tsx', script]), {
-    cwd: root, env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   after(() => void child.kill('SIGKILL'));
   let stderr = '';
@@ -44,7 +46,12 @@ test('the fake model answers the openai client at once, plainly and streamed, an
   assert.equal(plain.choices[0].message.content, 'Hello from the fake model.');
   assert.equal(plain.usage?.completion_tokens, 5);
 
-  const stream = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+  const stream = await client.chat.completions.create({
+    model: 'm',
+    messages: [{ role: 'user', content: 'hi' }],
+    stream: true,
+    stream_options: { include_usage: true },
+  });
   let text = '';
   let usage: unknown;
   for await (const chunk of stream) {
@@ -55,7 +62,10 @@ test('the fake model answers the openai client at once, plainly and streamed, an
   assert.deepEqual(usage, { prompt_tokens: 24, completion_tokens: 5, total_tokens: 29 });
 
   const controller = new AbortController();
-  const held = await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'please hold-me' }], stream: true }, { signal: controller.signal });
+  const held = await client.chat.completions.create(
+    { model: 'm', messages: [{ role: 'user', content: 'please hold-me' }], stream: true },
+    { signal: controller.signal },
+  );
   const iterator = held[Symbol.asyncIterator]();
   assert.equal((await iterator.next()).value?.choices[0]?.delta.content, 'Hello');
   const next = iterator.next();
@@ -67,7 +77,11 @@ test('the fake model answers the openai client at once, plainly and streamed, an
 
 test('the plain reference writes the same run row as the service for the same invoke', async () => {
   const model = await startScript('scripts/bench/fake-model.ts', {});
-  const seeded = seedAgents(join(dir, 'runs.db'), [{ agents: 2, tokens: 1, tags: 2, prompts: 1, documents: 0, tools: 0 }], await hashPassword('bench password', MIN_SCRYPT));
+  const seeded = seedAgents(
+    join(dir, 'runs.db'),
+    [{ agents: 2, tokens: 1, tags: 2, prompts: 1, documents: 0, tools: 0 }],
+    await hashPassword('bench password', MIN_SCRYPT),
+  );
   const plainDb = join(dir, 'runs-plain.db');
   copyFileSync(seeded.path, plainDb);
   const key = SECRET_KEY.toString('hex');
@@ -81,7 +95,9 @@ test('the plain reference writes the same run row as the service for the same in
   const answers = [];
   for (const base of [service.url, plain]) {
     const response = await fetch(`${base}/api/v1/agents/${user.agents[0]}/invoke`, {
-      method: 'POST', headers: { Autorization: `Bearer ${user.tokens[0]}`, 'content-type': 'application/json' }, body,
+      method: 'POST',
+      headers: { Autorization: `Bearer ${user.tokens[0]}`, 'content-type': 'application/json' },
+      body,
     });
     const answer = (await response.json()) as { data: Record<string, unknown> };
     assert.equal(response.status, 200, JSON.stringify(answer));

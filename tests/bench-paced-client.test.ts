@@ -43,16 +43,28 @@ test('the paced client sends the settling and the measured requests and reports 
   assert.equal(outcome.latencies.length + outcome.non2xx, 150);
   assert.equal(outcome.non2xx, 50);
   assert.equal(outcome.errors, 0);
-  assert.ok(outcome.latencies.every((ms) => ms > 0 && ms < 5_000), 'every latency is a duration in ms');
+  assert.ok(
+    outcome.latencies.every((ms) => ms > 0 && ms < 5_000),
+    'every latency is a duration in ms',
+  );
   // Told during the run (the server in this process sees some requests before and after it).
-  assert.ok(measuringAt !== undefined && measuringAt > 0 && measuringAt < 210, `told when the measured part began (after ${measuringAt} requests)`);
+  assert.ok(
+    measuringAt !== undefined && measuringAt > 0 && measuringAt < 210,
+    `told when the measured part began (after ${measuringAt} requests)`,
+  );
   assert.ok(outcome.endedAt - outcome.startedAt >= 450, 'the measured part lasts its 0.5 s');
-  assert.deepEqual(received.find((r) => r.method === 'POST'), { method: 'POST', url: '/ok', body: '{"name":"é"}' });
+  assert.deepEqual(
+    received.find((r) => r.method === 'POST'),
+    { method: 'POST', url: '/ok', body: '{"name":"é"}' },
+  );
 });
 
 test('a paced run with no measured request is refused instead of never finishing', { timeout: 10_000 }, async () => {
   const job = { url: 'http://127.0.0.1:9', requests: [{ method: 'GET', path: '/' }], expectStatus: 200, rate: 100, settleSeconds: 0.2 };
   for (const seconds of [0, 0.004]) {
-    await assert.rejects(pacedClientInChild({ ...job, seconds }).then((g) => g.run(() => {})), /at least one measured request/);
+    await assert.rejects(
+      pacedClientInChild({ ...job, seconds }).then((g) => g.run(() => {})),
+      /at least one measured request/,
+    );
   }
 });

@@ -54,7 +54,7 @@ describe('deleting an agent', () => {
 });
 
 describe('deleting a document', () => {
-  test("removes its links and clears it on agents that used it: they show their linked document, or none", async () => {
+  test('removes its links and clears it on agents that used it: they show their linked document, or none', async () => {
     const { token } = await service.signUp();
     const doomed = await createDocument(token);
     const kept = await createDocument(token);
@@ -120,7 +120,10 @@ describe('deleting a prompt', () => {
     assert.equal((await get(token, `/agents/${user.id}`)).promptId, null);
     assert.equal((await get(token, `/agents/${other.id}`)).promptId, kept.id);
     const listed = await get(token, '/agents');
-    assert.deepEqual(listed.map((agent: Json) => agent.promptId), [null, kept.id]);
+    assert.deepEqual(
+      listed.map((agent: Json) => agent.promptId),
+      [null, kept.id],
+    );
   });
 });
 
@@ -137,10 +140,16 @@ describe('deleting a tag', () => {
     const reply = await remove(token, `/tags/${doomed.id}`);
     assert.equal(reply.body.data, null);
 
-    assert.deepEqual((await get(token, `/agents/${agent.id}`)).tags.map((tag: Json) => tag.id), [first.id, last.id]);
+    assert.deepEqual(
+      (await get(token, `/agents/${agent.id}`)).tags.map((tag: Json) => tag.id),
+      [first.id, last.id],
+    );
     assert.deepEqual((await get(token, `/agents/${onlyDoomed.id}`)).tags, []);
     const listed = await get(token, '/agents');
-    assert.deepEqual(listed.map((row: Json) => row.tags.map((tag: Json) => tag.id)), [[first.id, last.id], []]);
+    assert.deepEqual(
+      listed.map((row: Json) => row.tags.map((tag: Json) => tag.id)),
+      [[first.id, last.id], []],
+    );
   });
 });
 

@@ -37,7 +37,10 @@ async function writeApart(res: http.ServerResponse, parts: (string | Buffer)[]):
 const chunk = (delta: object) => JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta }] });
 
 async function failure(promise: Promise<unknown>): Promise<RunFailure> {
-  const error = await promise.then(() => undefined, (thrown: unknown) => thrown);
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
   assert.ok(error instanceof RunFailure, `a RunFailure, not ${String(error)}`);
   return error;
 }
@@ -67,7 +70,15 @@ describe('reading a stream', () => {
     const bytes = Buffer.from(`data: ${text}\r\n\r\n`);
     const cut = bytes.indexOf(Buffer.from('✓')) + 1; // inside the three bytes of ✓
     answer = (res) =>
-      writeApart(res, [': keep-alive\n\n', `data: ${chunk({ role: 'assistant', content: '' })}\n`, '\n', bytes.subarray(0, cut), bytes.subarray(cut), `data: ${chunk({ content: '!' })}`, '\n\ndata: [DONE]\n\n']);
+      writeApart(res, [
+        ': keep-alive\n\n',
+        `data: ${chunk({ role: 'assistant', content: '' })}\n`,
+        '\n',
+        bytes.subarray(0, cut),
+        bytes.subarray(cut),
+        `data: ${chunk({ content: '!' })}`,
+        '\n\ndata: [DONE]\n\n',
+      ]);
     assert.equal(await collect(api.stream(endpoint, params, signal())), 'Grüße ✓!');
   });
 
@@ -77,7 +88,8 @@ describe('reading a stream', () => {
   });
 
   test('an error event mid-stream fails the call with its message', async () => {
-    answer = (res) => writeApart(res, [`data: ${chunk({ content: 'half' })}\n\n`, `data: {"error":{"message":"the model is overloaded"}}\n\n`]);
+    answer = (res) =>
+      writeApart(res, [`data: ${chunk({ content: 'half' })}\n\n`, `data: {"error":{"message":"the model is overloaded"}}\n\n`]);
     const error = await failure(collect(api.stream(endpoint, params, signal())));
     assert.equal(error.code, 'upstream_error');
     assert.match(error.message, /reported an error while answering: the model is overloaded$/);
@@ -85,7 +97,10 @@ describe('reading a stream', () => {
 
   test('an event that is not JSON fails the call as unreadable', async () => {
     answer = (res) => writeApart(res, ['data: {not json\n\n']);
-    assert.match((await failure(collect(api.stream(endpoint, params, signal())))).message, /sent an answer that could not be read: an event is not JSON/);
+    assert.match(
+      (await failure(collect(api.stream(endpoint, params, signal())))).message,
+      /sent an answer that could not be read: an event is not JSON/,
+    );
   });
 
   test(`an endless stream is cut off after ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`, async () => {
@@ -106,7 +121,10 @@ describe('reading a stream', () => {
 
 describe('failures in words', () => {
   test("Ollama's error body (a string) is the message; the key never appears", async () => {
-    answer = (res) => res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `model "m" not found, try pulling it first (${KEY})` }));
+    answer = (res) =>
+      res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: `model "m" not found, try pulling it first (${KEY})` }));
     const error = await failure(api.complete(endpoint, params, signal()));
     assert.equal(error.code, 'upstream_error');
     assert.match(error.message, /answered 404: model "m" not found, try pulling it first/);
@@ -120,15 +138,21 @@ describe('failures in words', () => {
 
   test('a 200 that is not JSON (a login page in front of the API) is unreadable, not an empty answer', async () => {
     answer = (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Sign in</html>');
-    assert.match((await failure(api.complete(endpoint, params, signal()))).message, /sent an answer that could not be read: it is not JSON/);
+    assert.match(
+      (await failure(api.complete(endpoint, params, signal()))).message,
+      /sent an answer that could not be read: it is not JSON/,
+    );
   });
 
   test('nothing listening is "could not reach", with the cause', async () => {
     const closed = { ...endpoint, baseUrl: 'http://127.0.0.1:9/v1' };
-    assert.match((await failure(api.complete(closed, params, signal()))).message, /^Could not reach the model endpoint 127\.0\.0\.1:9 \(ECONNREFUSED\)\.$/);
+    assert.match(
+      (await failure(api.complete(closed, params, signal()))).message,
+      /^Could not reach the model endpoint 127\.0\.0\.1:9 \(ECONNREFUSED\)\.$/,
+    );
   });
 
-  test('an aborted call throws the signal\'s reason, not a failure of its own', async () => {
+  test("an aborted call throws the signal's reason, not a failure of its own", async () => {
     answer = () => {}; // never answers
     const controller = new AbortController();
     const call = api.complete(endpoint, params, controller.signal);
@@ -142,10 +166,34 @@ describe('answers of the wrong shape', () => {
     createModelCall({ endpoint, api, maxSteps: 8, signal: signal(), streaming, emitToken: () => {} });
 
   test('a plain answer with tool_calls and content of the wrong types is an empty reply, not a crash', async () => {
-    answer = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content: 5, tool_calls: 'all of them' } }], usage: null }));
+    answer = (res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ choices: [{ message: { content: 5, tool_calls: 'all of them' } }], usage: null }));
     assert.deepEqual(await modelCall(false).chat({ messages: params.messages }), { content: '', toolCalls: [] });
-    answer = (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { content: 'ok', tool_calls: [null, { type: 'function', function: { name: 7 } }, { type: 'function', id: 'c1', function: { name: 'add', arguments: '{}' } }] } }] }));
-    assert.deepEqual(await modelCall(false).chat({ messages: params.messages }), { content: 'ok', toolCalls: [{ id: 'c1', name: 'add', arguments: '{}' }] });
+    answer = (res) =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({
+            choices: [
+              {
+                message: {
+                  content: 'ok',
+                  tool_calls: [
+                    null,
+                    { type: 'function', function: { name: 7 } },
+                    { type: 'function', id: 'c1', function: { name: 'add', arguments: '{}' } },
+                  ],
+                },
+              },
+            ],
+          }),
+        );
+    assert.deepEqual(await modelCall(false).chat({ messages: params.messages }), {
+      content: 'ok',
+      toolCalls: [{ id: 'c1', name: 'add', arguments: '{}' }],
+    });
   });
 
   test('streamed tool-call pieces of the wrong shapes are skipped; the good ones come together', async () => {
@@ -159,6 +207,9 @@ describe('answers of the wrong shape', () => {
       ]);
     const reply = await modelCall(true).chat({ messages: params.messages });
     assert.equal(reply.content, '');
-    assert.deepEqual(reply.toolCalls.find((call) => call.name === 'add'), { id: 'c1', name: 'add', arguments: '{"a":1}' });
+    assert.deepEqual(
+      reply.toolCalls.find((call) => call.name === 'add'),
+      { id: 'c1', name: 'add', arguments: '{"a":1}' },
+    );
   });
 });

@@ -121,7 +121,7 @@ export function createClient(url: string): Client {
 
   async function listAll(token: string, path: string): Promise<Json[]> {
     const records: Json[] = [];
-    for (let next: string | null = `/api/v1${path}`; next !== null; ) {
+    for (let next: string | null = `/api/v1${path}`; next !== null;) {
       const page = await request('GET', next, { token });
       assert.equal(page.status, 200, `GET ${next}: ${JSON.stringify(page.body)}`);
       records.push(...page.body.data);
@@ -142,7 +142,12 @@ export function createClient(url: string): Client {
     createDocument: (token, fields = {}) =>
       create(token, '/documents', { name: unique('document'), type: 'PDF', url: 'https://example.com/handbook.pdf', ...fields }),
     createPrompt: (token, fields = {}) =>
-      create(token, '/prompts', { name: unique('prompt'), template: 'Summarise {text} in {words} words.', input_variables: ['text', 'words'], ...fields }),
+      create(token, '/prompts', {
+        name: unique('prompt'),
+        template: 'Summarise {text} in {words} words.',
+        input_variables: ['text', 'words'],
+        ...fields,
+      }),
     createAgent: (token, fields = {}) =>
       create(token, '/agents', { name: unique('agent'), type: 'REACT', llm: { model: 'm', provider: 'p' }, ...fields }),
   };

@@ -89,7 +89,10 @@ describe('loadConfig', () => {
       assert.match(message, /^invalid configuration: PASSWORD_HASH_COST=test: .*refused unless NODE_ENV is test or development/);
       assert.match(message, nodeEnv ? new RegExp(`NODE_ENV=${nodeEnv}\\)$`) : /NODE_ENV is not set\)$/);
     }
-    assert.match(errorFor({ PASSWORD_HASH_COST: 'cheap', NODE_ENV: 'test' }), /^invalid configuration: PASSWORD_HASH_COST=cheap: must be default or test$/);
+    assert.match(
+      errorFor({ PASSWORD_HASH_COST: 'cheap', NODE_ENV: 'test' }),
+      /^invalid configuration: PASSWORD_HASH_COST=cheap: must be default or test$/,
+    );
     // With other bad settings, it is listed among them.
     assert.match(errorFor({ PASSWORD_HASH_COST: 'test', PORT: 'abc' }), /\n {2}PORT=abc: .*\n {2}PASSWORD_HASH_COST=test: /);
   });
@@ -112,8 +115,10 @@ describe('loadConfig', () => {
       LITESTREAM: (c: ReturnType<typeof loadConfig>) => c.litestream,
     };
     for (const [name, read] of Object.entries(booleans)) {
-      for (const word of ['on', 'ON', 'true', 'True', '1', 'yes', 'YES', ' on ']) assert.equal(read(loadConfig({ [name]: word })), true, `${name}=${word}`);
-      for (const word of ['off', 'Off', 'false', 'FALSE', '0', 'no', 'No']) assert.equal(read(loadConfig({ [name]: word })), false, `${name}=${word}`);
+      for (const word of ['on', 'ON', 'true', 'True', '1', 'yes', 'YES', ' on '])
+        assert.equal(read(loadConfig({ [name]: word })), true, `${name}=${word}`);
+      for (const word of ['off', 'Off', 'false', 'FALSE', '0', 'no', 'No'])
+        assert.equal(read(loadConfig({ [name]: word })), false, `${name}=${word}`);
       assert.match(errorFor({ [name]: 'maybe' }), new RegExp(`${name}=maybe: must be on or off`));
     }
     // Every boolean setting of config.ts is in the list above.
@@ -131,8 +136,16 @@ describe('loadConfig', () => {
     const alias = loadConfig({ INGEST_ALLOW_PRIVATE_NETWORKS: '1' });
     assert.equal(alias.allowPrivateNetworks, true);
     assert.equal(alias.ingestion.allowPrivateNetworks, true);
-    assert.equal(loadConfig({ ALLOW_PRIVATE_NETWORKS: 'off', INGEST_ALLOW_PRIVATE_NETWORKS: 'on' }).allowPrivateNetworks, false, 'the new name wins');
-    assert.match(errorFor({ INGEST_ALLOW_PRIVATE_NETWORKS: 'sure' }), /INGEST_ALLOW_PRIVATE_NETWORKS=sure/, 'a bad alias is named as the operator wrote it');
+    assert.equal(
+      loadConfig({ ALLOW_PRIVATE_NETWORKS: 'off', INGEST_ALLOW_PRIVATE_NETWORKS: 'on' }).allowPrivateNetworks,
+      false,
+      'the new name wins',
+    );
+    assert.match(
+      errorFor({ INGEST_ALLOW_PRIVATE_NETWORKS: 'sure' }),
+      /INGEST_ALLOW_PRIVATE_NETWORKS=sure/,
+      'a bad alias is named as the operator wrote it',
+    );
   });
 
   test('SIGN_UP defaults to on', () => {

@@ -22,7 +22,16 @@ import { errorOf, startService, waitFor, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SHOTS = join(import.meta.dirname, '..', 'test-output', 'console');
 /** The console's JavaScript budget, minified. */
 const SCRIPT_BUDGET = 150 * 1024;
@@ -66,7 +75,10 @@ test('GET / answers the console page with a strict policy, and its files with lo
   // The console's own code never hands text to the HTML parser.
   const appDir = join(import.meta.dirname, '..', 'src', 'console', 'app');
   for (const file of readdirSync(appDir, { recursive: true, encoding: 'utf8' }).filter((name) => /\.tsx?$/.test(name))) {
-    assert.ok(!/innerHTML|dangerouslySetInnerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(join(appDir, file), 'utf8')), `${file} renders text as HTML`);
+    assert.ok(
+      !/innerHTML|dangerouslySetInnerHTML|insertAdjacentHTML|document\.write/.test(readFileSync(join(appDir, file), 'utf8')),
+      `${file} renders text as HTML`,
+    );
   }
 
   // Same page on the next load (ETag), the API and /docs as before, other names under /console/ unknown.
@@ -101,7 +113,14 @@ test('the console is built once, on first request, and a failed build is tried a
       fail = false;
       throw new Error('boom');
     }
-    return { html: Buffer.from('<!DOCTYPE html>'), etag: '"x"', files: new Map([['app.x.js', { body: Buffer.from('1'), type: 'text/javascript' }]]), script: 'app.x.js', stylesheet: 'app.x.css', icon: 'icon.x.svg' };
+    return {
+      html: Buffer.from('<!DOCTYPE html>'),
+      etag: '"x"',
+      files: new Map([['app.x.js', { body: Buffer.from('1'), type: 'text/javascript' }]]),
+      script: 'app.x.js',
+      stylesheet: 'app.x.css',
+      icon: 'icon.x.svg',
+    };
   };
   const router = new Router<AppState>();
   consoleRoutes(router, fake);
@@ -139,7 +158,11 @@ function esbuildChildren(): number[] | undefined {
   if (!existsSync(tasks)) return undefined;
   const children = readdirSync(tasks).flatMap((task) => {
     try {
-      return readFileSync(join(tasks, task, 'children'), 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+      return readFileSync(join(tasks, task, 'children'), 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
     } catch {
       return [];
     }
@@ -159,7 +182,8 @@ test('esbuild runs only while the console is built', async (t) => {
   const bundle = await buildConsole();
   assert.ok(bundle.files.get(bundle.script)!.body.length > 1000);
   // esbuild's stop() signals its process; give it a moment to exit.
-  for (let waited = 0; waited < 3000 && esbuildChildren()!.length > before.length; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+  for (let waited = 0; waited < 3000 && esbuildChildren()!.length > before.length; waited += 50)
+    await new Promise((resolve) => setTimeout(resolve, 50));
   assert.deepEqual(esbuildChildren(), before, 'the build left no esbuild process behind');
 });
 
@@ -170,13 +194,16 @@ test('search snippets are split on their marks into plain text', () => {
     { text: ' & ', marked: false },
     { text: "dog's", marked: true },
   ]);
-  assert.deepEqual(snippetParts('<mark>&lt;img src=x onerror=alert(1)&gt;</mark>'), [{ text: '<img src=x onerror=alert(1)>', marked: true }]);
+  assert.deepEqual(snippetParts('<mark>&lt;img src=x onerror=alert(1)&gt;</mark>'), [
+    { text: '<img src=x onerror=alert(1)>', marked: true },
+  ]);
 });
 
 /** A Preact element tree as HTML-like text, to compare what the Markdown renderer builds. */
 function markup(node: unknown): string {
   if (node === null || node === undefined || typeof node === 'boolean') return '';
-  if (typeof node === 'string' || typeof node === 'number') return String(node).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  if (typeof node === 'string' || typeof node === 'number')
+    return String(node).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
   if (Array.isArray(node)) return node.map(markup).join('');
   const { type, props } = node as VNode<Record<string, unknown>>;
   if (typeof type === 'function') return markup((type as (props: unknown) => unknown)(props));
@@ -189,25 +216,53 @@ function markup(node: unknown): string {
 const md = (text: string) => markup(h(Markdown, { text }));
 
 test('answers are drawn from Markdown as elements, never as HTML', () => {
-  assert.equal(md('Hello **bold** and *em*, `a < b`.'), '<div class="markdown"><p>Hello <strong>bold</strong> and <em>em</em>, <code>a &lt; b</code>.</p></div>');
+  assert.equal(
+    md('Hello **bold** and *em*, `a < b`.'),
+    '<div class="markdown"><p>Hello <strong>bold</strong> and <em>em</em>, <code>a &lt; b</code>.</p></div>',
+  );
   assert.equal(md('# Title\n\nText\nnext line'), '<div class="markdown"><h4 class="md-h1">Title</h4><p>Text<br></br>next line</p></div>');
-  assert.equal(md('- one\n- two *x*\n\n1. first\n2. second'), '<div class="markdown"><ul><li>one</li><li>two <em>x</em></li></ul><ol><li>first</li><li>second</li></ol></div>');
+  assert.equal(
+    md('- one\n- two *x*\n\n1. first\n2. second'),
+    '<div class="markdown"><ul><li>one</li><li>two <em>x</em></li></ul><ol><li>first</li><li>second</li></ol></div>',
+  );
   assert.equal(md('3. third\n4. fourth'), '<div class="markdown"><ol start="3"><li>third</li><li>fourth</li></ol></div>');
-  assert.equal(md('```js\nif (a < b) { **not bold** }\n```'), '<div class="markdown"><pre class="code" data-language="js"><code>if (a &lt; b) { **not bold** }</code></pre></div>');
+  assert.equal(
+    md('```js\nif (a < b) { **not bold** }\n```'),
+    '<div class="markdown"><pre class="code" data-language="js"><code>if (a &lt; b) { **not bold** }</code></pre></div>',
+  );
   assert.equal(md('> quoted *text*'), '<div class="markdown"><blockquote><p>quoted <em>text</em></p></blockquote></div>');
   assert.equal(md('snake_case_name and 2 * 3 * 4'), '<div class="markdown"><p>snake_case_name and 2 * 3 * 4</p></div>');
   assert.equal(md('\\*not em\\*'), '<div class="markdown"><p>*not em*</p></div>');
   assert.equal(md('---'), '<div class="markdown"><hr></hr></div>');
 
   // Raw HTML is text.
-  assert.equal(md('<script>alert(1)</script><img src=x onerror=alert(1)>'), '<div class="markdown"><p>&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</p></div>');
+  assert.equal(
+    md('<script>alert(1)</script><img src=x onerror=alert(1)>'),
+    '<div class="markdown"><p>&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</p></div>',
+  );
   // Links: http(s) only, opened apart from the console.
   const link = (href: string, text: string) => `<a href="${href}" rel="noopener noreferrer" target="_blank">${text}</a>`;
-  assert.equal(md('[the docs](https://example.com/docs?a=1)'), `<div class="markdown"><p>${link('https://example.com/docs?a=1', 'the docs')}</p></div>`);
-  assert.equal(md('[Otters](https://en.wikipedia.org/wiki/Otter_(disambiguation)).'), `<div class="markdown"><p>${link('https://en.wikipedia.org/wiki/Otter_(disambiguation)', 'Otters')}.</p></div>`);
-  assert.equal(md('See https://example.com/x.'), `<div class="markdown"><p>See ${link('https://example.com/x', 'https://example.com/x')}.</p></div>`);
+  assert.equal(
+    md('[the docs](https://example.com/docs?a=1)'),
+    `<div class="markdown"><p>${link('https://example.com/docs?a=1', 'the docs')}</p></div>`,
+  );
+  assert.equal(
+    md('[Otters](https://en.wikipedia.org/wiki/Otter_(disambiguation)).'),
+    `<div class="markdown"><p>${link('https://en.wikipedia.org/wiki/Otter_(disambiguation)', 'Otters')}.</p></div>`,
+  );
+  assert.equal(
+    md('See https://example.com/x.'),
+    `<div class="markdown"><p>See ${link('https://example.com/x', 'https://example.com/x')}.</p></div>`,
+  );
   assert.equal(md('<https://example.com/>'), `<div class="markdown"><p>${link('https://example.com/', 'https://example.com/')}</p></div>`);
-  for (const hostile of ['[click](javascript:alert(1))', '[click](JAVASCRIPT:alert(1))', '[click](data:text/html,hi)', '[click](vbscript:x)', '[click](//evil.example/)', '[click](/relative)']) {
+  for (const hostile of [
+    '[click](javascript:alert(1))',
+    '[click](JAVASCRIPT:alert(1))',
+    '[click](data:text/html,hi)',
+    '[click](vbscript:x)',
+    '[click](//evil.example/)',
+    '[click](/relative)',
+  ]) {
     assert.equal(md(hostile), '<div class="markdown"><p>click</p></div>', hostile);
   }
   assert.doesNotMatch(md('javascript:alert(1) <javascript:alert(1)>'), /<a /);
@@ -218,7 +273,12 @@ test('Markdown is read in linear time: 1 MiB of hostile text is drawn in seconds
   const hostile: [string, string][] = [
     ['stars', '*'.repeat(MiB)],
     ['backticks', '`'.repeat(MiB)],
-    ['backtick runs of growing length', Array.from({ length: 1400 }, (_, index) => '`'.repeat(index + 1)).join(' ').slice(0, MiB)],
+    [
+      'backtick runs of growing length',
+      Array.from({ length: 1400 }, (_, index) => '`'.repeat(index + 1))
+        .join(' ')
+        .slice(0, MiB),
+    ],
     ['open code spans', '`a'.repeat(MiB / 2)],
     ['opening emphasis', '*a '.repeat(MiB / 3)],
     ['mixed marks', '**a_ *b __c'.repeat(MiB / 11)],
@@ -330,7 +390,9 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
   t.after(() => fixture.close());
   const fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
 
-  const service = await startService({ ingestion: { enabled: true, concurrency: 1, maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true } });
+  const service = await startService({
+    ingestion: { enabled: true, concurrency: 1, maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true },
+  });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(service.url).origin });
   const { page, problems } = await openPage(context, service);
@@ -511,10 +573,13 @@ test('the console in Chromium: sign-up, tokens, prompts, agents, documents, sear
     const timings: number[] = [];
     for (const width of [1280, 1280, 1280, 390]) {
       const fresh = await browser.newContext({ viewport: { width, height: 844 } });
-      await fresh.addInitScript(([value, id]) => {
-        sessionStorage.setItem('agent-console.token', value!);
-        sessionStorage.setItem('agent-console.tokenId', id!);
-      }, [token, tokenId]);
+      await fresh.addInitScript(
+        ([value, id]) => {
+          sessionStorage.setItem('agent-console.token', value!);
+          sessionStorage.setItem('agent-console.tokenId', id!);
+        },
+        [token, tokenId],
+      );
       const { page: other, problems: otherProblems } = await openPage(fresh, service);
       const started = performance.now();
       await other.goto(`${service.url}/#/agents`);
@@ -586,223 +651,246 @@ async function sessionToken(page: Page): Promise<string> {
   return token;
 }
 
-test('chat in Chromium: prompt variables, a streamed answer with a tool step, sessions, stop, an upstream error, the runs', { timeout: 180_000 }, async (t) => {
-  const browser = await launchOrSkip(t);
-  if (!browser) return;
-  t.after(() => browser.close());
-  const fake = await startFakeOpenAI();
-  let tools: ToolProvider = async () => ({ tools: [], warnings: [] });
-  const service = await startService({}, undefined, { toolProvider: (...args) => tools(...args) });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-  const { page, problems } = await openPage(context, service);
+test(
+  'chat in Chromium: prompt variables, a streamed answer with a tool step, sessions, stop, an upstream error, the runs',
+  { timeout: 180_000 },
+  async (t) => {
+    const browser = await launchOrSkip(t);
+    if (!browser) return;
+    t.after(() => browser.close());
+    const fake = await startFakeOpenAI();
+    let tools: ToolProvider = async () => ({ tools: [], warnings: [] });
+    const service = await startService({}, undefined, { toolProvider: (...args) => tools(...args) });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const { page, problems } = await openPage(context, service);
 
-  await signUp(page, service, 'Grace Chat');
-  const token = await sessionToken(page);
+    await signUp(page, service, 'Grace Chat');
+    const token = await sessionToken(page);
 
-  // A prompt with a variable, a tool and the agent, all through the console.
-  await nav(page, 'Prompts').click();
-  await page.getByRole('button', { name: 'New prompt' }).click();
-  await page.getByLabel('Name', { exact: true }).fill('Otter expert');
-  await page.getByLabel('Template', { exact: true }).fill('You are an otter expert. Answer in {language}.');
-  await page.getByLabel('Variables', { exact: true }).fill('language');
-  await page.getByRole('button', { name: 'Create prompt' }).click();
-  await page.getByRole('heading', { level: 2, name: 'Otter expert' }).waitFor();
+    // A prompt with a variable, a tool and the agent, all through the console.
+    await nav(page, 'Prompts').click();
+    await page.getByRole('button', { name: 'New prompt' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Otter expert');
+    await page.getByLabel('Template', { exact: true }).fill('You are an otter expert. Answer in {language}.');
+    await page.getByLabel('Variables', { exact: true }).fill('language');
+    await page.getByRole('button', { name: 'Create prompt' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Otter expert' }).waitFor();
 
-  await nav(page, 'Tools').click();
-  await page.getByRole('button', { name: 'New tool' }).click();
-  await page.getByLabel('Name', { exact: true }).fill('Otter facts');
-  await page.getByLabel('Description', { exact: true }).fill('Looks up facts about otters.');
-  await page.getByLabel('Settings (JSON)', { exact: true }).fill('{"url": "http://127.0.0.1:9"}');
-  await page.getByRole('button', { name: 'Create tool' }).click();
-  await page.getByRole('heading', { level: 2, name: 'Otter facts' }).waitFor();
-
-  await nav(page, 'Agents').click();
-  await page.getByRole('link', { name: 'New agent' }).click();
-  await page.getByLabel('Name', { exact: true }).fill('Otter bot');
-  await page.getByLabel('Provider', { exact: true }).fill('openai-compatible');
-  await page.getByLabel('Model', { exact: true }).fill('fake-model');
-  await page.getByLabel('Base URL', { exact: true }).fill(fake.url);
-  await page.getByLabel('Description', { exact: true }).fill('Answers questions about otters.');
-  await page.getByLabel('Prompt', { exact: true }).selectOption({ label: 'Otter expert' });
-  await page.getByRole('button', { name: 'Create agent' }).click();
-  await page.getByRole('heading', { level: 1, name: 'Otter bot' }).waitFor();
-  await page.getByLabel('Link a tool', { exact: true }).selectOption({ label: 'Otter facts' });
-  await page.getByRole('button', { name: 'Link', exact: true }).click();
-  await page.locator('.linked li', { hasText: 'Otter facts' }).waitFor();
-
-  // The run engine's tool seam: the linked tool answers from here (real tool types plug in the same way).
-  const [tool] = (await service.request('GET', '/api/v1/tools', { token })).body.data;
-  tools = async () => ({
-    tools: [
-      {
-        name: 'otter_facts',
-        description: 'Looks up facts about otters.',
-        parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
-        toolId: tool.id,
-        toolName: tool.name,
-        call: async (args) => `Fact for ${JSON.stringify(args)}: sea otters hold hands while they sleep.`,
-      },
-    ],
-    warnings: [],
-  });
-
-  await t.test('a streamed answer with a tool step', async () => {
-    fake.reply({ toolCalls: [{ name: 'otter_facts', arguments: '{"query":"sleep"}' }] }, { text: 'Sea otters hold hands while they sleep, so they do not drift apart.', chunkDelayMs: 120 });
-    await page.getByRole('link', { name: 'Chat', exact: true }).click();
-    await page.getByLabel('language', { exact: true }).fill('English');
-    await page.getByLabel('Message', { exact: true }).fill('How do otters sleep?');
-    await page.getByLabel('Message', { exact: true }).press('Enter');
-    const turn = page.locator('.turn').last();
-    // Tokens appear as they arrive: part of the answer is on screen before the rest.
-    await page.waitForFunction(() => {
-      const answer = document.querySelector('.turn:last-of-type .answer')?.textContent ?? '';
-      return answer.includes('Sea otters') && !answer.includes('apart.');
-    });
-    assert.equal(await turn.getAttribute('data-state'), 'streaming');
-    assert.ok(await page.getByRole('button', { name: 'Stop' }).isVisible());
-    await page.locator('.turn[data-state="done"]').waitFor();
-    assert.equal(await turn.locator('.answer').innerText(), 'Sea otters hold hands while they sleep, so they do not drift apart.');
-    const step = turn.locator('.step');
-    assert.match(await step.locator('summary').innerText(), /Otter facts.*done/);
-    await step.locator('summary').click();
-    assert.match(await step.innerText(), /sea otters hold hands while they sleep/);
-    // The prompt, filled with the variable, was the system message.
-    assert.match(fake.requests.at(-2)!.body.messages[0].content, /Answer in English\./);
-    await page.locator('.sessions li').first().waitFor();
-    // A session is named by its first message.
-    assert.match(await page.locator('.sessions li').first().innerText(), /^How do otters sleep\?\s[\s\S]*2 messages/);
-    await shot(page, '09-chat');
-
-    // The prompt's variables are remembered for the agent: a later visit starts with them.
-    await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).click();
-    await page.getByRole('link', { name: 'Chat', exact: true }).click();
-    assert.equal(await page.getByLabel('language', { exact: true }).inputValue(), 'English');
-    await page.locator('.sessions li button.link').first().click();
-    await page.locator('.turn .message.user', { hasText: 'How do otters sleep?' }).waitFor();
-  });
-
-  await t.test('an answer in Markdown is drawn as such, never as HTML', async () => {
-    fake.reply({ text: '**Sea otters** hold hands.\n\n- one\n- `two`\n\n```\n<b>code</b>\n```\n\n[More](https://example.com/otters) and [bad](javascript:alert(1)) <script>window.pwned=1</script><img src=x onerror="window.pwned=1">' });
-    await page.getByLabel('Message', { exact: true }).fill('Show me Markdown.');
-    await page.getByLabel('Message', { exact: true }).press('Enter');
-    const turn = page.locator('.turn[data-state="done"]', { hasText: 'Show me Markdown.' });
-    await turn.waitFor();
-    const answer = turn.locator('.answer');
-    assert.equal(await answer.locator('strong').innerText(), 'Sea otters');
-    assert.deepEqual(await answer.locator('li').allInnerTexts(), ['one', 'two']);
-    assert.equal(await answer.locator('li code').innerText(), 'two');
-    assert.equal(await answer.locator('pre code').innerText(), '<b>code</b>');
-    const links = answer.locator('a');
-    assert.equal(await links.count(), 1, 'only the http(s) link is a link');
-    assert.equal(await links.getAttribute('href'), 'https://example.com/otters');
-    assert.equal(await links.getAttribute('rel'), 'noopener noreferrer');
-    assert.match(await answer.innerText(), /and bad <script>window\.pwned=1<\/script><img src=x/);
-    assert.equal(await answer.locator('script, img, b').count(), 0);
-    assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
-  });
-
-  await t.test('a message over the limit stays in the box, counted; a long one is folded', async () => {
-    const box = page.getByLabel('Message', { exact: true });
-    await box.fill('o'.repeat(MAX_INPUT_CHARS + 1));
-    assert.equal(await page.getByTestId('input-count').innerText(), `${(MAX_INPUT_CHARS + 1).toLocaleString('en')} / ${MAX_INPUT_CHARS.toLocaleString('en')} characters`);
-    await page.getByText('The message is 1 characters too long').waitFor();
-    assert.ok(await page.getByRole('button', { name: 'Send' }).isDisabled());
-    const turnsBefore = await page.locator('.turn').count();
-    await box.press('Enter');
-    assert.equal((await box.inputValue()).length, MAX_INPUT_CHARS + 1, 'the text stays in the box');
-    assert.equal(await page.locator('.turn').count(), turnsBefore, 'nothing was sent');
-
-    // 20,000 characters: sent, and drawn folded with a control to unfold it.
-    fake.reply({ text: 'That is long.' });
-    await box.fill('otters '.repeat(20_000 / 7));
-    await box.press('Enter');
-    await page.waitForFunction((count) => document.querySelectorAll('.turn[data-state="done"]').length > count, turnsBefore);
-    const turn = page.locator('.turn').last();
-    const bubble = turn.locator('.message.user');
-    assert.ok((await bubble.boundingBox())!.height < 600, `folded: ${(await bubble.boundingBox())!.height}px`);
-    await bubble.getByRole('button', { name: 'Show all' }).click();
-    assert.ok((await bubble.boundingBox())!.height > 2000, 'unfolded');
-    await bubble.getByRole('button', { name: 'Show less' }).click();
-    assert.ok((await bubble.boundingBox())!.height < 600);
-    assert.equal(await box.inputValue(), '', 'a sent message leaves the box');
-  });
-
-  await t.test('Stop cancels the run; an upstream error is said in the conversation', async () => {
-    fake.reply({ hangAfter: ['Let ', 'me ', 'think'] });
-    await page.getByLabel('Message', { exact: true }).fill('Tell me more.');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await page.waitForFunction(() => (document.querySelector('.turn:last-of-type .answer')?.textContent ?? '').includes('think'));
-    await page.getByRole('button', { name: 'Stop' }).click();
-    await page.locator('.turn[data-state="stopped"]').waitFor();
-    assert.match(await page.locator('.turn').last().innerText(), /Stopped: the run was cancelled\./);
-    await fake.waitForAbort(fake.requests.at(-1)!);
-
-    fake.reply({ status: 500, message: 'the model fell over' });
-    await page.getByLabel('Message', { exact: true }).fill('Still there?');
-    await page.getByRole('button', { name: 'Send' }).click();
-    await page.locator('.turn[data-state="failed"]').waitFor();
-    assert.match(await page.locator('.turn').last().locator('.notice.error').innerText(), /The model endpoint \S+ answered 500.*the model fell over/s);
-    assert.equal(await page.locator('.turn').last().locator('.message.assistant').count(), 0, 'no empty answer bubble');
-  });
-
-  await t.test('sessions: a new one starts empty, an earlier one comes back, and can be deleted', async () => {
-    await page.getByRole('button', { name: 'New session' }).click();
-    await page.getByText('Ask Otter bot something to start.').waitFor();
-    await page.locator('.sessions li button.link').first().click();
-    await page.locator('.turn .message.user', { hasText: 'How do otters sleep?' }).waitFor();
-    assert.match(await page.locator('.turn').first().locator('.answer').innerText(), /drift apart/);
-  });
-
-  await t.test("the agent's runs, and one run in full", async () => {
-    await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).click();
-    await page.getByRole('link', { name: 'Runs', exact: true }).click();
-    const rows = page.locator('tbody tr');
-    await rows.first().waitFor();
-    const statuses = await page.locator('tbody .badge').allInnerTexts();
-    assert.deepEqual(statuses, ['failed', 'cancelled', 'succeeded', 'succeeded', 'succeeded'], 'newest first');
-    await rows.last().getByRole('link').click();
-    await page.getByRole('heading', { level: 1, name: 'Run', exact: true }).waitFor();
-    await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).waitFor();
-    assert.match(await page.locator('main').innerText(), /succeeded[\s\S]*How do otters sleep\?[\s\S]*drift apart[\s\S]*Otter facts/);
-    await shot(page, '10-run');
-
-    // Back in the chat, delete the session.
-    await page.getByRole('link', { name: 'Open the conversation' }).click();
-    await page.locator('.sessions li').first().getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('button', { name: 'Yes, delete' }).click();
-    await page.getByText('No earlier sessions.').waitFor();
-  });
-
-  await t.test('the agent list', async () => {
-    await nav(page, 'Agents').click();
-    await page.locator('.agent-card').first().waitFor();
-    assert.match(await page.locator('.agent-card').first().innerText(), /Answers questions about otters\./);
-    await shot(page, '11-agents');
-  });
-
-  await t.test('a message the service refuses goes back into the box', async () => {
-    const gone = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'Short-lived', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url } } })).body.data;
-    await page.goto(`${service.url}/#/agents/${gone.id}/chat`);
-    await page.getByLabel('Message', { exact: true }).fill('Are you there?');
-    assert.equal((await service.request('DELETE', `/api/v1/agents/${gone.id}`, { token })).status, 200);
-    await page.getByRole('button', { name: 'Send' }).click();
-    await page.locator('.turn[data-state="failed"]').waitFor();
-    assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'Are you there?');
-  });
-
-  await t.test('a token revoked elsewhere: the next request signs the console out and forgets it', async () => {
-    assert.ok(await page.evaluate(() => Object.keys(localStorage).some((key) => key.startsWith('agent-console.variables.'))), 'variables are remembered while signed in');
-    const tokenId = await page.evaluate(() => sessionStorage.getItem('agent-console.tokenId'));
-    assert.equal((await service.request('DELETE', `/api/v1/api-tokens/${tokenId}`, { token })).status, 200);
     await nav(page, 'Tools').click();
-    await page.getByText('Your session has ended').waitFor();
-    assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-console.token')), null);
-    assert.deepEqual(await page.evaluate(() => Object.keys(localStorage)), [], 'signing out forgets the remembered variables');
-  });
+    await page.getByRole('button', { name: 'New tool' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Otter facts');
+    await page.getByLabel('Description', { exact: true }).fill('Looks up facts about otters.');
+    await page.getByLabel('Settings (JSON)', { exact: true }).fill('{"url": "http://127.0.0.1:9"}');
+    await page.getByRole('button', { name: 'Create tool' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Otter facts' }).waitFor();
 
-  assert.deepEqual(problems, [], 'no console errors, page errors or requests elsewhere');
-  await context.close();
-});
+    await nav(page, 'Agents').click();
+    await page.getByRole('link', { name: 'New agent' }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Otter bot');
+    await page.getByLabel('Provider', { exact: true }).fill('openai-compatible');
+    await page.getByLabel('Model', { exact: true }).fill('fake-model');
+    await page.getByLabel('Base URL', { exact: true }).fill(fake.url);
+    await page.getByLabel('Description', { exact: true }).fill('Answers questions about otters.');
+    await page.getByLabel('Prompt', { exact: true }).selectOption({ label: 'Otter expert' });
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Otter bot' }).waitFor();
+    await page.getByLabel('Link a tool', { exact: true }).selectOption({ label: 'Otter facts' });
+    await page.getByRole('button', { name: 'Link', exact: true }).click();
+    await page.locator('.linked li', { hasText: 'Otter facts' }).waitFor();
+
+    // The run engine's tool seam: the linked tool answers from here (real tool types plug in the same way).
+    const [tool] = (await service.request('GET', '/api/v1/tools', { token })).body.data;
+    tools = async () => ({
+      tools: [
+        {
+          name: 'otter_facts',
+          description: 'Looks up facts about otters.',
+          parameters: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] },
+          toolId: tool.id,
+          toolName: tool.name,
+          call: async (args) => `Fact for ${JSON.stringify(args)}: sea otters hold hands while they sleep.`,
+        },
+      ],
+      warnings: [],
+    });
+
+    await t.test('a streamed answer with a tool step', async () => {
+      fake.reply(
+        { toolCalls: [{ name: 'otter_facts', arguments: '{"query":"sleep"}' }] },
+        { text: 'Sea otters hold hands while they sleep, so they do not drift apart.', chunkDelayMs: 120 },
+      );
+      await page.getByRole('link', { name: 'Chat', exact: true }).click();
+      await page.getByLabel('language', { exact: true }).fill('English');
+      await page.getByLabel('Message', { exact: true }).fill('How do otters sleep?');
+      await page.getByLabel('Message', { exact: true }).press('Enter');
+      const turn = page.locator('.turn').last();
+      // Tokens appear as they arrive: part of the answer is on screen before the rest.
+      await page.waitForFunction(() => {
+        const answer = document.querySelector('.turn:last-of-type .answer')?.textContent ?? '';
+        return answer.includes('Sea otters') && !answer.includes('apart.');
+      });
+      assert.equal(await turn.getAttribute('data-state'), 'streaming');
+      assert.ok(await page.getByRole('button', { name: 'Stop' }).isVisible());
+      await page.locator('.turn[data-state="done"]').waitFor();
+      assert.equal(await turn.locator('.answer').innerText(), 'Sea otters hold hands while they sleep, so they do not drift apart.');
+      const step = turn.locator('.step');
+      assert.match(await step.locator('summary').innerText(), /Otter facts.*done/);
+      await step.locator('summary').click();
+      assert.match(await step.innerText(), /sea otters hold hands while they sleep/);
+      // The prompt, filled with the variable, was the system message.
+      assert.match(fake.requests.at(-2)!.body.messages[0].content, /Answer in English\./);
+      await page.locator('.sessions li').first().waitFor();
+      // A session is named by its first message.
+      assert.match(await page.locator('.sessions li').first().innerText(), /^How do otters sleep\?\s[\s\S]*2 messages/);
+      await shot(page, '09-chat');
+
+      // The prompt's variables are remembered for the agent: a later visit starts with them.
+      await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).click();
+      await page.getByRole('link', { name: 'Chat', exact: true }).click();
+      assert.equal(await page.getByLabel('language', { exact: true }).inputValue(), 'English');
+      await page.locator('.sessions li button.link').first().click();
+      await page.locator('.turn .message.user', { hasText: 'How do otters sleep?' }).waitFor();
+    });
+
+    await t.test('an answer in Markdown is drawn as such, never as HTML', async () => {
+      fake.reply({
+        text: '**Sea otters** hold hands.\n\n- one\n- `two`\n\n```\n<b>code</b>\n```\n\n[More](https://example.com/otters) and [bad](javascript:alert(1)) <script>window.pwned=1</script><img src=x onerror="window.pwned=1">',
+      });
+      await page.getByLabel('Message', { exact: true }).fill('Show me Markdown.');
+      await page.getByLabel('Message', { exact: true }).press('Enter');
+      const turn = page.locator('.turn[data-state="done"]', { hasText: 'Show me Markdown.' });
+      await turn.waitFor();
+      const answer = turn.locator('.answer');
+      assert.equal(await answer.locator('strong').innerText(), 'Sea otters');
+      assert.deepEqual(await answer.locator('li').allInnerTexts(), ['one', 'two']);
+      assert.equal(await answer.locator('li code').innerText(), 'two');
+      assert.equal(await answer.locator('pre code').innerText(), '<b>code</b>');
+      const links = answer.locator('a');
+      assert.equal(await links.count(), 1, 'only the http(s) link is a link');
+      assert.equal(await links.getAttribute('href'), 'https://example.com/otters');
+      assert.equal(await links.getAttribute('rel'), 'noopener noreferrer');
+      assert.match(await answer.innerText(), /and bad <script>window\.pwned=1<\/script><img src=x/);
+      assert.equal(await answer.locator('script, img, b').count(), 0);
+      assert.equal(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned), undefined);
+    });
+
+    await t.test('a message over the limit stays in the box, counted; a long one is folded', async () => {
+      const box = page.getByLabel('Message', { exact: true });
+      await box.fill('o'.repeat(MAX_INPUT_CHARS + 1));
+      assert.equal(
+        await page.getByTestId('input-count').innerText(),
+        `${(MAX_INPUT_CHARS + 1).toLocaleString('en')} / ${MAX_INPUT_CHARS.toLocaleString('en')} characters`,
+      );
+      await page.getByText('The message is 1 characters too long').waitFor();
+      assert.ok(await page.getByRole('button', { name: 'Send' }).isDisabled());
+      const turnsBefore = await page.locator('.turn').count();
+      await box.press('Enter');
+      assert.equal((await box.inputValue()).length, MAX_INPUT_CHARS + 1, 'the text stays in the box');
+      assert.equal(await page.locator('.turn').count(), turnsBefore, 'nothing was sent');
+
+      // 20,000 characters: sent, and drawn folded with a control to unfold it.
+      fake.reply({ text: 'That is long.' });
+      await box.fill('otters '.repeat(20_000 / 7));
+      await box.press('Enter');
+      await page.waitForFunction((count) => document.querySelectorAll('.turn[data-state="done"]').length > count, turnsBefore);
+      const turn = page.locator('.turn').last();
+      const bubble = turn.locator('.message.user');
+      assert.ok((await bubble.boundingBox())!.height < 600, `folded: ${(await bubble.boundingBox())!.height}px`);
+      await bubble.getByRole('button', { name: 'Show all' }).click();
+      assert.ok((await bubble.boundingBox())!.height > 2000, 'unfolded');
+      await bubble.getByRole('button', { name: 'Show less' }).click();
+      assert.ok((await bubble.boundingBox())!.height < 600);
+      assert.equal(await box.inputValue(), '', 'a sent message leaves the box');
+    });
+
+    await t.test('Stop cancels the run; an upstream error is said in the conversation', async () => {
+      fake.reply({ hangAfter: ['Let ', 'me ', 'think'] });
+      await page.getByLabel('Message', { exact: true }).fill('Tell me more.');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.waitForFunction(() => (document.querySelector('.turn:last-of-type .answer')?.textContent ?? '').includes('think'));
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await page.locator('.turn[data-state="stopped"]').waitFor();
+      assert.match(await page.locator('.turn').last().innerText(), /Stopped: the run was cancelled\./);
+      await fake.waitForAbort(fake.requests.at(-1)!);
+
+      fake.reply({ status: 500, message: 'the model fell over' });
+      await page.getByLabel('Message', { exact: true }).fill('Still there?');
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.locator('.turn[data-state="failed"]').waitFor();
+      assert.match(
+        await page.locator('.turn').last().locator('.notice.error').innerText(),
+        /The model endpoint \S+ answered 500.*the model fell over/s,
+      );
+      assert.equal(await page.locator('.turn').last().locator('.message.assistant').count(), 0, 'no empty answer bubble');
+    });
+
+    await t.test('sessions: a new one starts empty, an earlier one comes back, and can be deleted', async () => {
+      await page.getByRole('button', { name: 'New session' }).click();
+      await page.getByText('Ask Otter bot something to start.').waitFor();
+      await page.locator('.sessions li button.link').first().click();
+      await page.locator('.turn .message.user', { hasText: 'How do otters sleep?' }).waitFor();
+      assert.match(await page.locator('.turn').first().locator('.answer').innerText(), /drift apart/);
+    });
+
+    await t.test("the agent's runs, and one run in full", async () => {
+      await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).click();
+      await page.getByRole('link', { name: 'Runs', exact: true }).click();
+      const rows = page.locator('tbody tr');
+      await rows.first().waitFor();
+      const statuses = await page.locator('tbody .badge').allInnerTexts();
+      assert.deepEqual(statuses, ['failed', 'cancelled', 'succeeded', 'succeeded', 'succeeded'], 'newest first');
+      await rows.last().getByRole('link').click();
+      await page.getByRole('heading', { level: 1, name: 'Run', exact: true }).waitFor();
+      await page.locator('.crumbs').getByRole('link', { name: 'Otter bot' }).waitFor();
+      assert.match(await page.locator('main').innerText(), /succeeded[\s\S]*How do otters sleep\?[\s\S]*drift apart[\s\S]*Otter facts/);
+      await shot(page, '10-run');
+
+      // Back in the chat, delete the session.
+      await page.getByRole('link', { name: 'Open the conversation' }).click();
+      await page.locator('.sessions li').first().getByRole('button', { name: 'Delete' }).click();
+      await page.getByRole('button', { name: 'Yes, delete' }).click();
+      await page.getByText('No earlier sessions.').waitFor();
+    });
+
+    await t.test('the agent list', async () => {
+      await nav(page, 'Agents').click();
+      await page.locator('.agent-card').first().waitFor();
+      assert.match(await page.locator('.agent-card').first().innerText(), /Answers questions about otters\./);
+      await shot(page, '11-agents');
+    });
+
+    await t.test('a message the service refuses goes back into the box', async () => {
+      const gone = (
+        await service.request('POST', '/api/v1/agents', {
+          token,
+          body: { name: 'Short-lived', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url } },
+        })
+      ).body.data;
+      await page.goto(`${service.url}/#/agents/${gone.id}/chat`);
+      await page.getByLabel('Message', { exact: true }).fill('Are you there?');
+      assert.equal((await service.request('DELETE', `/api/v1/agents/${gone.id}`, { token })).status, 200);
+      await page.getByRole('button', { name: 'Send' }).click();
+      await page.locator('.turn[data-state="failed"]').waitFor();
+      assert.equal(await page.getByLabel('Message', { exact: true }).inputValue(), 'Are you there?');
+    });
+
+    await t.test('a token revoked elsewhere: the next request signs the console out and forgets it', async () => {
+      assert.ok(
+        await page.evaluate(() => Object.keys(localStorage).some((key) => key.startsWith('agent-console.variables.'))),
+        'variables are remembered while signed in',
+      );
+      const tokenId = await page.evaluate(() => sessionStorage.getItem('agent-console.tokenId'));
+      assert.equal((await service.request('DELETE', `/api/v1/api-tokens/${tokenId}`, { token })).status, 200);
+      await nav(page, 'Tools').click();
+      await page.getByText('Your session has ended').waitFor();
+      assert.equal(await page.evaluate(() => sessionStorage.getItem('agent-console.token')), null);
+      assert.deepEqual(await page.evaluate(() => Object.keys(localStorage)), [], 'signing out forgets the remembered variables');
+    });
+
+    assert.deepEqual(problems, [], 'no console errors, page errors or requests elsewhere');
+    await context.close();
+  },
+);
 
 test('every page fits a phone (390 px) without sideways scrolling, with data in its lists', { timeout: 180_000 }, async (t) => {
   const browser = await launchOrSkip(t);
@@ -813,7 +901,9 @@ test('every page fits a phone (390 px) without sideways scrolling, with data in 
   const fixture = createServer((request, response) => {
     if (request.url === '/field-guide/otters-and-their-rivers.txt') {
       response.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
-      response.end('Sea otters hold hands while they sleep.\n\nRiver otters slide down muddy banks for fun.\n\nhttps://example.com/a/very/long/address/that/does/not/break/anywhere/otters');
+      response.end(
+        'Sea otters hold hands while they sleep.\n\nRiver otters slide down muddy banks for fun.\n\nhttps://example.com/a/very/long/address/that/does/not/break/anywhere/otters',
+      );
       return;
     }
     response.writeHead(404).end();
@@ -822,7 +912,9 @@ test('every page fits a phone (390 px) without sideways scrolling, with data in 
   t.after(() => fixture.close());
   const fixtureUrl = `http://127.0.0.1:${(fixture.address() as AddressInfo).port}`;
   const fake = await startFakeOpenAI();
-  const service = await startService({ ingestion: { enabled: true, concurrency: 1, maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true } });
+  const service = await startService({
+    ingestion: { enabled: true, concurrency: 1, maxBytes: 1024 * 1024, timeoutMs: 5000, allowPrivateNetworks: true },
+  });
 
   // Everything a page lists, through the API.
   const { email, password } = await service.signUp('Phone Reader');
@@ -835,10 +927,22 @@ test('every page fits a phone (390 px) without sideways scrolling, with data in 
   };
   await api('POST', '/api-tokens', { description: 'nightly backup script on the office server', expiresAt: '2099-01-01T00:00:00Z' });
   const tag = await api('POST', '/tags', { name: 'customer-support', color: '#1d4ed8' });
-  const prompt = await api('POST', '/prompts', { name: 'Otter expert', template: 'You are an otter expert. Answer in {language}.', input_variables: ['language'] });
+  const prompt = await api('POST', '/prompts', {
+    name: 'Otter expert',
+    template: 'You are an otter expert. Answer in {language}.',
+    input_variables: ['language'],
+  });
   const tool = await api('POST', '/tools', { name: 'Otter facts', type: 'SEARCH', description: 'Looks up facts about otters.' });
-  const ready = await api('POST', '/documents', { name: 'Otter field guide', type: 'TXT', url: `${fixtureUrl}/field-guide/otters-and-their-rivers.txt` });
-  await api('POST', '/documents', { name: 'Missing notes', type: 'TXT', url: `${fixtureUrl}/field-guide/a-document-that-is-not-there-at-all.txt` });
+  const ready = await api('POST', '/documents', {
+    name: 'Otter field guide',
+    type: 'TXT',
+    url: `${fixtureUrl}/field-guide/otters-and-their-rivers.txt`,
+  });
+  await api('POST', '/documents', {
+    name: 'Missing notes',
+    type: 'TXT',
+    url: `${fixtureUrl}/field-guide/a-document-that-is-not-there-at-all.txt`,
+  });
   const agent = await api('POST', '/agents', {
     name: 'Otter bot',
     type: 'VENDOR_A',
@@ -848,17 +952,30 @@ test('every page fits a phone (390 px) without sideways scrolling, with data in 
     tags: [tag.id],
     description: 'Answers questions about otters.',
   });
-  await waitFor('the document is ready', async () => ((await api('GET', `/documents/${ready.id}`)).status === 'ready' ? true : undefined), 15_000);
+  await waitFor(
+    'the document is ready',
+    async () => ((await api('GET', `/documents/${ready.id}`)).status === 'ready' ? true : undefined),
+    15_000,
+  );
   await api('POST', '/agent-documents', { agentId: agent.id, documentId: ready.id });
   await api('POST', '/agent-tools', { agentId: agent.id, toolId: tool.id });
-  fake.reply({ text: 'Sea otters hold hands while they sleep: https://example.com/a/very/long/address/that/does/not/break/anywhere/otters' });
-  const run = await api('POST', `/agents/${agent.id}/invoke`, { input: 'How do otters sleep?', variables: { language: 'English' }, sessionId: 'phone-session' });
+  fake.reply({
+    text: 'Sea otters hold hands while they sleep: https://example.com/a/very/long/address/that/does/not/break/anywhere/otters',
+  });
+  const run = await api('POST', `/agents/${agent.id}/invoke`, {
+    input: 'How do otters sleep?',
+    variables: { language: 'English' },
+    sessionId: 'phone-session',
+  });
 
   const context = await browser.newContext({ viewport: { width: 390, height: 844 } });
-  await context.addInitScript(([value, id]) => {
-    sessionStorage.setItem('agent-console.token', value!);
-    sessionStorage.setItem('agent-console.tokenId', id!);
-  }, [token, apiToken.id]);
+  await context.addInitScript(
+    ([value, id]) => {
+      sessionStorage.setItem('agent-console.token', value!);
+      sessionStorage.setItem('agent-console.tokenId', id!);
+    },
+    [token, apiToken.id],
+  );
   const { page, problems } = await openPage(context, service);
 
   // Every route, with what shows that its data is drawn.
@@ -892,14 +1009,23 @@ test('every page fits a phone (390 px) without sideways scrolling, with data in 
         // (No named functions in here: the test's compiler would wrap them in a helper the page lacks.)
         .filter(
           (element) =>
-            (element.getBoundingClientRect().right > window.innerWidth + 0.5 && ![...element.children].some((child) => child.getBoundingClientRect().right > window.innerWidth + 0.5)) ||
+            (element.getBoundingClientRect().right > window.innerWidth + 0.5 &&
+              ![...element.children].some((child) => child.getBoundingClientRect().right > window.innerWidth + 0.5)) ||
             (element.clientWidth > 0 && element.scrollWidth > element.clientWidth + 1 && getComputedStyle(element).overflowX === 'visible'),
         )
         .slice(-3)
-        .map((element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).split(' ').join('.')}` : ''}`),
+        .map(
+          (element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).split(' ').join('.')}` : ''}`,
+        ),
     }));
     if (overflow > 0) tooWide.push(`${route}: ${overflow} px too wide (${culprits.join(', ')})`);
-    await shot(page, `12-phone${route.split('?')[0].replace(/\/[0-9a-f-]{36}/g, '/id').replace(/\W+/g, '-')}`);
+    await shot(
+      page,
+      `12-phone${route
+        .split('?')[0]
+        .replace(/\/[0-9a-f-]{36}/g, '/id')
+        .replace(/\W+/g, '-')}`,
+    );
   }
   assert.deepEqual(tooWide, [], 'no page scrolls sideways at 390 px');
   assert.deepEqual(problems, []);

@@ -73,7 +73,11 @@ describe('crash safety: SIGKILL under concurrent writes', () => {
     await new Promise((resolve) => setTimeout(resolve, LOAD_MS));
     // On a loaded machine 700 ms may not be enough for the writers to get going: wait (boundedly)
     // for a few acknowledged writes per client, so the kill always lands in the middle of the load.
-    await waitFor('acknowledged writes before the kill', () => acknowledged.length >= 2 * CLIENTS || unexpected.length > 0 || undefined, 10_000);
+    await waitFor(
+      'acknowledged writes before the kill',
+      () => acknowledged.length >= 2 * CLIENTS || unexpected.length > 0 || undefined,
+      10_000,
+    );
     const inFlightAtKill = inFlight;
     killed = true;
     first.child.kill('SIGKILL');

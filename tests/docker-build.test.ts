@@ -105,7 +105,12 @@ function dockerIgnore(text: string): (path: string) => boolean {
  * Lays out a stage's COPYs in `dir` (which stands for its WORKDIR): a directory's contents go into the
  * destination, a file goes into it when it ends in `/` (or several sources are given), else becomes it.
  */
-function layOut(stage: Stage, dir: string, stageDirs: Map<string, { stage: Stage; dir: string }>, ignored: (path: string) => boolean): void {
+function layOut(
+  stage: Stage,
+  dir: string,
+  stageDirs: Map<string, { stage: Stage; dir: string }>,
+  ignored: (path: string) => boolean,
+): void {
   const inStage = (workdir: string, base: string, path: string) => {
     const inside = posix.relative(workdir, posix.resolve(workdir, path));
     assert.ok(!inside.startsWith('..'), `${path} is outside the stage's WORKDIR ${workdir}: this test lays out only the WORKDIR`);
@@ -152,8 +157,14 @@ describe('the container image builds from the files its Dockerfile copies', () =
     assert.equal(build.name, 'build');
     assert.ok(runtime.copies.some((copy) => copy.from === 'build'));
     // The commands stood in for below.
-    assert.ok(build.runs.some((run) => /\bnpm ci\b/.test(run)), build.runs.join('\n'));
-    assert.ok(build.runs.some((run) => /\bnpm run build\b.*\bnpm prune --omit=dev\b/.test(run)), build.runs.join('\n'));
+    assert.ok(
+      build.runs.some((run) => /\bnpm ci\b/.test(run)),
+      build.runs.join('\n'),
+    );
+    assert.ok(
+      build.runs.some((run) => /\bnpm run build\b.*\bnpm prune --omit=dev\b/.test(run)),
+      build.runs.join('\n'),
+    );
   });
 
   test('the build stage: `npm run build` type-checks and bundles with only the copied files', async () => {
@@ -185,11 +196,21 @@ describe('the container image builds from the files its Dockerfile copies', () =
     // The build's output only: no TypeScript sources, no compiler settings, no development packages.
     assert.ok(!existsSync(join(dir, 'src')), 'the runtime stage copies src/');
     assert.ok(!existsSync(join(dir, 'tsconfig.json')), 'the runtime stage copies tsconfig.json');
-    assert.deepEqual(readdirSync(join(dir, 'scripts'), { recursive: true }).filter((file) => String(file).endsWith('.ts')), []);
-    for (const name of DEVELOPMENT_TOOLS) assert.ok(!existsSync(join(dir, 'node_modules', name)), `node_modules/${name} in the runtime stage`);
+    assert.deepEqual(
+      readdirSync(join(dir, 'scripts'), { recursive: true }).filter((file) => String(file).endsWith('.ts')),
+      [],
+    );
+    for (const name of DEVELOPMENT_TOOLS)
+      assert.ok(!existsSync(join(dir, 'node_modules', name)), `node_modules/${name} in the runtime stage`);
 
     // The image's environment, except where the service listens and where its data is.
-    const env = { ...runtime.env, HOST: '127.0.0.1', PORT: '0', DATABASE_PATH: join(dir, 'data', 'service.db'), npm_config_update_notifier: 'false' };
+    const env = {
+      ...runtime.env,
+      HOST: '127.0.0.1',
+      PORT: '0',
+      DATABASE_PATH: join(dir, 'data', 'service.db'),
+      npm_config_update_notifier: 'false',
+    };
     const service = await startServiceProcess(env, 30_000, dir, { file: 'npm', args: ['run', 'start:prod'], detached: true });
     t.after(() => service.stop());
 

@@ -69,7 +69,13 @@ test('the docs files are revalidated with an ETag, and nothing else under /docs/
   });
   assert.equal(status, 304);
 
-  for (const path of ['/docs/package.json', '/docs/index.html', '/docs/swagger-ui-bundle.js.map', '/docs/..%2Fpackage.json', '/docs/%2e%2e/%2e%2e/package.json']) {
+  for (const path of [
+    '/docs/package.json',
+    '/docs/index.html',
+    '/docs/swagger-ui-bundle.js.map',
+    '/docs/..%2Fpackage.json',
+    '/docs/%2e%2e/%2e%2e/package.json',
+  ]) {
     const reply = await service.request('GET', path);
     assert.equal(reply.status, 404, path);
     assert.equal(errorOf(reply).code, 'not_found');
@@ -113,7 +119,9 @@ test('the docs page renders the endpoint list in headless Chromium, from this or
   await page.addInitScript(() => {
     const seen: string[] = [];
     (window as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', (event: SecurityPolicyViolationEvent) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
+    document.addEventListener('securitypolicyviolation', (event: SecurityPolicyViolationEvent) =>
+      seen.push(`${event.violatedDirective} ${event.blockedURI}`),
+    );
   });
 
   const response = await page.goto(`${service.url}/docs`);
@@ -129,7 +137,10 @@ test('the docs page renders the endpoint list in headless Chromium, from this or
   assert.ok(await page.getByText('Agent management service').first().isVisible());
 
   // Opening an operation shows what the document says of it.
-  await page.locator('.opblock-summary-path', { hasText: /^\/api\/v1\/agents\/\{id\}$/ }).first().click();
+  await page
+    .locator('.opblock-summary-path', { hasText: /^\/api\/v1\/agents\/\{id\}$/ })
+    .first()
+    .click();
   await page.getByText('The agent.', { exact: true }).first().waitFor({ timeout: 10_000 });
 
   // "Try it out" calls the service from the page (the policy's connect-src allows this origin).

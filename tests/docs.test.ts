@@ -80,7 +80,12 @@ function linkTargets(text: string): string[] {
 }
 
 test('every link of the README and docs/ to a file of the repository, or to a heading, leads somewhere', () => {
-  const files = [join(root, 'README.md'), ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => join(root, 'docs', name))];
+  const files = [
+    join(root, 'README.md'),
+    ...readdirSync(join(root, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => join(root, 'docs', name)),
+  ];
   const broken: string[] = [];
   let checked = 0;
   for (const file of files) {

@@ -112,7 +112,9 @@ describe('POST /documents', () => {
 
   test('splitter RecursiveCharacterTextSplitter is normalised to recursive', async () => {
     const { token } = await service.signUp();
-    const document = await createDocument(token, { splitter: { type: 'RecursiveCharacterTextSplitter', chunk_size: 800, chunk_overlap: 100 } });
+    const document = await createDocument(token, {
+      splitter: { type: 'RecursiveCharacterTextSplitter', chunk_size: 800, chunk_overlap: 100 },
+    });
     assert.deepEqual(document.splitter, { type: 'recursive', chunk_size: 800, chunk_overlap: 100 });
   });
 
@@ -240,7 +242,7 @@ describe('GET /documents filters', () => {
     const { token } = await service.signUp();
     for (const path of ['/documents?state=ready', '/agents?limit=5&tag=x', '/agent-tools?agent=1', '/documents/search?q=x&documentid=1']) {
       const reply = await request('GET', `/api/v1${path}`, { token });
-      const name = [...new URLSearchParams(path.split("?")[1]).keys()].find((key) => !['limit', 'q'].includes(key));
+      const name = [...new URLSearchParams(path.split('?')[1]).keys()].find((key) => !['limit', 'q'].includes(key));
       assertInvalid(reply, `query.${name}`, path);
     }
   });
@@ -299,7 +301,10 @@ describe('PATCH /documents/{documentId}', () => {
       await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { splitter: { chunk_size: 10, chunk_overlap: 10 } } }),
       'splitter.chunk_overlap',
     );
-    const splitter = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { splitter: { type: 'CharacterTextSplitter' } } });
+    const splitter = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { splitter: { type: 'CharacterTextSplitter' } },
+    });
     assert.equal(splitter.status, 200);
     assert.deepEqual(splitter.body.data.splitter, { type: 'character', chunk_size: 1000, chunk_overlap: 200 });
   });
@@ -332,12 +337,18 @@ describe('PATCH /documents/{documentId}', () => {
     assert.equal(document.hasAuthorization, true);
     const stored = storedAuthorization(document.id);
 
-    const samePlace = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://files.example.com/b.pdf' } });
+    const samePlace = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { url: 'https://files.example.com/b.pdf' },
+    });
     assert.equal(samePlace.status, 200);
     assert.equal(samePlace.body.data.hasAuthorization, true);
     assert.equal(storedAuthorization(document.id), stored, 'the same origin keeps the credentials');
 
-    const elsewhere = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'https://attacker.example.net/c.pdf' } });
+    const elsewhere = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { url: 'https://attacker.example.net/c.pdf' },
+    });
     assert.equal(elsewhere.status, 200);
     assert.equal(elsewhere.body.data.hasAuthorization, false);
     assert.equal(storedAuthorization(document.id), null, 'another origin drops them');
@@ -348,7 +359,10 @@ describe('PATCH /documents/{documentId}', () => {
       body: { url: 'http://attacker.example.net:8080/d.pdf', authorization: { bearer: 'given again' } },
     });
     assert.equal(moved.body.data.hasAuthorization, true);
-    const port = await request('PATCH', `/api/v1/documents/${document.id}`, { token, body: { url: 'http://attacker.example.net:8081/d.pdf' } });
+    const port = await request('PATCH', `/api/v1/documents/${document.id}`, {
+      token,
+      body: { url: 'http://attacker.example.net:8081/d.pdf' },
+    });
     assert.equal(port.body.data.hasAuthorization, false);
     assert.equal((await request('GET', `/api/v1/documents/${document.id}`, { token })).body.data.hasAuthorization, false);
   });
@@ -366,7 +380,10 @@ describe('DELETE /documents/{documentId}', () => {
     const keep = await createDocument(token, { name: 'keep' });
     await assertDeletes(service, `/api/v1/documents/${document.id}`, token);
     const list = await request('GET', '/api/v1/documents', { token });
-    assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
+    assert.deepEqual(
+      list.body.data.map((item: { id: string }) => item.id),
+      [keep.id],
+    );
   });
 });
 
@@ -377,7 +394,10 @@ describe("another user's document", () => {
     const document = await createDocument(owner.token, { authorization: { bearer: 'owner' } });
     const credentials = storedAuthorization(document.id);
     await assertHiddenFrom(service, `/api/v1/documents/${document.id}`, {
-      record: document, owner: owner.token, stranger: stranger.token, patch: { name: 'stolen', authorization: null },
+      record: document,
+      owner: owner.token,
+      stranger: stranger.token,
+      patch: { name: 'stolen', authorization: null },
     });
     assert.equal(storedAuthorization(document.id), credentials, 'the credentials are untouched');
     const strangerList = await request('GET', '/api/v1/documents', { token: stranger.token });

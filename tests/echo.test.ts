@@ -14,7 +14,12 @@ interface SseEvent {
 }
 
 /** POSTs with `stream: true` and reads the whole event stream (comments dropped). */
-async function stream(service: TestService, path: string, token: string, body: unknown): Promise<{ status: number; type: string; events: SseEvent[] }> {
+async function stream(
+  service: TestService,
+  path: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; type: string; events: SseEvent[] }> {
   const response = await fetch(`${service.url}/api/v1${path}`, {
     method: 'POST',
     headers: { Autorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -27,7 +32,10 @@ async function stream(service: TestService, path: string, token: string, body: u
     .filter((lines) => lines.length > 0)
     .map((lines) => ({
       event: lines.find((line) => line.startsWith('event: '))?.slice(7),
-      data: lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'),
+      data: lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n'),
     }));
   return { status: response.status, type: response.headers.get('content-type') ?? '', events };
 }
@@ -40,10 +48,19 @@ after(() => shouter.server.close());
 
 const service: TestService = await startService();
 const alice = await service.signUp('Alice');
-const shout = await service.create(alice.token, '/tools', { name: 'Shout', type: 'HOSTED_MODEL', metadata: { url: `${shouter.base}/shout` } });
+const shout = await service.create(alice.token, '/tools', {
+  name: 'Shout',
+  type: 'HOSTED_MODEL',
+  metadata: { url: `${shouter.base}/shout` },
+});
 
 async function createAgent(body: Record<string, unknown> = {}): Promise<Json> {
-  return service.create(alice.token, '/agents', { name: 'Parrot', type: 'VENDOR_A', llm: { provider: 'echo', model: 'parrot-1' }, ...body });
+  return service.create(alice.token, '/agents', {
+    name: 'Parrot',
+    type: 'VENDOR_A',
+    llm: { provider: 'echo', model: 'parrot-1' },
+    ...body,
+  });
 }
 
 async function createAgentWithShout(type: 'VENDOR_A' | 'REACT'): Promise<Json> {
@@ -52,10 +69,12 @@ async function createAgentWithShout(type: 'VENDOR_A' | 'REACT'): Promise<Json> {
   return agent;
 }
 
-const invoke = (agentId: string, body: unknown) => service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token: alice.token, body });
+const invoke = (agentId: string, body: unknown) =>
+  service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token: alice.token, body });
 
 const names = (events: SseEvent[]) => events.map((event) => event.event);
-const tokensOf = (events: SseEvent[]) => events.filter((event) => event.event === 'token').map((event) => JSON.parse(event.data).text as string);
+const tokensOf = (events: SseEvent[]) =>
+  events.filter((event) => event.event === 'token').map((event) => JSON.parse(event.data).text as string);
 
 describe('the echo provider', () => {
   test('a plain invoke answers the input, with the model name given and an estimate of usage; the run is recorded', async () => {
@@ -81,7 +100,9 @@ describe('the echo provider', () => {
   });
 
   test('any case of the name, any model name; a baseUrl or key left from another provider is not used', async () => {
-    const agent = await createAgent({ llm: { provider: 'Echo', model: 'anything at all', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-unused-0123456789' } });
+    const agent = await createAgent({
+      llm: { provider: 'Echo', model: 'anything at all', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-unused-0123456789' },
+    });
     const reply = await invoke(agent.id, { input: 'still here' });
     assert.equal(reply.status, 200, reply.text);
     assert.equal(reply.body.data.output, 'still here');
@@ -102,7 +123,7 @@ describe('the echo provider', () => {
     assert.equal(done.usage.completionTokens, Math.ceil(input.length / 4));
   });
 
-  test('memory: each turn is kept in the session like any model\'s', async () => {
+  test("memory: each turn is kept in the session like any model's", async () => {
     const agent = await createAgent({ hasMemory: true });
     const first = await invoke(agent.id, { input: 'first' });
     assert.equal(first.status, 200, first.text);
@@ -115,19 +136,33 @@ describe('the echo provider', () => {
     const messages = await service.request('GET', `/api/v1/agents/${agent.id}/sessions/${sessionId}/messages`, { token: alice.token });
     assert.deepEqual(
       messages.body.data.map((m: Json) => [m.role, m.content]),
-      [['user', 'first'], ['assistant', 'first'], ['user', 'second'], ['assistant', 'second']],
+      [
+        ['user', 'first'],
+        ['assistant', 'first'],
+        ['user', 'second'],
+        ['assistant', 'second'],
+      ],
     );
   });
 
   test('the original API: predict answers the input, plain and as raw token lines ending with [END]', async () => {
     const agent = await createAgent();
-    const plain = await service.request('POST', `/api/v1/agents/${agent.id}/predict`, { token: alice.token, body: { input: { input: 'hi there' } } });
+    const plain = await service.request('POST', `/api/v1/agents/${agent.id}/predict`, {
+      token: alice.token,
+      body: { input: { input: 'hi there' } },
+    });
     assert.deepEqual(plain.body, { success: true, data: 'hi there' });
-    const streamed = await stream(service, `/agents/${agent.id}/predict`, alice.token, { input: { input: 'hi there' }, has_streaming: true });
-    assert.deepEqual(streamed.events.map((event) => event.data), ['hi ', 'there', '[END]']);
+    const streamed = await stream(service, `/agents/${agent.id}/predict`, alice.token, {
+      input: { input: 'hi there' },
+      has_streaming: true,
+    });
+    assert.deepEqual(
+      streamed.events.map((event) => event.data),
+      ['hi ', 'there', '[END]'],
+    );
   });
 
-  test('VENDOR_A: a /tool line is a native tool call; the answer is the tool\'s result (plain and streamed)', async () => {
+  test("VENDOR_A: a /tool line is a native tool call; the answer is the tool's result (plain and streamed)", async () => {
     const agent = await createAgentWithShout('VENDOR_A');
     const before = shouter.seen.length;
     const reply = await invoke(agent.id, { input: 'Please shout this:\n/tool shout {"input":"hello"}' });
@@ -135,15 +170,27 @@ describe('the echo provider', () => {
     const data = reply.body.data;
     assert.equal(data.output, 'HELLO');
     assert.equal(data.steps.length, 1);
-    assert.deepEqual({ ...data.steps[0], ms: 0 }, { tool: 'Shout', toolId: shout.id, function: 'shout', input: { input: 'hello' }, output: 'HELLO', ms: 0 });
-    assert.deepEqual(shouter.seen.slice(before).map((seen) => JSON.parse(seen.body)), [{ input: 'hello' }]);
+    assert.deepEqual(
+      { ...data.steps[0], ms: 0 },
+      { tool: 'Shout', toolId: shout.id, function: 'shout', input: { input: 'hello' }, output: 'HELLO', ms: 0 },
+    );
+    assert.deepEqual(
+      shouter.seen.slice(before).map((seen) => JSON.parse(seen.body)),
+      [{ input: 'hello' }],
+    );
 
     // Two lines: two calls in one reply, the answer their results in order.
     const both = await invoke(agent.id, { input: '/tool shout {"input":"a"}\n/tool shout {"input":"b"}' });
     assert.equal(both.body.data.output, 'A\nB');
-    assert.deepEqual(both.body.data.steps.map((step: Json) => step.input), [{ input: 'a' }, { input: 'b' }]);
+    assert.deepEqual(
+      both.body.data.steps.map((step: Json) => step.input),
+      [{ input: 'a' }, { input: 'b' }],
+    );
 
-    const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, { input: '/tool shout {"input":"streamed"}', stream: true });
+    const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, {
+      input: '/tool shout {"input":"streamed"}',
+      stream: true,
+    });
     assert.deepEqual(names(events), ['run', 'tool_call', 'tool_result', 'token', 'done']);
     assert.deepEqual(JSON.parse(events[1].data), { id: 'echo_call_1', tool: 'Shout', function: 'shout', input: { input: 'streamed' } });
     assert.deepEqual(JSON.parse(events[2].data), { id: 'echo_call_1', output: 'STREAMED' });
@@ -158,14 +205,23 @@ describe('the echo provider', () => {
     const data = reply.body.data;
     assert.equal(data.output, 'HELLO');
     assert.equal(data.steps.length, 1);
-    assert.deepEqual({ ...data.steps[0], ms: 0 }, { tool: 'Shout', toolId: shout.id, function: 'shout', input: { input: 'hello' }, output: 'HELLO', ms: 0 });
+    assert.deepEqual(
+      { ...data.steps[0], ms: 0 },
+      { tool: 'Shout', toolId: shout.id, function: 'shout', input: { input: 'hello' }, output: 'HELLO', ms: 0 },
+    );
 
     // One Action per reply: two lines, two rounds, then both observations.
     const both = await invoke(agent.id, { input: '/tool shout {"input":"a"}\n/tool shout {"input":"b"}' });
     assert.equal(both.body.data.output, 'A\nB');
-    assert.deepEqual(both.body.data.steps.map((step: Json) => step.output), ['A', 'B']);
+    assert.deepEqual(
+      both.body.data.steps.map((step: Json) => step.output),
+      ['A', 'B'],
+    );
 
-    const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, { input: '/tool shout {"input":"streamed"}', stream: true });
+    const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, {
+      input: '/tool shout {"input":"streamed"}',
+      stream: true,
+    });
     assert.deepEqual(names(events), ['run', 'tool_call', 'tool_result', 'token', 'done']);
     assert.deepEqual(JSON.parse(events[1].data), { id: 'react_1', tool: 'Shout', function: 'shout', input: { input: 'streamed' } });
     assert.equal(tokensOf(events).join(''), 'STREAMED', 'none of the ReAct text around it');
@@ -189,7 +245,7 @@ describe('the echo provider', () => {
     assert.equal(reply.body.data.output, '/tool shout {}');
   });
 
-  test('an unknown provider\'s 422 names echo among the providers', async () => {
+  test("an unknown provider's 422 names echo among the providers", async () => {
     const agent = await createAgent({ llm: { provider: 'mystery', model: 'm' } });
     const reply = await invoke(agent.id, { input: 'hi' });
     assert.equal(reply.status, 422);

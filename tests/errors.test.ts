@@ -71,7 +71,8 @@ describe('the error table', () => {
     for (const path of ['/API/V1/api-tokens', '/api/v1/API-TOKENS', '/api/v1/api-tokens/', '/HEALTHZ']) {
       assert.equal((await request('GET', path, { token })).status, 200, path);
     }
-    for (const path of ['/api/v1', '/api/v1/', '/api/v1//api-tokens', '/api']) assertError(await request('GET', path, { token }), 404, 'not_found');
+    for (const path of ['/api/v1', '/api/v1/', '/api/v1//api-tokens', '/api'])
+      assertError(await request('GET', path, { token }), 404, 'not_found');
   });
 
   test('a route whose first path segment is a pattern is refused when it is added (routes are grouped by that segment)', () => {

@@ -17,13 +17,16 @@ const arrayPrototypeKeys = Reflect.ownKeys(Array.prototype).map(String).sort();
 
 /** Unexpected errors the service logged, by request id: shown next to a failing request. */
 const serverErrors = new Map<string, string>();
-const service = await startService({}, {
-  info: () => {},
-  error: (fields) => {
-    const error = fields.error as { name?: string; message?: string; stack?: string } | undefined;
-    serverErrors.set(String(fields.requestId), `${error?.name}: ${error?.message} ${error?.stack?.split('\n')[1]?.trim() ?? ''}`);
+const service = await startService(
+  {},
+  {
+    info: () => {},
+    error: (fields) => {
+      const error = fields.error as { name?: string; message?: string; stack?: string } | undefined;
+      serverErrors.set(String(fields.requestId), `${error?.name}: ${error?.message} ${error?.stack?.split('\n')[1]?.trim() ?? ''}`);
+    },
   },
-});
+);
 
 // ---- A seeded generator ---------------------------------------------------------------------------
 
@@ -62,7 +65,9 @@ function serialize(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(serialize).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const record = value as Record<string, unknown>;
-    return `{${Object.keys(record).map((key) => `${JSON.stringify(key)}:${serialize(record[key])}`).join(',')}}`;
+    return `{${Object.keys(record)
+      .map((key) => `${JSON.stringify(key)}:${serialize(record[key])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }
@@ -73,24 +78,148 @@ const LONG_UNICODE = 'é😀'.repeat(20_000);
 
 /** Strings that have broken services before. */
 const NASTY_STRINGS = [
-  '', ' ', '\t\n\r', 'a', "Robert'); DROP TABLE tools;--", "' OR '1'='1", '"; DELETE FROM users; --', "'; DROP TABLE users; --",
-  '%', '_', '\\', '\\"', '\u0000', 'nul\u0000byte', '😀🚀👩‍👩‍👧', 'Zażółć gęślą jaźń', '\u202eevil', '\ufeffbom', '\ud800', 'a\udfffb',
-  '<script>alert(1)</script>', '{{7*7}}', '{who}', '{', '}', '${jndi:ldap://x/a}', '../../etc/passwd', 'null', 'true', '0', '-1',
-  'NaN', 'Infinity', '1e309', '12', ' 7 ', '0x10', '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty',
-  'SEARCH', 'search', 'SEARCH ', 'REACT', 'react', 'VENDOR_A', 'PDF', 'pdf', 'URL', 'character', 'CharacterTextSplitter',
-  '#fff', '#0e8a16', '#ggg', '#12345', 'red', 'javascript:alert(1)', 'http://', 'https://example.com/x.pdf', 'ftp://example.com/a',
-  'file:///etc/passwd', 'https://user:pass@[::1]:99999/', 'a@b.co', 'not an email', 'A@EXAMPLE.COM', 'a'.repeat(200), 'a'.repeat(201),
-  'a'.repeat(1025), 'b'.repeat(5_000),
+  '',
+  ' ',
+  '\t\n\r',
+  'a',
+  "Robert'); DROP TABLE tools;--",
+  "' OR '1'='1",
+  '"; DELETE FROM users; --',
+  "'; DROP TABLE users; --",
+  '%',
+  '_',
+  '\\',
+  '\\"',
+  '\u0000',
+  'nul\u0000byte',
+  '😀🚀👩‍👩‍👧',
+  'Zażółć gęślą jaźń',
+  '\u202eevil',
+  '\ufeffbom',
+  '\ud800',
+  'a\udfffb',
+  '<script>alert(1)</script>',
+  '{{7*7}}',
+  '{who}',
+  '{',
+  '}',
+  '${jndi:ldap://x/a}',
+  '../../etc/passwd',
+  'null',
+  'true',
+  '0',
+  '-1',
+  'NaN',
+  'Infinity',
+  '1e309',
+  '12',
+  ' 7 ',
+  '0x10',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'SEARCH',
+  'search',
+  'SEARCH ',
+  'REACT',
+  'react',
+  'VENDOR_A',
+  'PDF',
+  'pdf',
+  'URL',
+  'character',
+  'CharacterTextSplitter',
+  '#fff',
+  '#0e8a16',
+  '#ggg',
+  '#12345',
+  'red',
+  'javascript:alert(1)',
+  'http://',
+  'https://example.com/x.pdf',
+  'ftp://example.com/a',
+  'file:///etc/passwd',
+  'https://user:pass@[::1]:99999/',
+  'a@b.co',
+  'not an email',
+  'A@EXAMPLE.COM',
+  'a'.repeat(200),
+  'a'.repeat(201),
+  'a'.repeat(1025),
+  'b'.repeat(5_000),
 ];
 
-const NASTY_NUMBERS = [0, -0, 1, -1, 0.5, -0.5, 2, 7, 1e308, -1e308, 2 ** 31, 2 ** 32 + 1, 2 ** 53, 2 ** 53 + 2, -(2 ** 63), 1e-320, 999_999, 1_000_000, 1_000_001, 100_000, 100_001];
+const NASTY_NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  0.5,
+  -0.5,
+  2,
+  7,
+  1e308,
+  -1e308,
+  2 ** 31,
+  2 ** 32 + 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  1e-320,
+  999_999,
+  1_000_000,
+  1_000_001,
+  100_000,
+  100_001,
+];
 const RAW_NUMBERS = ['1e999', '-1e999', '1E400', '-0.0', '0.0000000000000000000000001', '123456789012345678901234567890', '1.0', '1e2'];
 
-const HOSTILE_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', 'polluted', 'isAdmin', 'userId', 'id', 'seq', 'user_id', 'password_hash', ''];
+const HOSTILE_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+  'polluted',
+  'isAdmin',
+  'userId',
+  'id',
+  'seq',
+  'user_id',
+  'password_hash',
+  '',
+];
 const FIELD_NAMES = [
-  'name', 'email', 'password', 'currentPassword', 'description', 'type', 'metadata', 'url', 'from_page', 'to_page', 'authorization',
-  'splitter', 'chunk_size', 'chunk_overlap', 'llm', 'model', 'provider', 'hasMemory', 'promptId', 'documentId', 'agentId', 'toolId',
-  'tags', 'template', 'input_variables', 'color',
+  'name',
+  'email',
+  'password',
+  'currentPassword',
+  'description',
+  'type',
+  'metadata',
+  'url',
+  'from_page',
+  'to_page',
+  'authorization',
+  'splitter',
+  'chunk_size',
+  'chunk_overlap',
+  'llm',
+  'model',
+  'provider',
+  'hasMemory',
+  'promptId',
+  'documentId',
+  'agentId',
+  'toolId',
+  'tags',
+  'template',
+  'input_variables',
+  'color',
 ];
 
 /** A random string: printable ASCII, then code points from all over Unicode (lone surrogates included). */
@@ -111,7 +240,9 @@ function randomString(): string {
 function deepNesting(): Raw {
   // Around SQLite's JSON depth limit (1000) and the JavaScript stack's, and far beyond both.
   const depth = pick([100, 1_500, 3_000, 5_000, 100, 1_500, 3_000, 5_000, 50_000]);
-  return depth === 50_000 || chance(0.5) ? new Raw('['.repeat(depth) + ']'.repeat(depth)) : new Raw('{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
+  return depth === 50_000 || chance(0.5)
+    ? new Raw('['.repeat(depth) + ']'.repeat(depth))
+    : new Raw('{"a":'.repeat(depth) + '1' + '}'.repeat(depth));
 }
 
 function randomLeaf(): unknown {
@@ -132,7 +263,9 @@ function randomValue(depth = 0): unknown {
   if (depth >= 5 || roll < 0.5) return randomLeaf();
   if (roll < 0.52) return deepNesting();
   if (roll < 0.72) return Array.from({ length: below(6) }, () => randomValue(depth + 1));
-  const keys = Array.from({ length: below(7) }, () => (chance(0.4) ? pick(FIELD_NAMES) : chance(0.5) ? pick(HOSTILE_KEYS) : randomString()));
+  const keys = Array.from({ length: below(7) }, () =>
+    chance(0.4) ? pick(FIELD_NAMES) : chance(0.5) ? pick(HOSTILE_KEYS) : randomString(),
+  );
   return obj(keys.map((key) => [key, randomValue(depth + 1)]));
 }
 
@@ -153,24 +286,49 @@ interface RecordSet {
 }
 
 async function createRecordSet(token: string, userId: string, label: string): Promise<RecordSet> {
-  const { id: promptId } = await service.createPrompt(token, { name: `${label} prompt`, template: 'Hello {who}', input_variables: ['who'] });
+  const { id: promptId } = await service.createPrompt(token, {
+    name: `${label} prompt`,
+    template: 'Hello {who}',
+    input_variables: ['who'],
+  });
   const { id: tagId } = await service.createTag(token, { name: `${label} tag`, color: '#abcdef' });
-  const { id: toolId } = await service.createTool(token, { name: `${label} tool`, type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'secret' } });
+  const { id: toolId } = await service.createTool(token, {
+    name: `${label} tool`,
+    type: 'AUTOMATION_NLA',
+    metadata: { automation_nla_api_key: 'secret' },
+  });
   const { id: documentId } = await service.createDocument(token, {
-    name: `${label} document`, type: 'PDF', url: 'https://example.com/a.pdf', from_page: 2, to_page: '9',
-    authorization: { bearer: 'secret' }, splitter: { type: 'recursive', chunk_size: 400, chunk_overlap: 40 }, metadata: { lang: 'en' },
+    name: `${label} document`,
+    type: 'PDF',
+    url: 'https://example.com/a.pdf',
+    from_page: 2,
+    to_page: '9',
+    authorization: { bearer: 'secret' },
+    splitter: { type: 'recursive', chunk_size: 400, chunk_overlap: 40 },
+    metadata: { lang: 'en' },
   });
   const { id: agentId } = await service.createAgent(token, {
-    name: `${label} agent`, type: 'REACT', llm: { model: 'gpt-4o', provider: 'openai', apiKey: 'secret' }, hasMemory: true,
-    promptId, documentId, tags: [tagId],
+    name: `${label} agent`,
+    type: 'REACT',
+    llm: { model: 'gpt-4o', provider: 'openai', apiKey: 'secret' },
+    hasMemory: true,
+    promptId,
+    documentId,
+    tags: [tagId],
   });
   const create = async (path: string, body: unknown): Promise<string> => (await service.create(token, path, body)).id;
   const agentDocumentId = await create('/agent-documents', { agentId, documentId });
   const agentToolId = await create('/agent-tools', { agentId, toolId });
   const apiTokenId = await create('/api-tokens', { description: `${label} token` });
   const paths = [
-    `/prompts/${promptId}`, `/tags/${tagId}`, `/tools/${toolId}`, `/documents/${documentId}`, `/agents/${agentId}`,
-    `/agent-documents/${agentDocumentId}`, `/agent-tools/${agentToolId}`, `/api-tokens/${apiTokenId}`,
+    `/prompts/${promptId}`,
+    `/tags/${tagId}`,
+    `/tools/${toolId}`,
+    `/documents/${documentId}`,
+    `/agents/${agentId}`,
+    `/agent-documents/${agentDocumentId}`,
+    `/agent-tools/${agentToolId}`,
+    `/api-tokens/${apiTokenId}`,
   ].map((path) => `/api/v1${path}`);
   return { userId, promptId, tagId, toolId, documentId, agentId, agentDocumentId, agentToolId, apiTokenId, paths };
 }
@@ -204,7 +362,9 @@ function describeCase(fuzz: FuzzCase): string {
     const shown = exact ? JSON.stringify(elide(text)) : `base64:${elide(fuzz.body.toString('base64'))}`;
     body = `${fuzz.body.length} bytes ${shown}`;
   }
-  const headers = Object.fromEntries(Object.entries(fuzz.headers).filter(([name]) => !/^(autorization|authorization|x-request-id)$/i.test(name)));
+  const headers = Object.fromEntries(
+    Object.entries(fuzz.headers).filter(([name]) => !/^(autorization|authorization|x-request-id)$/i.test(name)),
+  );
   const auth = Object.keys(fuzz.headers).some((name) => /^(autorization|authorization)$/i.test(name)) ? ' (with a bearer)' : '';
   return `#${fuzz.index} ${fuzz.method} ${fuzz.path}${auth} headers=${JSON.stringify(headers)} body=${body}`;
 }
@@ -221,7 +381,7 @@ function envelopeProblems(status: number, contentType: string, text: string): st
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return ['body is not an object'];
   if (typeof body.success !== 'boolean') return ['success is not a boolean'];
-  if (body.success !== (status < 300)) return [`success ${body.success} with status ${status}`];
+  if (body.success !== status < 300) return [`success ${body.success} with status ${status}`];
   if (body.success) return 'data' in body ? [] : ['success without data'];
   const problems: string[] = [];
   if (body.data !== null) problems.push('failure with data not null');
@@ -280,35 +440,76 @@ function endpoints(): Endpoint[] {
   };
   const name = () => (chance(0.5) ? `fuzz ${below(1e6)}` : randomString());
   const agent = () => ({
-    name: name(), type: pick(['REACT', 'VENDOR_A']), llm: { model: 'gpt-4o', provider: 'openai' }, hasMemory: chance(0.5),
-    promptId: ids.prompt(), documentId: ids.document(), tags: chance(0.5) ? [ids.tag()] : [{ id: ids.tag() }],
+    name: name(),
+    type: pick(['REACT', 'VENDOR_A']),
+    llm: { model: 'gpt-4o', provider: 'openai' },
+    hasMemory: chance(0.5),
+    promptId: ids.prompt(),
+    documentId: ids.document(),
+    tags: chance(0.5) ? [ids.tag()] : [{ id: ids.tag() }],
   });
   const document = () => ({
-    name: name(), type: pick(['TXT', 'PDF', 'VIDEO', 'CSV', 'URL']), url: 'https://example.com/doc.pdf', from_page: 1, to_page: '12',
-    authorization: { token: 'x' }, splitter: { type: 'CharacterTextSplitter', chunk_size: 500, chunk_overlap: 50 }, metadata: { k: 'v' },
+    name: name(),
+    type: pick(['TXT', 'PDF', 'VIDEO', 'CSV', 'URL']),
+    url: 'https://example.com/doc.pdf',
+    from_page: 1,
+    to_page: '12',
+    authorization: { token: 'x' },
+    splitter: { type: 'CharacterTextSplitter', chunk_size: 500, chunk_overlap: 50 },
+    metadata: { k: 'v' },
   });
   const prompt = () => ({ name: name(), template: 'Tell {who} about {topic}', input_variables: ['who', 'topic'] });
   const tag = () => ({ name: name(), color: pick(['#abc', '#abcd', '#a1b2c3', '#a1b2c3d4']), userId: ids.user() });
   const tool = () => ({ name: name(), type: pick(['SEARCH', 'AUTOMATION_NLA', 'OPENAPI']), metadata: { automation_nla_api_key: 'k' } });
   return [
-    { method: 'POST', path: '/auth/sign-up', auth: 'none', valid: () => ({ name: name(), email: `fuzz${below(1e9)}@example.com`, password: 'a fuzzed password' }) },
-    { method: 'POST', path: '/auth/sign-in', auth: 'none', valid: () => ({ email: pick([fuzzer.email, fuzzer.email.toUpperCase(), 'nobody@example.com']), password: 'a wrong password' }) },
+    {
+      method: 'POST',
+      path: '/auth/sign-up',
+      auth: 'none',
+      valid: () => ({ name: name(), email: `fuzz${below(1e9)}@example.com`, password: 'a fuzzed password' }),
+    },
+    {
+      method: 'POST',
+      path: '/auth/sign-in',
+      auth: 'none',
+      valid: () => ({ email: pick([fuzzer.email, fuzzer.email.toUpperCase(), 'nobody@example.com']), password: 'a wrong password' }),
+    },
     { method: 'POST', path: '/api-tokens', auth: 'fuzzer', valid: () => ({ description: name() }) },
     { method: 'POST', path: '/tools', auth: 'fuzzer', valid: tool },
     { method: 'POST', path: '/documents', auth: 'fuzzer', valid: document },
-    { method: 'POST', path: '/agents', auth: 'fuzzer', valid: () => (chance(0.8) ? agent() : { agentId: ids.agent(), documentId: ids.document() }) },
+    {
+      method: 'POST',
+      path: '/agents',
+      auth: 'fuzzer',
+      valid: () => (chance(0.8) ? agent() : { agentId: ids.agent(), documentId: ids.document() }),
+    },
     { method: 'POST', path: '/prompts', auth: 'fuzzer', valid: prompt },
     { method: 'POST', path: '/tags', auth: 'fuzzer', valid: tag },
     { method: 'POST', path: '/agent-documents', auth: 'fuzzer', valid: () => ({ agentId: ids.agent(), documentId: ids.document() }) },
     { method: 'POST', path: '/agent-tools', auth: 'fuzzer', valid: () => ({ agentId: ids.agent(), toolId: ids.tool() }) },
-    { method: 'PATCH', path: '/auth/me', auth: 'account', valid: () => (chance(0.5) ? { name: name() } : { password: 'a new password', currentPassword: 'not the password' }) },
-    { method: 'PATCH', path: `/api-tokens/{${targets.apiTokenId}|${other.set.apiTokenId}}`, auth: 'fuzzer', valid: () => ({ description: name() }) },
+    {
+      method: 'PATCH',
+      path: '/auth/me',
+      auth: 'account',
+      valid: () => (chance(0.5) ? { name: name() } : { password: 'a new password', currentPassword: 'not the password' }),
+    },
+    {
+      method: 'PATCH',
+      path: `/api-tokens/{${targets.apiTokenId}|${other.set.apiTokenId}}`,
+      auth: 'fuzzer',
+      valid: () => ({ description: name() }),
+    },
     { method: 'PATCH', path: `/tools/{${targets.toolId}|${other.set.toolId}}`, auth: 'fuzzer', valid: tool },
     { method: 'PATCH', path: `/documents/{${targets.documentId}|${other.set.documentId}}`, auth: 'fuzzer', valid: document },
     { method: 'PATCH', path: `/agents/{${targets.agentId}|${other.set.agentId}}`, auth: 'fuzzer', valid: agent },
     { method: 'PATCH', path: `/prompts/{${targets.promptId}|${other.set.promptId}}`, auth: 'fuzzer', valid: prompt },
     { method: 'PATCH', path: `/tags/{${targets.tagId}|${other.set.tagId}}`, auth: 'fuzzer', valid: tag },
-    { method: 'DELETE', path: '/auth/me', auth: 'account', valid: () => ({ password: pick(['a wrong password', 'x', account.password.toUpperCase()]) }) },
+    {
+      method: 'DELETE',
+      path: '/auth/me',
+      auth: 'account',
+      valid: () => ({ password: pick(['a wrong password', 'x', account.password.toUpperCase()]) }),
+    },
   ];
 }
 
@@ -345,9 +546,20 @@ function plausibleVariant(valid: Record<string, unknown>): unknown {
 }
 
 const WRONG_CONTENT_TYPES = [
-  'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', '*/*',
-  'application/jsonp', 'application/json; charset=utf-16', 'application/json; charset=latin1', 'application/json; charset=bogus',
-  'APPLICATION/JSON', 'application/merge-patch+json', 'application/json;;;', 'json',
+  'text/plain',
+  'text/json',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  '*/*',
+  'application/jsonp',
+  'application/json; charset=utf-16',
+  'application/json; charset=latin1',
+  'application/json; charset=bogus',
+  'APPLICATION/JSON',
+  'application/merge-patch+json',
+  'application/json;;;',
+  'json',
 ];
 
 const OVER_LIMIT = Buffer.from(`{"name":"${'a'.repeat(1024 * 1024 + 10)}"}`);
@@ -365,7 +577,10 @@ function malformedBody(valid: Record<string, unknown>): { body?: Buffer; headers
     case 1: {
       const bytes = Buffer.from(text);
       const at = below(bytes.length + 1);
-      return { body: Buffer.concat([bytes.subarray(0, at), Buffer.from(pick(INVALID_UTF8)), bytes.subarray(at)]), headers: { 'content-type': json } };
+      return {
+        body: Buffer.concat([bytes.subarray(0, at), Buffer.from(pick(INVALID_UTF8)), bytes.subarray(at)]),
+        headers: { 'content-type': json },
+      };
     }
     case 2:
     case 3:
@@ -376,13 +591,35 @@ function malformedBody(valid: Record<string, unknown>): { body?: Buffer; headers
     case 5:
       return { body: Buffer.alloc(0), headers: { 'content-type': json } };
     case 6: {
-      const odd = pick(['', ' ', '\n\t', 'null', '\ufeff{}', `\ufeff${text}`, `${text}x`, `${text}${text}`, '{}{}', '\u0000', '"', "{'a':1}", 'undefined', 'NaN', '[', '{"a":1,}']);
+      const odd = pick([
+        '',
+        ' ',
+        '\n\t',
+        'null',
+        '\ufeff{}',
+        `\ufeff${text}`,
+        `${text}x`,
+        `${text}${text}`,
+        '{}{}',
+        '\u0000',
+        '"',
+        "{'a':1}",
+        'undefined',
+        'NaN',
+        '[',
+        '{"a":1,}',
+      ]);
       return { body: Buffer.from(odd), headers: { 'content-type': json } };
     }
     case 7: {
       const [encoding, body] = pick([
-        ['gzip', gzipSync(text)], ['gzip', Buffer.from(text)], ['deflate', Buffer.from(text)], ['br', Buffer.from(text)],
-        ['bogus', Buffer.from(text)], ['identity', Buffer.from(text)], ['gzip, gzip', gzipSync(gzipSync(text))],
+        ['gzip', gzipSync(text)],
+        ['gzip', Buffer.from(text)],
+        ['deflate', Buffer.from(text)],
+        ['br', Buffer.from(text)],
+        ['bogus', Buffer.from(text)],
+        ['identity', Buffer.from(text)],
+        ['gzip, gzip', gzipSync(gzipSync(text))],
       ] as [string, Buffer][]);
       return { body, headers: { 'content-type': json, 'content-encoding': encoding } };
     }
@@ -390,7 +627,10 @@ function malformedBody(valid: Record<string, unknown>): { body?: Buffer; headers
       return { body: Buffer.from(serialize(randomValue())), headers: { 'content-type': pick(['text/plain', json]) } };
     default:
       // A very long string in a plausible body.
-      return { body: Buffer.from(serialize(obj([...Object.entries(valid), [pick(FIELD_NAMES), pick([LONG_ASCII, LONG_UNICODE])]]))), headers: { 'content-type': json } };
+      return {
+        body: Buffer.from(serialize(obj([...Object.entries(valid), [pick(FIELD_NAMES), pick([LONG_ASCII, LONG_UNICODE])]]))),
+        headers: { 'content-type': json },
+      };
   }
 }
 
@@ -404,7 +644,15 @@ function fuzzCases(): FuzzCase[] {
     if (token !== undefined) {
       const roll = random();
       if (roll < 0.9) headers[chance(0.5) ? 'Autorization' : 'Authorization'] = `Bearer ${token}`;
-      else if (roll < 0.95) headers.Autorization = pick(['Bearer', 'Bearer ', `Basic ${token}`, `Bearer ${token}x`, `bearer   ${token}  `, 'Bearer ' + 'a'.repeat(300)]);
+      else if (roll < 0.95)
+        headers.Autorization = pick([
+          'Bearer',
+          'Bearer ',
+          `Basic ${token}`,
+          `Bearer ${token}x`,
+          `bearer   ${token}  `,
+          'Bearer ' + 'a'.repeat(300),
+        ]);
     }
     let body: Buffer | undefined;
     const roll = random();
@@ -437,9 +685,11 @@ async function send(fuzz: FuzzCase): Promise<string[]> {
 /** Runs `work` over `items` with at most `limit` in flight. */
 async function inPool<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(Array.from({ length: limit }, async () => {
-    while (next < items.length) await work(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await work(items[next++]);
+    }),
+  );
 }
 
 // ---- The tests ---------------------------------------------------------------------------------------
@@ -449,7 +699,9 @@ describe('hostile input', () => {
     const spellings = ['same@example.com', 'SAME@example.com', ' same@Example.COM ', 'Same@EXAMPLE.com'];
     const replies = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
-        service.request('POST', '/api/v1/auth/sign-up', { body: { name: `Same ${i}`, email: spellings[i % spellings.length], password: 'correct horse battery' } }),
+        service.request('POST', '/api/v1/auth/sign-up', {
+          body: { name: `Same ${i}`, email: spellings[i % spellings.length], password: 'correct horse battery' },
+        }),
       ),
     );
     const statuses = replies.map((reply) => reply.status).sort();
@@ -459,18 +711,34 @@ describe('hostile input', () => {
   });
 
   test("SQL metacharacters are stored and returned literally: a tool named Robert'); DROP TABLE tools;--", async () => {
-    const names = ["Robert'); DROP TABLE tools;--", "' OR '1'='1", '"; DELETE FROM users; --', "x' UNION SELECT token FROM api_tokens --", '100% _true_ \\ \'"'];
+    const names = [
+      "Robert'); DROP TABLE tools;--",
+      "' OR '1'='1",
+      '"; DELETE FROM users; --',
+      "x' UNION SELECT token FROM api_tokens --",
+      '100% _true_ \\ \'"',
+    ];
     for (const name of names) {
-      const made = await service.request('POST', '/api/v1/tools', { token: fuzzer.token, body: { name, type: 'SEARCH', metadata: { q: name } } });
+      const made = await service.request('POST', '/api/v1/tools', {
+        token: fuzzer.token,
+        body: { name, type: 'SEARCH', metadata: { q: name } },
+      });
       assert.equal(made.status, 201, JSON.stringify(made.body));
       assert.equal(made.body.data.name, name);
       const read = await service.request('GET', `/api/v1/tools/${made.body.data.id}`, { token: fuzzer.token });
       assert.equal(read.status, 200);
       assert.equal(read.body.data.name, name);
-      assert.equal(service.db.prepare('SELECT name FROM tools WHERE id = ?').pluck().get(made.body.data.id), name, 'the column holds the text as sent');
+      assert.equal(
+        service.db.prepare('SELECT name FROM tools WHERE id = ?').pluck().get(made.body.data.id),
+        name,
+        'the column holds the text as sent',
+      );
     }
-    const template = "SELECT * FROM {table}; -- ' \" ;";
-    const prompt = await service.request('POST', '/api/v1/prompts', { token: fuzzer.token, body: { name: "p'; DROP TABLE prompts;--", template, input_variables: ['table'] } });
+    const template = 'SELECT * FROM {table}; -- \' " ;';
+    const prompt = await service.request('POST', '/api/v1/prompts', {
+      token: fuzzer.token,
+      body: { name: "p'; DROP TABLE prompts;--", template, input_variables: ['table'] },
+    });
     assert.equal(prompt.status, 201, JSON.stringify(prompt.body));
     const readPrompt = await service.request('GET', `/api/v1/prompts/${prompt.body.data.id}`, { token: fuzzer.token });
     assert.equal(readPrompt.body.data.template, template);
@@ -479,16 +747,26 @@ describe('hostile input', () => {
     const tables = service.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
     for (const table of ['api_tokens', 'prompts', 'tools', 'users']) assert.ok(tables.includes(table), `table ${table} is still there`);
     const listed = await service.request('GET', '/api/v1/tools?limit=1000', { token: fuzzer.token });
-    for (const name of names) assert.ok(listed.body.data.some((tool: { name: string }) => tool.name === name), `${name} is listed`);
+    for (const name of names)
+      assert.ok(
+        listed.body.data.some((tool: { name: string }) => tool.name === name),
+        `${name} is listed`,
+      );
   });
 
   test('a __proto__ key in a body is no field: it neither fills a missing one nor changes a default', async () => {
-    const tag = await service.request('POST', '/api/v1/tags', { token: fuzzer.token, raw: '{"name":"proto tag","__proto__":{"color":"#ffffff","userId":"someone"}}' });
+    const tag = await service.request('POST', '/api/v1/tags', {
+      token: fuzzer.token,
+      raw: '{"name":"proto tag","__proto__":{"color":"#ffffff","userId":"someone"}}',
+    });
     assert.equal(tag.status, 201, JSON.stringify(tag.body));
     assert.equal(tag.body.data.color, '#0e8a16', 'the default colour, not one inherited from __proto__');
     assert.equal(tag.body.data.userId, fuzzer.userId);
 
-    const tool = await service.request('POST', '/api/v1/tools', { token: fuzzer.token, raw: '{"name":"proto tool","__proto__":{"type":"SEARCH"}}' });
+    const tool = await service.request('POST', '/api/v1/tools', {
+      token: fuzzer.token,
+      raw: '{"name":"proto tool","__proto__":{"type":"SEARCH"}}',
+    });
     assert.equal(tool.status, 422, 'type is missing: __proto__ does not supply it');
 
     const agent = await service.request('POST', '/api/v1/agents', {
@@ -505,18 +783,41 @@ describe('hostile input', () => {
     const problems: string[] = [];
     const expect = async (method: string, path: string, statuses: number[], raw?: string) => {
       const reply = await service.request(method, `/api/v1${path}`, { token, raw });
-      if (!statuses.includes(reply.status)) problems.push(`${method} ${path} ${raw === undefined ? '' : `${raw.slice(0, 90)}… `}→ ${reply.status} ${JSON.stringify(reply.body)}`);
+      if (!statuses.includes(reply.status))
+        problems.push(
+          `${method} ${path} ${raw === undefined ? '' : `${raw.slice(0, 90)}… `}→ ${reply.status} ${JSON.stringify(reply.body)}`,
+        );
       return reply;
     };
     for (const depth of [1500, 5000]) {
       const deep = '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
       await expect('POST', '/tools', [201, 422], `{"name":"deep ${depth}","type":"SEARCH","metadata":${deep}}`);
-      await expect('POST', '/documents', [201, 422], `{"name":"deep ${depth}","type":"PDF","url":"https://example.com/a.pdf","authorization":${deep}}`);
-      await expect('POST', '/agents', [201, 422], `{"name":"deep ${depth}","type":"REACT","llm":{"model":"m","provider":"p","extra":${deep}}}`);
-      const document = await expect('POST', '/documents', [201, 422], `{"name":"deep ${depth}","type":"PDF","url":"https://example.com/a.pdf","metadata":${deep}}`);
+      await expect(
+        'POST',
+        '/documents',
+        [201, 422],
+        `{"name":"deep ${depth}","type":"PDF","url":"https://example.com/a.pdf","authorization":${deep}}`,
+      );
+      await expect(
+        'POST',
+        '/agents',
+        [201, 422],
+        `{"name":"deep ${depth}","type":"REACT","llm":{"model":"m","provider":"p","extra":${deep}}}`,
+      );
+      const document = await expect(
+        'POST',
+        '/documents',
+        [201, 422],
+        `{"name":"deep ${depth}","type":"PDF","url":"https://example.com/a.pdf","metadata":${deep}}`,
+      );
       if (document.status !== 201) continue;
       const documentId = document.body.data.id;
-      const agent = await expect('POST', '/agents', [201], `{"name":"with deep ${depth}","type":"REACT","llm":{"model":"m","provider":"p"},"documentId":"${documentId}"}`);
+      const agent = await expect(
+        'POST',
+        '/agents',
+        [201],
+        `{"name":"with deep ${depth}","type":"REACT","llm":{"model":"m","provider":"p"},"documentId":"${documentId}"}`,
+      );
       const plain = await expect('POST', '/agents', [201], `{"name":"plain ${depth}","type":"REACT","llm":{"model":"m","provider":"p"}}`);
       await expect('POST', '/agent-documents', [201], `{"agentId":"${plain.body.data?.id}","documentId":"${documentId}"}`);
       await expect('GET', `/documents/${documentId}`, [200]);
@@ -577,7 +878,7 @@ describe('hostile input', () => {
     assert.deepEqual(bad, []);
   });
 
-  test('after the fuzz run: records the fuzz never named, and the other user\'s records, are byte-identical', async () => {
+  test("after the fuzz run: records the fuzz never named, and the other user's records, are byte-identical", async () => {
     assert.deepEqual(await snapshot(fuzzer.token, witnesses.paths), witnessSnapshot);
     assert.deepEqual(await snapshot(other.token, other.set.paths), otherSnapshot);
     for (const reply of witnessSnapshot) assert.match(reply, /^200 /);

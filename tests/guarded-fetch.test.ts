@@ -49,7 +49,11 @@ const allowLoopback = createGuardedFetch({ isAddressAllowed: (address) => addres
 
 describe('createGuardedFetch', () => {
   it('sends any method with its body and answers status, headers and body', async () => {
-    const response = await allowLoopback(`${main.base}/echo`, { method: 'PUT', body: 'payload', headers: { 'content-type': 'text/plain' } });
+    const response = await allowLoopback(`${main.base}/echo`, {
+      method: 'PUT',
+      body: 'payload',
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(response.status, 201);
     assert.equal(response.headers.get('x-custom'), 'yes');
     assert.deepEqual(await response.json(), { method: 'PUT', body: 'payload' });
@@ -95,7 +99,11 @@ describe('createGuardedFetch', () => {
   });
 
   it('drops credentials when a redirect leaves the origin; 303 turns into a GET', async () => {
-    const response = await allowLoopback(`${main.base}/away`, { method: 'POST', body: 'x', headers: { authorization: 'Bearer secret', 'x-api-key': 'k', accept: 'text/plain' } });
+    const response = await allowLoopback(`${main.base}/away`, {
+      method: 'POST',
+      body: 'x',
+      headers: { authorization: 'Bearer secret', 'x-api-key': 'k', accept: 'text/plain' },
+    });
     assert.equal(await response.text(), 'other');
     const landed = other.seen.at(-1)!;
     assert.equal(landed.method, 'POST', '307 keeps the method');
@@ -146,7 +154,7 @@ describe('createGuardedFetch', () => {
 });
 
 describe('every refusal of an internal address', () => {
-  it('says the same, with the setting that lifts it: a document, a tool, an agent\'s baseUrl when saved and when run', async () => {
+  it("says the same, with the setting that lifts it: a document, a tool, an agent's baseUrl when saved and when run", async () => {
     const HINT = ' (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)';
     const fake = await startFakeOpenAI();
     const service = await startService(
@@ -177,17 +185,22 @@ describe('every refusal of an internal address', () => {
     assert.equal(run.body.data.steps[0].error, `refused: 10.0.0.5 is a private address${HINT}`);
 
     const saved = await service.request('POST', '/api/v1/agents', {
-      token, body: { name: 'b', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://[::1]:8000/v1' } },
+      token,
+      body: { name: 'b', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://[::1]:8000/v1' } },
     });
     assert.equal(saved.status, 422);
     assert.deepEqual(errorOf(saved).details, [{ path: 'llm.baseUrl', message: `refused: ::1 is a loopback address${HINT}` }]);
 
     // A host name is looked up when the agent runs.
     const named = await service.create(token, '/agents', {
-      name: 'c', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://models.lan.test:8000/v1' },
+      name: 'c',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://models.lan.test:8000/v1' },
     });
     const refused = await service.request('POST', `/api/v1/agents/${named.id}/invoke`, { token, body: { input: 'hi' } });
     assert.equal(refused.status, 422);
-    assert.deepEqual(errorOf(refused).details, [{ path: 'llm.baseUrl', message: `refused: models.lan.test resolves to a private address 192.168.1.20${HINT}` }]);
+    assert.deepEqual(errorOf(refused).details, [
+      { path: 'llm.baseUrl', message: `refused: models.lan.test resolves to a private address 192.168.1.20${HINT}` },
+    ]);
   });
 });

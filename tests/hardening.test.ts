@@ -16,7 +16,10 @@ const proxied = await startService({ rateLimit: limits, trustProxy: true });
 const plain = await startService();
 const withCors = await startService({ corsOrigins: ['https://app.example.com'] });
 const logLines: Record<string, unknown>[] = [];
-const capture = { info: (fields: Record<string, unknown>) => logLines.push(fields), error: (fields: Record<string, unknown>) => logLines.push(fields) };
+const capture = {
+  info: (fields: Record<string, unknown>) => logLines.push(fields),
+  error: (fields: Record<string, unknown>) => logLines.push(fields),
+};
 const logged = await startService({ logRequests: true }, capture);
 const slow = await startService({ requestTimeoutMs: 1000 });
 
@@ -35,7 +38,9 @@ describe('rate limiting', () => {
       statuses.push((await limited.request('POST', '/api/v1/auth/sign-in', { body: { ...body, email: `n${i}@example.com` } })).status);
     }
     assert.deepEqual(statuses, [401, 401, 401, 401]);
-    assertRateLimited(await limited.request('POST', '/api/v1/auth/sign-up', { body: { name: 'x', email: 'x@example.com', password: 'password1' } }));
+    assertRateLimited(
+      await limited.request('POST', '/api/v1/auth/sign-up', { body: { name: 'x', email: 'x@example.com', password: 'password1' } }),
+    );
   });
 
   test('X-Forwarded-For is ignored unless TRUST_PROXY is on', async () => {
@@ -48,11 +53,20 @@ describe('rate limiting', () => {
 
     // Behind a trusted proxy each client address has its own allowance.
     for (let i = 0; i < limits.authPerMinute; i += 1) {
-      await proxied.request('POST', '/api/v1/auth/sign-in', { body: { email: `p${i}@example.com`, password: 'password1' }, headers: { 'X-Forwarded-For': '198.51.100.1' } });
+      await proxied.request('POST', '/api/v1/auth/sign-in', {
+        body: { email: `p${i}@example.com`, password: 'password1' },
+        headers: { 'X-Forwarded-For': '198.51.100.1' },
+      });
     }
-    const exhausted = await proxied.request('POST', '/api/v1/auth/sign-in', { body: { email: 'q@example.com', password: 'password1' }, headers: { 'X-Forwarded-For': '198.51.100.1' } });
+    const exhausted = await proxied.request('POST', '/api/v1/auth/sign-in', {
+      body: { email: 'q@example.com', password: 'password1' },
+      headers: { 'X-Forwarded-For': '198.51.100.1' },
+    });
     assertRateLimited(exhausted);
-    const other = await proxied.request('POST', '/api/v1/auth/sign-in', { body: { email: 'q@example.com', password: 'password1' }, headers: { 'X-Forwarded-For': '198.51.100.2' } });
+    const other = await proxied.request('POST', '/api/v1/auth/sign-in', {
+      body: { email: 'q@example.com', password: 'password1' },
+      headers: { 'X-Forwarded-For': '198.51.100.2' },
+    });
     assert.equal(other.status, 401);
   });
 
@@ -64,17 +78,25 @@ describe('rate limiting', () => {
     }
     assertRateLimited(await service.request('POST', '/api/v1/auth/sign-in', { body: { email, password } }));
     const other = await service.signUp();
-    assert.equal((await service.request('POST', '/api/v1/auth/sign-in', { body: { email: other.email, password: other.password } })).status, 200);
+    assert.equal(
+      (await service.request('POST', '/api/v1/auth/sign-in', { body: { email: other.email, password: other.password } })).status,
+      200,
+    );
   });
 
   test('password checks of PATCH and DELETE /auth/me count against the account: a token cannot guess or flood', async () => {
     const service = await startService({ rateLimit: { ...limits, authPerMinute: 100 } });
     const { token, password } = await service.signUp();
     for (let i = 0; i < limits.failedSignInsPer15Minutes; i += 1) {
-      const wrong = await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'new password 1', currentPassword: `guess ${i}` } });
+      const wrong = await service.request('PATCH', '/api/v1/auth/me', {
+        token,
+        body: { password: 'new password 1', currentPassword: `guess ${i}` },
+      });
       assert.equal(wrong.status, 403);
     }
-    assertRateLimited(await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'new password 1', currentPassword: password } }));
+    assertRateLimited(
+      await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'new password 1', currentPassword: password } }),
+    );
     assertRateLimited(await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } }));
     // A name change needs no password and is not limited.
     assert.equal((await service.request('PATCH', '/api/v1/auth/me', { token, body: { name: 'Still here' } })).status, 200);
@@ -85,15 +107,22 @@ describe('rate limiting', () => {
     const { token } = await service.signUp();
     const second = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data.token;
     const statuses = [];
-    for (let i = 0; i < limits.perTokenPerMinute - 1; i += 1) statuses.push((await service.request('GET', '/api/v1/tools', { token })).status);
-    assert.ok(statuses.every((status) => status === 200), String(statuses));
+    for (let i = 0; i < limits.perTokenPerMinute - 1; i += 1)
+      statuses.push((await service.request('GET', '/api/v1/tools', { token })).status);
+    assert.ok(
+      statuses.every((status) => status === 200),
+      String(statuses),
+    );
     assertRateLimited(await service.request('GET', '/api/v1/tools', { token }));
     assert.equal((await service.request('GET', '/api/v1/tools', { token: second })).status, 200);
   });
 
   test('RATE_LIMIT=off (the test default) never answers 429', async () => {
     for (let i = 0; i < 40; i += 1) {
-      assert.equal((await plain.request('POST', '/api/v1/auth/sign-in', { body: { email: 'z@example.com', password: 'password1' } })).status, 401);
+      assert.equal(
+        (await plain.request('POST', '/api/v1/auth/sign-in', { body: { email: 'z@example.com', password: 'password1' } })).status,
+        401,
+      );
     }
   });
 
@@ -120,20 +149,30 @@ describe('token lifecycle', () => {
     const service = await startService({ scrypt: { logN: 15, r: 8, p: 1 } });
     const { token, email, password } = await service.signUp();
     const second = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data;
-    const change = service.request('PATCH', '/api/v1/auth/me', { token: second.token, body: { password: 'attacker password', currentPassword: password } });
+    const change = service.request('PATCH', '/api/v1/auth/me', {
+      token: second.token,
+      body: { password: 'attacker password', currentPassword: password },
+    });
     await new Promise((resolve) => setTimeout(resolve, 10));
     assert.equal((await service.request('DELETE', `/api/v1/api-tokens/${second.id}`, { token })).status, 200);
     const reply = await change;
     assert.equal(reply.status, 401, JSON.stringify(reply.body));
     assert.equal((await service.request('GET', '/api/v1/auth/me', { token })).status, 200, "the owner's token still works");
-    assert.equal((await service.request('POST', '/api/v1/auth/sign-in', { body: { email, password } })).status, 200, 'the password is unchanged');
+    assert.equal(
+      (await service.request('POST', '/api/v1/auth/sign-in', { body: { email, password } })).status,
+      200,
+      'the password is unchanged',
+    );
   });
 
   test('a password change racing the deletion of the account answers 401, not 500', async () => {
     const service = await startService({ scrypt: { logN: 15, r: 8, p: 1 } });
     const { token, password } = await service.signUp();
     const other = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data.token;
-    const change = service.request('PATCH', '/api/v1/auth/me', { token: other, body: { password: 'another password', currentPassword: password } });
+    const change = service.request('PATCH', '/api/v1/auth/me', {
+      token: other,
+      body: { password: 'another password', currentPassword: password },
+    });
     const removal = service.request('DELETE', '/api/v1/auth/me', { token, body: { password } });
     const [changed, removed] = await Promise.all([change, removal]);
     // Whichever hash ends first wins: the deletion (the change then finds no account: 401, never a
@@ -201,9 +240,18 @@ describe('secrets at rest', () => {
   test('tool metadata, extra llm keys and document authorization never reach the database file in clear', async () => {
     const secret = 'planted-secret-7f3a9c1e';
     const { token } = await plain.signUp();
-    const tool = await plain.request('POST', '/api/v1/tools', { token, body: { name: 'nla', type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: secret } } });
-    const agent = await plain.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm: { model: 'm', provider: 'p', api_key: secret } } });
-    const document = await plain.request('POST', '/api/v1/documents', { token, body: { name: 'd', type: 'URL', url: 'https://example.com', authorization: { bearer: secret } } });
+    const tool = await plain.request('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'nla', type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: secret } },
+    });
+    const agent = await plain.request('POST', '/api/v1/agents', {
+      token,
+      body: { name: 'a', type: 'REACT', llm: { model: 'm', provider: 'p', api_key: secret } },
+    });
+    const document = await plain.request('POST', '/api/v1/documents', {
+      token,
+      body: { name: 'd', type: 'URL', url: 'https://example.com', authorization: { bearer: secret } },
+    });
     assert.deepEqual([tool.status, agent.status, document.status], [201, 201, 201]);
     for (const reply of [tool, agent, document]) assert.ok(!JSON.stringify(reply.body).includes(secret));
 
@@ -218,7 +266,10 @@ describe('secrets at rest', () => {
 
   test('a document URL may not carry credentials (they would be returned); authorization is for them', async () => {
     const { token } = await plain.signUp();
-    const reply = await plain.request('POST', '/api/v1/documents', { token, body: { name: 'd', type: 'URL', url: 'https://user:hunter2@example.com/x' } });
+    const reply = await plain.request('POST', '/api/v1/documents', {
+      token,
+      body: { name: 'd', type: 'URL', url: 'https://user:hunter2@example.com/x' },
+    });
     assert.equal(reply.status, 422);
     assert.equal(errorOf(reply).details?.[0].path, 'url');
     assert.ok(!JSON.stringify(reply.body).includes('hunter2'));
@@ -254,20 +305,28 @@ describe('secrets at rest', () => {
 
 describe('headers', () => {
   test('no X-Powered-By; nosniff and no-store on responses that carry a token or user', async () => {
-    const reply = await plain.request('POST', '/api/v1/auth/sign-up', { body: { name: 'h', email: 'h@example.com', password: 'password1' } });
+    const reply = await plain.request('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'h', email: 'h@example.com', password: 'password1' },
+    });
     assert.equal(reply.headers.get('x-powered-by'), null);
     assert.equal(reply.headers.get('x-content-type-options'), 'nosniff');
     assert.equal(reply.headers.get('cache-control'), 'no-store');
   });
 
   test('CORS is off by default: no Access-Control headers', async () => {
-    const reply = await plain.request('OPTIONS', '/api/v1/tools', { headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET' } });
+    const reply = await plain.request('OPTIONS', '/api/v1/tools', {
+      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET' },
+    });
     assert.equal(reply.headers.get('access-control-allow-origin'), null);
   });
 
   test('CORS_ORIGINS: a listed origin gets a preflight answer and CORS headers; others do not', async () => {
     const preflight = await withCors.request('OPTIONS', '/api/v1/tools', {
-      headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'autorization, content-type' },
+      headers: {
+        Origin: 'https://app.example.com',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'autorization, content-type',
+      },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), 'https://app.example.com');
@@ -331,7 +390,9 @@ describe('slow clients', () => {
       socket.on('data', (chunk) => (received += chunk));
       socket.on('close', () => resolve(received));
       socket.on('error', reject);
-      socket.write('POST /api/v1/auth/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":');
+      socket.write(
+        'POST /api/v1/auth/sign-in HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"email":',
+      );
     });
     const elapsed = Date.now() - started;
     assert.match(answer, /^HTTP\/1\.1 408/);

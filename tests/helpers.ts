@@ -112,7 +112,11 @@ export function assertInvalid(reply: Reply, path: string, what?: string): Return
   assert.equal(reply.status, 422, failure(reply, what));
   const error = errorOf(reply);
   assert.equal(error.code, 'validation_failed', what);
-  assert.deepEqual(error.details?.map((issue) => issue.path), [path], what);
+  assert.deepEqual(
+    error.details?.map((issue) => issue.path),
+    [path],
+    what,
+  );
   return error;
 }
 

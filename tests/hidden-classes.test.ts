@@ -25,9 +25,25 @@ function lastTwo<T extends object>(make: (i: number) => T): [T, T] {
 const at = '2026-01-01T00:00:00.000000+00:00';
 const owner: Caller = { id: 'u1', email: 'a@example.com', name: 'a', createdAt: at, updatedAt: at, tokenId: 't1' };
 const agentRow = (i: number): AgentRow => ({
-  id: `agent-${i}`, userId: owner.id, name: `Agent ${i}`, type: 'VENDOR_A', llmModel: 'm', llmProvider: 'openai',
-  llmBaseUrl: null, hasApiKey: false, hasMemory: i % 2 === 0, promptId: null, documentId: null, description: null,
-  avatarUrl: null, isListed: false, memorySessions: 0, memoryMessages: 0, createdAt: at, updatedAt: at, document: null,
+  id: `agent-${i}`,
+  userId: owner.id,
+  name: `Agent ${i}`,
+  type: 'VENDOR_A',
+  llmModel: 'm',
+  llmProvider: 'openai',
+  llmBaseUrl: null,
+  hasApiKey: false,
+  hasMemory: i % 2 === 0,
+  promptId: null,
+  documentId: null,
+  description: null,
+  avatarUrl: null,
+  isListed: false,
+  memorySessions: 0,
+  memoryMessages: 0,
+  createdAt: at,
+  updatedAt: at,
+  document: null,
   tags: [{ id: 'tag-1', userId: owner.id, name: 'one', color: '#000000', createdAt: at, updatedAt: at }],
 });
 
@@ -39,7 +55,15 @@ describe('presenters keep one hidden class', () => {
   });
 
   test('presentSignedUpUser: every user it presents has the same hidden class', () => {
-    const user = (i: number): UserRow => ({ id: `user-${i}`, email: `${i}@example.com`, name: `${i}`, passwordHash: '$scrypt$x', createdAt: at, updatedAt: at, disabledAt: null });
+    const user = (i: number): UserRow => ({
+      id: `user-${i}`,
+      email: `${i}@example.com`,
+      name: `${i}`,
+      passwordHash: '$scrypt$x',
+      createdAt: at,
+      updatedAt: at,
+      disabledAt: null,
+    });
     const [a, b] = lastTwo((i) => presentSignedUpUser(user(i)));
     assert.equal(a.id === b.id, false);
     assert.equal(haveSameMap(a, b), true);

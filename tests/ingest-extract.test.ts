@@ -30,7 +30,12 @@ describe('TXT', () => {
 
   it('refuses a web page (served as HTML, or unlabelled and reading as HTML) and says to use type URL', async () => {
     const page = '<!-- built --><html><body><script>track()</script><p>Hi</p></body></html>';
-    for (const [type, contentType] of [['TXT', 'text/html'], ['CSV', 'application/xhtml+xml; charset=utf-8'], ['TXT', null], ['CSV', 'application/octet-stream']] as const) {
+    for (const [type, contentType] of [
+      ['TXT', 'text/html'],
+      ['CSV', 'application/xhtml+xml; charset=utf-8'],
+      ['TXT', null],
+      ['CSV', 'application/octet-stream'],
+    ] as const) {
       const refused = await rejection(extractText(type, utf8(page), contentType));
       assert.equal(refused.message, 'the URL answered a web page (HTML); use the document type URL', `${type} as ${contentType}`);
     }
@@ -113,13 +118,32 @@ describe('URL (HTML)', () => {
         'A sleeping cat',
       ].join('\n\n'),
     );
-    for (const dropped of ['Page title', 'scripted', 'color', 'Logo', 'About', 'hidden', 'invisible', 'decorative', 'breadcrumbs', 'Search', 'drawing', 'JavaScript', 'Related', 'Copyright']) {
+    for (const dropped of [
+      'Page title',
+      'scripted',
+      'color',
+      'Logo',
+      'About',
+      'hidden',
+      'invisible',
+      'decorative',
+      'breadcrumbs',
+      'Search',
+      'drawing',
+      'JavaScript',
+      'Related',
+      'Copyright',
+    ]) {
       assert.ok(!text.includes(dropped), dropped);
     }
   });
 
   it('reads the charset from a meta tag', async () => {
-    const cp1252 = Buffer.concat([Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>Caf\xe9 ', 'latin1'), Buffer.from([0x93, 0x71, 0x94]), Buffer.from('</p></body></html>')]);
+    const cp1252 = Buffer.concat([
+      Buffer.from('<html><head><meta charset="windows-1252"></head><body><p>Caf\xe9 ', 'latin1'),
+      Buffer.from([0x93, 0x71, 0x94]),
+      Buffer.from('</p></body></html>'),
+    ]);
     assert.equal((await extractText('URL', cp1252, 'text/html')).text, 'Café “q”');
   });
 
@@ -239,13 +263,17 @@ Goodbye.
   });
 
   it('reduces SRT to the spoken text', async () => {
-    const srt = '\ufeff1\r\n00:00:01,000 --> 00:00:03,000\r\n<i>Hello</i> there,\r\nfriend.\r\n\r\n2\r\n00:00:03,500 --> 00:00:05,000\r\n{\\an8}Second cue\r\n';
+    const srt =
+      '\ufeff1\r\n00:00:01,000 --> 00:00:03,000\r\n<i>Hello</i> there,\r\nfriend.\r\n\r\n2\r\n00:00:03,500 --> 00:00:05,000\r\n{\\an8}Second cue\r\n';
     const { text } = await extractText('VIDEO', utf8(srt), 'application/x-subrip');
     assert.equal(text, 'Hello there,\nfriend.\n\nSecond cue');
   });
 
   it('recognises captions by their content whatever the content type', async () => {
-    assert.equal((await extractText('VIDEO', utf8('WEBVTT\n\n00:01.000 --> 00:02.000\nshort form\n'), 'application/octet-stream')).text, 'short form');
+    assert.equal(
+      (await extractText('VIDEO', utf8('WEBVTT\n\n00:01.000 --> 00:02.000\nshort form\n'), 'application/octet-stream')).text,
+      'short form',
+    );
   });
 
   it('refuses anything but captions', async () => {

@@ -167,20 +167,41 @@ describe('fetchDocument: the SSRF guard', () => {
     const before = main.seen.length;
     const error = await rejection(fetchDocument(`${main.base}/hello`));
     assert.equal(error.code, 'refused_address');
-    assert.equal(error.message, 'refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
+    assert.equal(
+      error.message,
+      'refused: 127.0.0.1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+    );
     assert.equal(main.seen.length, before, 'no request reached the server');
     const named = await rejection(fetchDocument(`http://localhost:${main.port}/hello`));
-    assert.match(named.message, /^refused: localhost resolves to a loopback address (127\.0\.0\.1|::1) \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/);
+    assert.match(
+      named.message,
+      /^refused: localhost resolves to a loopback address (127\.0\.0\.1|::1) \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/,
+    );
     const mapped = await rejection(fetchDocument(`http://[::ffff:127.0.0.1]:${main.port}/hello`));
-    assert.equal(mapped.message, 'refused: ::ffff:7f00:1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
+    assert.equal(
+      mapped.message,
+      'refused: ::ffff:7f00:1 is a loopback address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+    );
   });
 
   it('checks every redirect hop: a redirect to a private address is refused', async () => {
     for (const [target, message] of [
-      ['http://10.0.0.5/secret', 'refused: 10.0.0.5 is a private address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
-      ['http://169.254.169.254/latest/meta-data/', 'refused: 169.254.169.254 is a link-local address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
-      ['http://[fd00::1]/', 'refused: fd00::1 is a unique-local address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
-      ['http://100.64.1.1/', 'refused: 100.64.1.1 is a carrier-grade NAT address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)'],
+      [
+        'http://10.0.0.5/secret',
+        'refused: 10.0.0.5 is a private address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+      ],
+      [
+        'http://169.254.169.254/latest/meta-data/',
+        'refused: 169.254.169.254 is a link-local address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+      ],
+      [
+        'http://[fd00::1]/',
+        'refused: fd00::1 is a unique-local address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+      ],
+      [
+        'http://100.64.1.1/',
+        'refused: 100.64.1.1 is a carrier-grade NAT address (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+      ],
     ]) {
       const error = await rejection(fetchDocument(`${main.base}/redirect?to=${encodeURIComponent(target)}`, LOOPBACK_ONLY));
       assert.equal(error.code, 'refused_address');
@@ -193,14 +214,23 @@ describe('fetchDocument: the SSRF guard', () => {
       host === 'internal.example'
         ? [{ address: '10.0.0.5', family: 4 }]
         : host === 'mixed.example'
-          ? [{ address: '93.184.215.14', family: 4 }, { address: '192.168.1.20', family: 4 }]
+          ? [
+              { address: '93.184.215.14', family: 4 },
+              { address: '192.168.1.20', family: 4 },
+            ]
           : [];
     const internal = await rejection(
       fetchDocument(`${main.base}/redirect?to=${encodeURIComponent('http://internal.example/doc')}`, { ...LOOPBACK_ONLY, resolve }),
     );
-    assert.equal(internal.message, 'refused: internal.example resolves to a private address 10.0.0.5 (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
+    assert.equal(
+      internal.message,
+      'refused: internal.example resolves to a private address 10.0.0.5 (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+    );
     const mixed = await rejection(vetHost(new URL('http://mixed.example/'), { resolve }));
-    assert.equal(mixed.message, 'refused: mixed.example resolves to a private address 192.168.1.20 (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)');
+    assert.equal(
+      mixed.message,
+      'refused: mixed.example resolves to a private address 192.168.1.20 (the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on)',
+    );
     const unknown = await rejection(vetHost(new URL('http://nowhere.example/'), { resolve }));
     assert.equal(unknown.code, 'dns');
   });
@@ -254,7 +284,16 @@ describe('fetchDocument: the SSRF guard', () => {
       'not-an-ip': 'an unparseable',
     };
     for (const [address, reason] of Object.entries(refused)) assert.equal(blockedAddressReason(address), reason, address);
-    for (const address of ['8.8.8.8', '1.1.1.1', '93.184.215.14', '172.32.0.1', '100.128.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808']) {
+    for (const address of [
+      '8.8.8.8',
+      '1.1.1.1',
+      '93.184.215.14',
+      '172.32.0.1',
+      '100.128.0.1',
+      '2606:4700:4700::1111',
+      '::ffff:8.8.8.8',
+      '64:ff9b::808:808',
+    ]) {
       assert.ok(isPublicAddress(address), address);
     }
   });
@@ -269,7 +308,9 @@ describe('fetchDocument: size and time', () => {
 
   it('refuses up front a body whose Content-Length is over the cap', async () => {
     const started = Date.now();
-    const error = await rejection(fetchDocument(`${main.base}/big-declared`, { allowPrivateNetworks: true, maxBytes: MiB, timeoutMs: 5000 }));
+    const error = await rejection(
+      fetchDocument(`${main.base}/big-declared`, { allowPrivateNetworks: true, maxBytes: MiB, timeoutMs: 5000 }),
+    );
     assert.equal(error.code, 'too_large');
     assert.equal(error.message, 'the document is larger than 1 MiB (the server announced 5 MiB)');
     assert.ok(Date.now() - started < 4000, 'did not wait for the body');
@@ -298,7 +339,10 @@ describe('fetchDocument: size and time', () => {
     const controller = new AbortController();
     const reason = new Error('shutting down');
     setTimeout(() => controller.abort(reason), 100);
-    await assert.rejects(fetchDocument(`${main.base}/hang`, { allowPrivateNetworks: true, signal: controller.signal }), (error) => error === reason);
+    await assert.rejects(
+      fetchDocument(`${main.base}/hang`, { allowPrivateNetworks: true, signal: controller.signal }),
+      (error) => error === reason,
+    );
   });
 });
 
@@ -318,7 +362,10 @@ describe('fetchDocument: credentials', () => {
   });
 
   it('keeps credentials on a same-origin redirect', async () => {
-    const got = await fetchDocument(`${main.base}/redirect?to=/echo-auth`, { allowPrivateNetworks: true, authorization: { bearer: SECRET } });
+    const got = await fetchDocument(`${main.base}/redirect?to=/echo-auth`, {
+      allowPrivateNetworks: true,
+      authorization: { bearer: SECRET },
+    });
     assert.equal(JSON.parse(got.bytes.toString()).authorization, `Bearer ${SECRET}`);
   });
 
@@ -343,14 +390,19 @@ describe('fetchDocument: credentials', () => {
     const inUrl = await fetchDocument(`http://ann:${SECRET}@127.0.0.1:${main.port}/echo-auth`, { allowPrivateNetworks: true });
     assert.equal(JSON.parse(inUrl.bytes.toString()).authorization, `Basic ${Buffer.from(`ann:${SECRET}`).toString('base64')}`);
     assert.equal(inUrl.finalUrl, `${main.base}/echo-auth`);
-    const bad = await rejection(fetchDocument(`${main.base}/hello`, { allowPrivateNetworks: true, authorization: { bearer: SECRET, token: SECRET } }));
+    const bad = await rejection(
+      fetchDocument(`${main.base}/hello`, { allowPrivateNetworks: true, authorization: { bearer: SECRET, token: SECRET } }),
+    );
     assert.equal(bad.code, 'bad_authorization');
     assert.ok(!bad.message.includes(SECRET));
   });
 
   it('refuses authorization shapes it does not understand', () => {
     const refuses = (authorization: Record<string, unknown>, pattern: RegExp) =>
-      assert.throws(() => authorizationHeaders(authorization), (error: unknown) => error instanceof IngestError && pattern.test(error.message));
+      assert.throws(
+        () => authorizationHeaders(authorization),
+        (error: unknown) => error instanceof IngestError && pattern.test(error.message),
+      );
     refuses({ apiKey: SECRET }, /unknown field\(s\) "apiKey"/);
     refuses({ bearer: '' }, /"bearer" must be a non-empty string/);
     refuses({ bearer: `${SECRET}\r\nX-Evil: 1` }, /line break/);

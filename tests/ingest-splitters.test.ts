@@ -123,8 +123,7 @@ Bye!\n\n-H.`;
 });
 
 describe('splitText with the service settings (outputs of @langchain/textsplitters 1.0.2)', () => {
-  const text =
-    'Alpha beta gamma.\n\nDelta epsilon.\n\nZeta eta theta iota.\n\nKappa.\n\n\n\nLambda mu nu xi omicron pi rho sigma tau.';
+  const text = 'Alpha beta gamma.\n\nDelta epsilon.\n\nZeta eta theta iota.\n\nKappa.\n\n\n\nLambda mu nu xi omicron pi rho sigma tau.';
 
   it('character: paragraphs merged with overlap; an oversize paragraph is a chunk of its own', () => {
     assert.deepEqual(splitText(text, { type: 'character', chunk_size: 40, chunk_overlap: 20 }), [

@@ -52,7 +52,13 @@ const statusOf = async (service: TestService, token: string, id: string): Promis
   (await service.request('GET', `/api/v1/documents/${id}`, { token })).body.data.status;
 
 // A long fetch timeout: the hanging documents stay hung for the whole test.
-const ingestion = (concurrency: number) => ({ enabled: true, concurrency, maxBytes: 1024 * 1024, timeoutMs: 60_000, allowPrivateNetworks: true });
+const ingestion = (concurrency: number) => ({
+  enabled: true,
+  concurrency,
+  maxBytes: 1024 * 1024,
+  timeoutMs: 60_000,
+  allowPrivateNetworks: true,
+});
 
 describe('a fair ingestion queue', () => {
   test("one user's documents that never answer do not hold up another user's document", async () => {

@@ -19,10 +19,12 @@ import { SWEEP_INTERVAL_MS } from '../src/documents/chunk-sweeper.js';
 
 type Route = (request: IncomingMessage, response: ServerResponse) => void;
 const routes = new Map<string, Route>();
-const send = (type: string, body: string | Buffer): Route => (_request, response) => {
-  response.writeHead(200, { 'content-type': type });
-  response.end(body);
-};
+const send =
+  (type: string, body: string | Buffer): Route =>
+  (_request, response) => {
+    response.writeHead(200, { 'content-type': type });
+    response.end(body);
+  };
 const fixture = createServer((request, response) => {
   const route = routes.get(request.url ?? '');
   if (route) return route(request, response);
@@ -46,8 +48,17 @@ routes.set(
      <body><nav>navigationlinkword</nav><h1>Narwhal facts</h1><p>The narwhal tusk is a tooth.</p></body></html>`,
   ),
 );
-routes.set('/book.pdf', send('application/pdf', makePdf([['Chapter one about otters'], ['Chapter two about beavers'], ['Chapter three about herons']])));
-routes.set('/talk.vtt', send('text/vtt', 'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nWelcome to the axolotl lecture.\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker>They regrow limbs.</v>\n'));
+routes.set(
+  '/book.pdf',
+  send('application/pdf', makePdf([['Chapter one about otters'], ['Chapter two about beavers'], ['Chapter three about herons']])),
+);
+routes.set(
+  '/talk.vtt',
+  send(
+    'text/vtt',
+    'WEBVTT\n\n00:00:01.000 --> 00:00:04.000\nWelcome to the axolotl lecture.\n\n00:00:05.000 --> 00:00:07.000\n<v Speaker>They regrow limbs.</v>\n',
+  ),
+);
 routes.set('/movie.mp4', send('video/mp4', Buffer.from([0, 0, 0, 24, 102, 116, 121, 112, 109, 112, 52, 50])));
 routes.set('/big.txt', send('text/plain', 'x'.repeat(64 * 1024)));
 routes.set('/silent.txt', () => {}); // never answers
@@ -113,8 +124,14 @@ describe('each type ingests and its text is findable', () => {
     assert.match(document.index.ingestedAt, /\+00:00$/);
 
     const chunks = await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token });
-    assert.deepEqual(chunks.body.data.map((chunk: { content: string }) => chunk.content), ['Aardvarks dig burrows at night.', 'Pangolins roll into armoured balls.']);
-    assert.deepEqual(chunks.body.data.map((chunk: { position: number }) => chunk.position), [0, 1]);
+    assert.deepEqual(
+      chunks.body.data.map((chunk: { content: string }) => chunk.content),
+      ['Aardvarks dig burrows at night.', 'Pangolins roll into armoured balls.'],
+    );
+    assert.deepEqual(
+      chunks.body.data.map((chunk: { position: number }) => chunk.position),
+      [0, 1],
+    );
 
     const hits = await search('pangolins');
     assert.equal(hits.length, 1);
@@ -197,7 +214,11 @@ describe('failures end as failed with a reason', () => {
   test('a splitter that would make more than 10,000 chunks fails at once (no event-loop stall)', async () => {
     routes.set('/many.txt', send('text/plain', 'ab '.repeat(20_000)));
     const started = Date.now();
-    const document = await ingest({ type: 'TXT', url: `${origin}/many.txt`, splitter: { type: 'recursive', chunk_size: 1, chunk_overlap: 0 } });
+    const document = await ingest({
+      type: 'TXT',
+      url: `${origin}/many.txt`,
+      splitter: { type: 'recursive', chunk_size: 1, chunk_overlap: 0 },
+    });
     assert.equal(document.status, 'failed');
     assert.match(document.error, /more than 10000 chunks.*larger chunk_size/);
     assert.ok(Date.now() - started < 3000);
@@ -208,7 +229,12 @@ describe('failures end as failed with a reason', () => {
     const page = '<!DOCTYPE html><html><head><script>var trackingscriptword = 1;</script></head><body><p>Ibis notes</p></body></html>';
     routes.set('/page-as-text', send('text/html; charset=utf-8', page));
     routes.set('/page-unlabelled', send('application/octet-stream', `\n  ${page}`));
-    for (const [type, path] of [['TXT', '/page-as-text'], ['CSV', '/page-as-text'], ['TXT', '/page-unlabelled'], ['CSV', '/page-unlabelled']]) {
+    for (const [type, path] of [
+      ['TXT', '/page-as-text'],
+      ['CSV', '/page-as-text'],
+      ['TXT', '/page-unlabelled'],
+      ['CSV', '/page-unlabelled'],
+    ]) {
       const document = await ingest({ type, url: `${origin}${path}` });
       assert.equal(document.status, 'failed', `${type} ${path}`);
       assert.equal(document.error, 'the URL answered a web page (HTML); use the document type URL', `${type} ${path}`);
@@ -253,8 +279,14 @@ describe('re-ingestion', () => {
   test('a document whose re-ingestion failed is neither searched nor read by runs (its previous chunks stay out)', async () => {
     routes.set('/fading.txt', send('text/plain', 'The wombats of the fjord sing at dawn.'));
     const document = await ingest({ type: 'TXT', url: `${origin}/fading.txt` });
-    const agent = await service.create(token, '/agents', { name: 'Fjord guide', type: 'VENDOR_A', llm: { provider: 'echo', model: 'echo' }, documentId: document.id });
-    const sourcesOf = async () => (await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'wombats' } })).body.data.sources;
+    const agent = await service.create(token, '/agents', {
+      name: 'Fjord guide',
+      type: 'VENDOR_A',
+      llm: { provider: 'echo', model: 'echo' },
+      documentId: document.id,
+    });
+    const sourcesOf = async () =>
+      (await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body: { input: 'wombats' } })).body.data.sources;
     assert.equal((await search('wombats')).length, 1);
     assert.equal((await sourcesOf()).length, 1);
 
@@ -278,7 +310,10 @@ describe('re-ingestion', () => {
   test("another user's document: ingest and chunks are 404", async () => {
     const other = await service.signUp();
     const document = await ingest({ type: 'TXT', url: `${origin}/notes.txt` });
-    assert.equal(errorOf(await service.request('POST', `/api/v1/documents/${document.id}/ingest`, { token: other.token })).code, 'not_found');
+    assert.equal(
+      errorOf(await service.request('POST', `/api/v1/documents/${document.id}/ingest`, { token: other.token })).code,
+      'not_found',
+    );
     assert.equal((await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token: other.token })).status, 404);
     // The owner's chunk id as a cursor tells the stranger nothing: the same 422 as any unknown id.
     const [chunk] = (await service.request('GET', `/api/v1/documents/${document.id}/chunks`, { token })).body.data;
@@ -295,15 +330,31 @@ describe('search', () => {
     const first = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
     const second = await ingest({ type: 'TXT', url: `${origin}/lemur.txt` });
     assert.equal((await search('lemurs')).length, 2);
-    assert.deepEqual((await search('lemurs', `&documentId=${second.id}`)).map((hit) => hit.documentId), [second.id]);
+    assert.deepEqual(
+      (await search('lemurs', `&documentId=${second.id}`)).map((hit) => hit.documentId),
+      [second.id],
+    );
 
-    const agent = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm: { model: 'm', provider: 'p' } } })).body.data;
+    const agent = (
+      await service.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm: { model: 'm', provider: 'p' } } })
+    ).body.data;
     assert.deepEqual(await search('lemurs', `&agentId=${agent.id}`), []);
     await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: agent.id, documentId: first.id } });
-    assert.deepEqual((await search('lemurs', `&agentId=${agent.id}`)).map((hit) => hit.documentId), [first.id]);
+    assert.deepEqual(
+      (await search('lemurs', `&agentId=${agent.id}`)).map((hit) => hit.documentId),
+      [first.id],
+    );
     // The agent's own documentId counts as well, as it does for its runs.
-    const owning = (await service.request('POST', '/api/v1/agents', { token, body: { name: 'b', type: 'REACT', llm: { model: 'm', provider: 'p' }, documentId: second.id } })).body.data;
-    assert.deepEqual((await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId), [second.id]);
+    const owning = (
+      await service.request('POST', '/api/v1/agents', {
+        token,
+        body: { name: 'b', type: 'REACT', llm: { model: 'm', provider: 'p' }, documentId: second.id },
+      })
+    ).body.data;
+    assert.deepEqual(
+      (await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId),
+      [second.id],
+    );
     await service.request('POST', '/api/v1/agent-documents', { token, body: { agentId: owning.id, documentId: first.id } });
     assert.deepEqual((await search('lemurs', `&agentId=${owning.id}`)).map((hit) => hit.documentId).sort(), [first.id, second.id].sort());
 
@@ -341,7 +392,7 @@ describe('search', () => {
 });
 
 describe('deleted documents: chunks are swept in the background', () => {
-  test("deleting an account hides every chunk of its documents at once; all are swept, in batches", async () => {
+  test('deleting an account hides every chunk of its documents at once; all are swept, in batches', async () => {
     const owner = await service.signUp();
     const many = Array.from({ length: Math.floor(CHUNK_BATCH * 1.5) }, (_, i) => `gannet ${i}`).join('\n\n');
     routes.set('/gannets.txt', send('text/plain', many));
@@ -369,14 +420,22 @@ describe('deleted documents: chunks are swept in the background', () => {
     const user = await first.signUp();
     const document = await first.create(user.token, '/documents', { name: 'twice', type: 'TXT', url: `${origin}/notes.txt` });
     const store = createIngestionStore(first.db);
-    const summary = { chunks: 1, characters: 3, pages: null, pagesRead: null, splitter: { type: 'character', chunk_size: 1000, chunk_overlap: 200 } as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' };
+    const summary = {
+      chunks: 1,
+      characters: 3,
+      pages: null,
+      pagesRead: null,
+      splitter: { type: 'character', chunk_size: 1000, chunk_overlap: 200 } as never,
+      ingestedAt: '2026-01-01T00:00:00.000000+00:00',
+    };
     for (const content of ['first run', 'second run']) {
       store.requestIngestion(user.user.id, document.id);
       const job = store.claim(document.id)!;
       assert.equal(store.storeChunks(job, [content], 0), true);
       assert.equal(store.complete(job, summary), true);
     }
-    const contents = (svc: TestService) => svc.db.prepare('SELECT content FROM document_chunks WHERE document_id = ? ORDER BY seq').pluck().all(document.id);
+    const contents = (svc: TestService) =>
+      svc.db.prepare('SELECT content FROM document_chunks WHERE document_id = ? ORDER BY seq').pluck().all(document.id);
     assert.deepEqual(contents(first), ['first run', 'second run']);
     await first.close();
 
@@ -393,13 +452,19 @@ describe('deleted documents: chunks are swept in the background', () => {
     const user = await first.signUp();
     const document = await first.create(user.token, '/documents', { name: 'gone', type: 'TXT', url: `${origin}/notes.txt` });
     await first.app.stopBackgroundWork(); // as if the process stopped right after the delete below
-    first.db.prepare(`INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES ('left-1', ?, ?, 0, 'leftover', '')`)
+    first.db
+      .prepare(
+        `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES ('left-1', ?, ?, 0, 'leftover', '')`,
+      )
       .run(user.user.id, document.id);
     assert.equal((await first.request('DELETE', `/api/v1/documents/${document.id}`, { token: user.token })).status, 200);
     await first.close();
 
     const second = await startService({ databasePath });
-    await eventually(() => second.db.prepare(`SELECT count(*) FROM document_chunks WHERE id = 'left-1'`).pluck().get() === 0, 'swept after the restart');
+    await eventually(
+      () => second.db.prepare(`SELECT count(*) FROM document_chunks WHERE id = 'left-1'`).pluck().get() === 0,
+      'swept after the restart',
+    );
   });
 });
 
@@ -417,8 +482,14 @@ describe('large documents: chunks are stored a batch at a time', () => {
     assert.equal(document.status, 'ready', document.error);
     assert.equal(document.index.chunks, count);
     const chunks = await allChunks(document.id);
-    assert.deepEqual(chunks.map((chunk) => chunk.position), [...Array(count).keys()]);
-    assert.deepEqual(chunks.map((chunk) => chunk.content), lines(count, 'heron'));
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.position),
+      [...Array(count).keys()],
+    );
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.content),
+      lines(count, 'heron'),
+    );
   });
 
   test("while a new run stores its batches, readers see the previous run's chunks; then only the new ones", async () => {
@@ -433,19 +504,39 @@ describe('large documents: chunks are stored a batch at a time', () => {
     const job = store.claim(document.id)!;
     assert.equal(store.storeChunks(job, ['ibis one', 'ibis two'], 0), true);
     const during = await allChunks(document.id, service, owner);
-    assert.deepEqual(during.map((chunk) => chunk.content), lines(3, 'egret'), 'the half-stored run is invisible');
+    assert.deepEqual(
+      during.map((chunk) => chunk.content),
+      lines(3, 'egret'),
+      'the half-stored run is invisible',
+    );
     const ibisHits = await service.request('GET', '/api/v1/documents/search?q=ibis', { token: owner });
     assert.deepEqual(ibisHits.body.data, [], 'and not searchable');
 
     assert.equal(store.storeChunks(job, ['ibis three'], 2), true);
     const rows = () => service.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(document.id);
-    assert.equal(store.complete(job, { chunks: 3, characters: 30, pages: null, pagesRead: null, splitter: oneChunkPerLine as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' }), true);
+    assert.equal(
+      store.complete(job, {
+        chunks: 3,
+        characters: 30,
+        pages: null,
+        pagesRead: null,
+        splitter: oneChunkPerLine as never,
+        ingestedAt: '2026-01-01T00:00:00.000000+00:00',
+      }),
+      true,
+    );
     assert.equal(rows(), 6, 'the old chunks are still in the table until swept');
     const afterwards = await allChunks(document.id, service, owner);
-    assert.deepEqual(afterwards.map((chunk) => chunk.content), ['ibis one', 'ibis two', 'ibis three']);
+    assert.deepEqual(
+      afterwards.map((chunk) => chunk.content),
+      ['ibis one', 'ibis two', 'ibis three'],
+    );
     assert.equal((await service.request('GET', '/api/v1/documents/search?q=egret', { token: owner })).body.data.length, 0);
     await eventually(() => rows() === 3, "the previous run's chunks are swept");
-    assert.deepEqual((await allChunks(document.id, service, owner)).map((chunk) => chunk.content), ['ibis one', 'ibis two', 'ibis three']);
+    assert.deepEqual(
+      (await allChunks(document.id, service, owner)).map((chunk) => chunk.content),
+      ['ibis one', 'ibis two', 'ibis three'],
+    );
   });
 
   test('a run superseded mid-way stores nothing more, and its chunks are deleted', async () => {
@@ -458,10 +549,23 @@ describe('large documents: chunks are stored a batch at a time', () => {
     assert.equal(store.storeChunks(job, ['crane one'], 0), true);
     store.requestIngestion(user.id, document.id); // the client asks again: this run is superseded
     assert.equal(store.storeChunks(job, ['crane two'], 1), false);
-    assert.equal(store.complete(job, { chunks: 2, characters: 20, pages: null, pagesRead: null, splitter: oneChunkPerLine as never, ingestedAt: '2026-01-01T00:00:00.000000+00:00' }), false);
+    assert.equal(
+      store.complete(job, {
+        chunks: 2,
+        characters: 20,
+        pages: null,
+        pagesRead: null,
+        splitter: oneChunkPerLine as never,
+        ingestedAt: '2026-01-01T00:00:00.000000+00:00',
+      }),
+      false,
+    );
     const craneRows = () => service.db.prepare(`SELECT count(*) FROM document_chunks WHERE content LIKE 'crane%'`).pluck().get();
     await eventually(() => craneRows() === 0, "the superseded run's chunk is swept");
-    assert.deepEqual((await allChunks(document.id, service, owner)).map((chunk) => chunk.content), lines(2, 'stork'));
+    assert.deepEqual(
+      (await allChunks(document.id, service, owner)).map((chunk) => chunk.content),
+      lines(2, 'stork'),
+    );
   });
 });
 
@@ -473,9 +577,20 @@ describe('database errors', () => {
     const store = createIngestionStore(quiet.db);
     const busy = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
     // Busy for every write at the end of the job: storing the result and recording the failure.
-    const failing = { ...store, complete: () => { throw busy; }, fail: () => { throw busy; } };
+    const failing = {
+      ...store,
+      complete: () => {
+        throw busy;
+      },
+      fail: () => {
+        throw busy;
+      },
+    };
     const errors: Record<string, unknown>[] = [];
-    const queue = new IngestionQueue(failing, createSealer(randomBytes(32)), ingesting, { info: () => {}, error: (fields) => errors.push(fields) });
+    const queue = new IngestionQueue(failing, createSealer(randomBytes(32)), ingesting, {
+      info: () => {},
+      error: (fields) => errors.push(fields),
+    });
     queue.start(); // takes up the pending document
     const deadline = Date.now() + 5000;
     while (!errors.some((fields) => fields.msg === 'ingestion job failed')) {
@@ -504,7 +619,10 @@ describe('restart', () => {
 
     const first = await startService({ databasePath, ingestion: ingesting });
     const user = await first.signUp();
-    const created = await first.request('POST', '/api/v1/documents', { token: user.token, body: { name: 'slow', type: 'TXT', url: `${origin}/slow.txt` } });
+    const created = await first.request('POST', '/api/v1/documents', {
+      token: user.token,
+      body: { name: 'slow', type: 'TXT', url: `${origin}/slow.txt` },
+    });
     const id = created.body.data.id;
     const deadline = Date.now() + 5000;
     while ((await first.request('GET', `/api/v1/documents/${id}`, { token: user.token })).body.data.status !== 'processing') {
@@ -515,7 +633,8 @@ describe('restart', () => {
     release();
 
     const second = await startService({ databasePath, ingestion: ingesting });
-    const token2 = (await second.request('POST', '/api/v1/auth/sign-in', { body: { email: user.email, password: user.password } })).body.data.token;
+    const token2 = (await second.request('POST', '/api/v1/auth/sign-in', { body: { email: user.email, password: user.password } })).body
+      .data.token;
     const document = await settled(second, token2, id);
     assert.equal(document.status, 'ready', document.error);
     const hits = (await second.request('GET', '/api/v1/documents/search?q=lorises', { token: token2 })).body.data;
@@ -530,7 +649,10 @@ describe('restart', () => {
 
     const first = await startService({ databasePath }); // ingestion off: the run below is driven by hand
     const user = await first.signUp();
-    const created = await first.request('POST', '/api/v1/documents', { token: user.token, body: { name: 'half', type: 'TXT', url: `${origin}/half.txt` } });
+    const created = await first.request('POST', '/api/v1/documents', {
+      token: user.token,
+      body: { name: 'half', type: 'TXT', url: `${origin}/half.txt` },
+    });
     const id = created.body.data.id;
     const store = createIngestionStore(first.db);
     const job = store.claim(id)!;
@@ -538,10 +660,14 @@ describe('restart', () => {
     await first.close(); // stops between batches: the row stays `processing`
 
     const second = await startService({ databasePath, ingestion: ingesting });
-    const token2 = (await second.request('POST', '/api/v1/auth/sign-in', { body: { email: user.email, password: user.password } })).body.data.token;
+    const token2 = (await second.request('POST', '/api/v1/auth/sign-in', { body: { email: user.email, password: user.password } })).body
+      .data.token;
     assert.equal((await settled(second, token2, id)).status, 'ready');
     const chunks = (await second.request('GET', `/api/v1/documents/${id}/chunks`, { token: token2 })).body.data;
-    assert.deepEqual(chunks.map((chunk: { content: string }) => chunk.content), ['Puffins nest in burrows.']);
+    assert.deepEqual(
+      chunks.map((chunk: { content: string }) => chunk.content),
+      ['Puffins nest in burrows.'],
+    );
     assert.equal(second.db.prepare('SELECT count(*) FROM document_chunks WHERE document_id = ?').pluck().get(id), 1);
   });
 });
@@ -584,7 +710,10 @@ describe('waiting for ingestion: GET /documents/{id}?wait= and progress', () => 
     for (const wait of ['31', '-1', 'soon', '']) {
       const bad = await service.request('GET', `/api/v1/documents/${document.id}?wait=${wait}`, { token });
       assert.equal(bad.status, 422, wait);
-      assert.deepEqual(errorOf(bad).details?.map((issue) => issue.path), ['wait']);
+      assert.deepEqual(
+        errorOf(bad).details?.map((issue) => issue.path),
+        ['wait'],
+      );
     }
   });
 });

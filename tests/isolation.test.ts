@@ -90,7 +90,10 @@ for (const header of ['Autorization', 'Authorization'] as const) {
       const error = errorOf(reply);
       assert.equal(error.code, 'validation_failed', what);
       const paths = (error.details ?? []).map((issue) => issue.path);
-      assert.ok(paths.some((path) => path === field || path.startsWith(`${field}.`)), `${what}: details ${JSON.stringify(paths)}`);
+      assert.ok(
+        paths.some((path) => path === field || path.startsWith(`${field}.`)),
+        `${what}: details ${JSON.stringify(paths)}`,
+      );
     }
 
     test('B is authenticated with this header (its own records answer 200)', async () => {
@@ -139,7 +142,11 @@ for (const header of ['Autorization', 'Authorization'] as const) {
         assert.ok(Array.isArray(reply.body.data));
         const ids: string[] = reply.body.data.map((row: Json) => row.id);
         assert.ok(ids.includes(idOf(bob, key)), `${path} lists B's record`);
-        assert.deepEqual(ids.filter((id) => aliceIds.has(id)), [], `${path} lists none of A's records`);
+        assert.deepEqual(
+          ids.filter((id) => aliceIds.has(id)),
+          [],
+          `${path} lists none of A's records`,
+        );
         assert.ok(!JSON.stringify(reply.body).includes(alice.userId), `${path} never names A`);
       }
       const filters = [
@@ -178,20 +185,38 @@ for (const header of ['Autorization', 'Authorization'] as const) {
       assertRejectsField(await asB('PATCH', own, { tags: [alice.tag] }), 'tags', 'patch tags');
 
       const agents = await asB('GET', '/agents');
-      assert.deepEqual(agents.body.data.map((agent: Json) => agent.id), [bob.agent.id], 'no agent was created');
+      assert.deepEqual(
+        agents.body.data.map((agent: Json) => agent.id),
+        [bob.agent.id],
+        'no agent was created',
+      );
       assert.deepEqual(agents.body.data[0], bob.agent, "B's agent is unchanged");
     });
 
-    test("linking across users → 422 naming the foreign id", async () => {
+    test('linking across users → 422 naming the foreign id', async () => {
       for (const path of ['/agent-documents', '/agents']) {
-        assertRejectsField(await asB('POST', path, { agentId: alice.agent.id, documentId: bob.document.id }), 'agentId', `${path}: A's agent`);
-        assertRejectsField(await asB('POST', path, { agentId: bob.agent.id, documentId: alice.document.id }), 'documentId', `${path}: A's document`);
+        assertRejectsField(
+          await asB('POST', path, { agentId: alice.agent.id, documentId: bob.document.id }),
+          'agentId',
+          `${path}: A's agent`,
+        );
+        assertRejectsField(
+          await asB('POST', path, { agentId: bob.agent.id, documentId: alice.document.id }),
+          'documentId',
+          `${path}: A's document`,
+        );
       }
       assertRejectsField(await asB('POST', '/agent-tools', { agentId: bob.agent.id, toolId: alice.tool.id }), 'toolId', "A's tool");
       assertRejectsField(await asB('POST', '/agent-tools', { agentId: alice.agent.id, toolId: bob.tool.id }), 'agentId', "A's agent");
 
-      assert.deepEqual((await asB('GET', '/agent-documents')).body.data.map((link: Json) => link.id), [bob.agentDocument.id]);
-      assert.deepEqual((await asB('GET', '/agent-tools')).body.data.map((link: Json) => link.id), [bob.agentTool.id]);
+      assert.deepEqual(
+        (await asB('GET', '/agent-documents')).body.data.map((link: Json) => link.id),
+        [bob.agentDocument.id],
+      );
+      assert.deepEqual(
+        (await asB('GET', '/agent-tools')).body.data.map((link: Json) => link.id),
+        [bob.agentTool.id],
+      );
     });
 
     test("a tag posted with A's userId → 403, and A gets no tag", async () => {
@@ -215,7 +240,10 @@ describe("afterwards A's records are all there, unchanged", () => {
     const agent = snapshot.get('/agents')!;
     assert.equal(agent.promptId, alice.prompt.id);
     assert.equal(agent.documentId, alice.document.id);
-    assert.deepEqual(agent.tags.map((tag: Json) => tag.id), [alice.tag.id]);
+    assert.deepEqual(
+      agent.tags.map((tag: Json) => tag.id),
+      [alice.tag.id],
+    );
   });
 
   test("A's extra API token still works", async () => {

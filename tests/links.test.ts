@@ -131,10 +131,7 @@ describe('agent documents', () => {
     assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?agentId=${agentB.id}`, { token })), [bx.id]);
     assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?documentId=${docX.id}`, { token })), [ax.id, bx.id]);
     assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?documentId=${docY.id}`, { token })), [ay.id]);
-    assert.deepEqual(
-      ids(await request('GET', `/api/v1/agent-documents?agentId=${agentB.id}&documentId=${docY.id}`, { token })),
-      [],
-    );
+    assert.deepEqual(ids(await request('GET', `/api/v1/agent-documents?agentId=${agentB.id}&documentId=${docY.id}`, { token })), []);
   });
 
   test('DELETE /agent-documents/{id} → 200 data null; gone from get and list; the pair may be linked again', async () => {
@@ -168,7 +165,10 @@ describe('agent documents', () => {
     const neither = await request('POST', '/api/v1/agent-documents', { token, body: {} });
     assertNamesField(neither, 'agentId');
     assertNamesField(neither, 'documentId');
-    assertNamesField(await request('POST', '/api/v1/agent-documents', { token, body: { agentId: '', documentId: document.id } }), 'agentId');
+    assertNamesField(
+      await request('POST', '/api/v1/agent-documents', { token, body: { agentId: '', documentId: document.id } }),
+      'agentId',
+    );
     const viaAgents = await request('POST', '/api/v1/agents', { token, body: { agentId: agent.id } });
     assert.equal(viaAgents.status, 422, JSON.stringify(viaAgents.body));
     assert.equal(errorOf(viaAgents).code, 'validation_failed');

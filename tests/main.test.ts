@@ -138,8 +138,14 @@ describe('start-up failures: one line naming the setting, its value and the caus
   test('DATABASE_PATH below a file (ENOTDIR, EEXIST)', async () => {
     const file = join(dir, 'plain-file');
     writeFileSync(file, 'not a directory');
-    await expectRefusal({ DATABASE_PATH: join(file, 'x.db') }, /DATABASE_PATH=.*plain-file\/x\.db: a part of the path is a file, not a directory/);
-    await expectRefusal({ DATABASE_PATH: join(file, 'deeper', 'x.db') }, /DATABASE_PATH=.*plain-file\/deeper\/x\.db: a part of the path is a file, not a directory/);
+    await expectRefusal(
+      { DATABASE_PATH: join(file, 'x.db') },
+      /DATABASE_PATH=.*plain-file\/x\.db: a part of the path is a file, not a directory/,
+    );
+    await expectRefusal(
+      { DATABASE_PATH: join(file, 'deeper', 'x.db') },
+      /DATABASE_PATH=.*plain-file\/deeper\/x\.db: a part of the path is a file, not a directory/,
+    );
   });
 
   test('DATABASE_PATH where the service may not write (EACCES)', async (t) => {
@@ -164,7 +170,10 @@ describe('start-up failures: one line naming the setting, its value and the caus
       chmodSync(locked, 0o500);
       path = join(locked, 'sub', 'x.db');
     }
-    await expectRefusal({ DATABASE_PATH: path }, new RegExp(`DATABASE_PATH=${path.replaceAll('/', '\\/').replaceAll('.', '\\.')}: permission denied`));
+    await expectRefusal(
+      { DATABASE_PATH: path },
+      new RegExp(`DATABASE_PATH=${path.replaceAll('/', '\\/').replaceAll('.', '\\.')}: permission denied`),
+    );
   });
 
   test('DATABASE_PATH is a file that is not a database', async () => {
@@ -178,7 +187,10 @@ describe('start-up failures: one line naming the setting, its value and the caus
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const { port } = holder.address() as { port: number };
     try {
-      const line = await expectRefusal({ PORT: String(port), DATABASE_PATH: join(dir, 'port.db') }, new RegExp(`PORT=${port}: .*already in use`));
+      const line = await expectRefusal(
+        { PORT: String(port), DATABASE_PATH: join(dir, 'port.db') },
+        new RegExp(`PORT=${port}: .*already in use`),
+      );
       assert.match(line, /EADDRINUSE/);
     } finally {
       holder.close();
@@ -186,10 +198,14 @@ describe('start-up failures: one line naming the setting, its value and the caus
   });
 
   test('a HOST that does not resolve (ENOTFOUND)', async () => {
-    await expectRefusal({ HOST: 'no-such-host.invalid', DATABASE_PATH: join(dir, 'host.db') }, /HOST=no-such-host\.invalid: the host name cannot be resolved/, 30_000);
+    await expectRefusal(
+      { HOST: 'no-such-host.invalid', DATABASE_PATH: join(dir, 'host.db') },
+      /HOST=no-such-host\.invalid: the host name cannot be resolved/,
+      30_000,
+    );
   });
 
-  test('a bad setting names it and its value, never a secret\'s', async () => {
+  test("a bad setting names it and its value, never a secret's", async () => {
     await expectRefusal({ LOG_REQUESTS: 'sometimes', DATABASE_PATH: join(dir, 'setting.db') }, /LOG_REQUESTS=sometimes: must be on or off/);
     const secret = 'my-secret-but-not-a-key';
     const line = await expectRefusal({ SECRET_KEY: secret, DATABASE_PATH: join(dir, 'setting.db') }, /SECRET_KEY: must be 32 bytes/);
@@ -202,23 +218,38 @@ describe('the database file: a lost one is noticed', () => {
     const lost = join(dir, 'lost');
     mkdirSync(lost);
     writeFileSync(join(lost, 'service.db-wal'), 'writes of the last run');
-    await expectRefusal({ DATABASE_PATH: join(lost, 'service.db') }, /DATABASE_PATH=.*service\.db: .*service\.db-wal exists but the database file does not/);
+    await expectRefusal(
+      { DATABASE_PATH: join(lost, 'service.db') },
+      /DATABASE_PATH=.*service\.db: .*service\.db-wal exists but the database file does not/,
+    );
     assert.equal(existsSync(join(lost, 'service.db')), false, 'no empty database was created');
   });
 
   test('a directory it had to create, and a key file without its database: warning lines, then it starts', async () => {
     const fresh = join(dir, 'fresh', 'nested');
     const service = await startServiceProcess({ DATABASE_PATH: join(fresh, 'service.db') });
-    assert.ok(logLines(service).some((line) => line.level === 'warn' && String(line.msg).includes(`created the directory ${fresh}`)), service.stderrText());
+    assert.ok(
+      logLines(service).some((line) => line.level === 'warn' && String(line.msg).includes(`created the directory ${fresh}`)),
+      service.stderrText(),
+    );
     assert.equal(await service.stop(), 0);
 
     rmSync(join(fresh, 'service.db'));
     rmSync(join(fresh, 'service.db-wal'), { force: true });
     rmSync(join(fresh, 'service.db-shm'), { force: true });
     const again = await startServiceProcess({ DATABASE_PATH: join(fresh, 'service.db') });
-    const warnings = logLines(again).filter((line) => line.level === 'warn').map((line) => String(line.msg));
-    assert.ok(warnings.some((msg) => msg.includes(`the key file ${join(fresh, 'service.db.key')} exists but its database did not`)), warnings.join('\n'));
-    assert.equal(warnings.some((msg) => msg.includes('created the directory')), false, 'the directory was there');
+    const warnings = logLines(again)
+      .filter((line) => line.level === 'warn')
+      .map((line) => String(line.msg));
+    assert.ok(
+      warnings.some((msg) => msg.includes(`the key file ${join(fresh, 'service.db.key')} exists but its database did not`)),
+      warnings.join('\n'),
+    );
+    assert.equal(
+      warnings.some((msg) => msg.includes('created the directory')),
+      false,
+      'the directory was there',
+    );
     assert.equal(await again.stop(), 0);
   });
 
@@ -240,7 +271,10 @@ describe('the database file: a lost one is noticed', () => {
       assert.equal(body.success, false);
       assert.equal(body.error.code, 'storage_unavailable');
       const errors = logLines(service).filter((line) => line.level === 'error');
-      assert.ok(errors.some((line) => String(line.msg).startsWith('database file lost')), service.stderrText());
+      assert.ok(
+        errors.some((line) => String(line.msg).startsWith('database file lost')),
+        service.stderrText(),
+      );
       await service.stop();
     });
   }
@@ -282,7 +316,11 @@ describe('.env and the start-up line', () => {
     assert.equal((await fetch(String(first.docs))).status, 200);
     assert.equal(await empty.stop(), 0);
 
-    const created = await runScript('scripts/admin-user-create.ts', ['--email', 'first@example.com', '--name', 'First', '--password', 'correct horse battery'], { DATABASE_PATH: databasePath });
+    const created = await runScript(
+      'scripts/admin-user-create.ts',
+      ['--email', 'first@example.com', '--name', 'First', '--password', 'correct horse battery'],
+      { DATABASE_PATH: databasePath },
+    );
     assert.equal(created.code, 0, created.stderr);
     const withUser = await startServiceProcess({ DATABASE_PATH: databasePath });
     assert.equal(logLines(withUser).find((line) => line.msg === 'listening')!.firstUser, undefined);
@@ -291,14 +329,21 @@ describe('.env and the start-up line', () => {
 });
 
 describe('npm start and SIGTERM', () => {
-  test('SIGTERM to `npm start` stops the service (npm passes it on and node is the shell\'s exec)', async () => {
+  test("SIGTERM to `npm start` stops the service (npm passes it on and node is the shell's exec)", async () => {
     // npm runs the script in the repository (it needs package.json), so a developer's .env there is
     // read too; the settings that matter here are set in the environment, which wins over it.
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
     const databasePath = join(dir, 'npm-start.db');
     const child = spawn(npm, ['start'], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: databasePath, LOG_REQUESTS: 'off' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATABASE_PATH: databasePath,
+        LOG_REQUESTS: 'off',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';

@@ -48,19 +48,88 @@ function makeV1Database(path: string): void {
   db.exec(V1_SCHEMA);
   db.pragma('user_version = 1');
   const run = (sql: string, ...values: unknown[]) => db.prepare(sql).run(...values);
-  run(`INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, 'Old User', '$scrypt$ln=15,r=8,p=3$c2FsdA==$aGFzaA==', ?, ?)`, v1.userId, v1.email, now, now);
-  run(`INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at) VALUES (?, ?, 'cli', ?, ?, ?, ?)`, v1.tokenId, v1.userId, v1.token, digestToken(v1.token), now, now);
-  run(`INSERT INTO prompts (id, user_id, name, template, input_variables, created_at, updated_at) VALUES (?, ?, 'greet', 'Hi {who}', '["who"]', ?, ?)`, v1.promptId, v1.userId, now, now);
+  run(
+    `INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, 'Old User', '$scrypt$ln=15,r=8,p=3$c2FsdA==$aGFzaA==', ?, ?)`,
+    v1.userId,
+    v1.email,
+    now,
+    now,
+  );
+  run(
+    `INSERT INTO api_tokens (id, user_id, description, token, token_digest, created_at, updated_at) VALUES (?, ?, 'cli', ?, ?, ?, ?)`,
+    v1.tokenId,
+    v1.userId,
+    v1.token,
+    digestToken(v1.token),
+    now,
+    now,
+  );
+  run(
+    `INSERT INTO prompts (id, user_id, name, template, input_variables, created_at, updated_at) VALUES (?, ?, 'greet', 'Hi {who}', '["who"]', ?, ?)`,
+    v1.promptId,
+    v1.userId,
+    now,
+    now,
+  );
   v1.tagIds.forEach((id, index) =>
-    run(`INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, '#0e8a16', ?, ?)`, id, v1.userId, `tag ${index}`, now, now));
-  run(`INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, 'search', 'SEARCH', ?, ?, ?)`, v1.toolId, v1.userId, sealer.seal('{"apiKey":"k"}'), now, now);
-  run(`INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
-       VALUES (?, ?, 'handbook', 'PDF', 'https://example.com/h.pdf', 1, 12, ?, NULL, '{}', ?, ?)`, v1.documentId, v1.userId, sealer.seal('{"bearer":"x"}'), now, now);
-  run(`INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id, created_at, updated_at)
-       VALUES (?, ?, 'helper', 'REACT', 'gpt-4o', 'openai', ?, 1, ?, ?, ?, ?)`, v1.agentId, v1.userId, sealer.seal('{}'), v1.promptId, v1.documentId, now, now);
-  v1.tagIds.forEach((tagId, position) => run(`INSERT INTO agent_tags (agent_id, tag_id, position) VALUES (?, ?, ?)`, v1.agentId, tagId, position));
-  run(`INSERT INTO agent_documents (id, user_id, agent_id, document_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, v1.agentDocumentId, v1.userId, v1.agentId, v1.documentId, now, now);
-  run(`INSERT INTO agent_tools (id, user_id, agent_id, tool_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`, v1.agentToolId, v1.userId, v1.agentId, v1.toolId, now, now);
+    run(
+      `INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, '#0e8a16', ?, ?)`,
+      id,
+      v1.userId,
+      `tag ${index}`,
+      now,
+      now,
+    ),
+  );
+  run(
+    `INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES (?, ?, 'search', 'SEARCH', ?, ?, ?)`,
+    v1.toolId,
+    v1.userId,
+    sealer.seal('{"apiKey":"k"}'),
+    now,
+    now,
+  );
+  run(
+    `INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
+       VALUES (?, ?, 'handbook', 'PDF', 'https://example.com/h.pdf', 1, 12, ?, NULL, '{}', ?, ?)`,
+    v1.documentId,
+    v1.userId,
+    sealer.seal('{"bearer":"x"}'),
+    now,
+    now,
+  );
+  run(
+    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id, created_at, updated_at)
+       VALUES (?, ?, 'helper', 'REACT', 'gpt-4o', 'openai', ?, 1, ?, ?, ?, ?)`,
+    v1.agentId,
+    v1.userId,
+    sealer.seal('{}'),
+    v1.promptId,
+    v1.documentId,
+    now,
+    now,
+  );
+  v1.tagIds.forEach((tagId, position) =>
+    run(`INSERT INTO agent_tags (agent_id, tag_id, position) VALUES (?, ?, ?)`, v1.agentId, tagId, position),
+  );
+  run(
+    `INSERT INTO agent_documents (id, user_id, agent_id, document_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    v1.agentDocumentId,
+    v1.userId,
+    v1.agentId,
+    v1.documentId,
+    now,
+    now,
+  );
+  run(
+    `INSERT INTO agent_tools (id, user_id, agent_id, tool_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    v1.agentToolId,
+    v1.userId,
+    v1.agentId,
+    v1.toolId,
+    now,
+    now,
+  );
   db.close();
 }
 
@@ -110,8 +179,12 @@ const count = (db: Db, table: string) => (db.prepare(`SELECT count(*) AS n FROM 
  * (ALTER TABLE ADD COLUMN appends at the end; schema.sql may put the column anywhere).
  */
 function normalisedSchema(db: Db): string[] {
-  const rows = db.prepare(`SELECT type, name, tbl_name AS tableName, sql FROM sqlite_master ORDER BY type, name`).all() as
-    { type: string; name: string; tableName: string; sql: string | null }[];
+  const rows = db.prepare(`SELECT type, name, tbl_name AS tableName, sql FROM sqlite_master ORDER BY type, name`).all() as {
+    type: string;
+    name: string;
+    tableName: string;
+    sql: string | null;
+  }[];
   return rows.map((row) => `${row.type} ${row.name} on ${row.tableName}: ${row.sql === null ? '(automatic)' : normaliseSql(row.sql)}`);
 }
 
@@ -123,7 +196,7 @@ function normaliseSql(sql: string): string {
     space = false;
     out += text;
   };
-  for (let i = 0; i < sql.length; ) {
+  for (let i = 0; i < sql.length;) {
     const c = sql[i];
     if (c === "'" || c === '"' || c === '`') {
       const end = closingQuote(sql, i);
@@ -264,7 +337,10 @@ describe('upgrading a version-1 database that holds data', () => {
       '002-sample.sql': SAMPLE_002,
       '003-broken.sql': `CREATE TABLE half_done (x); UPDATE users SET name = 'changed'; INSERT INTO no_such_table VALUES (1);`,
     });
-    assert.throws(() => openDatabase(path, { migrationsDir: migrations }), /migration 003-broken\.sql failed: no such table: no_such_table/);
+    assert.throws(
+      () => openDatabase(path, { migrationsDir: migrations }),
+      /migration 003-broken\.sql failed: no such table: no_such_table/,
+    );
 
     const raw = new Database(path, { readonly: true });
     assert.equal(schemaVersionOf(raw), 2);
@@ -296,7 +372,10 @@ describe('upgrading a version-1 database that holds data', () => {
     assert.equal(stores.tools.get(v1.userId, v1.toolId)?.name, 'search');
     assert.equal(stores.documents.get(v1.userId, v1.documentId)?.name, 'handbook');
     const agent = stores.agents.get(v1.userId, v1.agentId);
-    assert.deepEqual(agent?.tags.map((tag) => tag.id), v1.tagIds);
+    assert.deepEqual(
+      agent?.tags.map((tag) => tag.id),
+      v1.tagIds,
+    );
     assert.equal(agent?.document?.id, v1.documentId);
     assert.equal(agent?.promptId, v1.promptId);
     assert.equal(stores.agentDocuments.get(v1.userId, v1.agentDocumentId)?.id, v1.agentDocumentId);
@@ -309,18 +388,28 @@ describe('upgrading a version-1 database that holds data', () => {
     makeV1Database(upgraded);
     for (const db of [openDatabase(upgraded), openDatabase(newPath())]) {
       if (count(db, 'users') === 0) {
-        db.prepare(`INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, 'new@example.com', 'New', 'x', ?, ?)`).run(v1.userId, now, now);
+        db.prepare(
+          `INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, 'new@example.com', 'New', 'x', ?, ?)`,
+        ).run(v1.userId, now, now);
       }
       // A kind added to src/tools/kinds/ later needs no table rebuild.
-      db.prepare(`INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES ('o-new', ?, 'later', 'A_LATER_KIND', '{}', ?, ?)`).run(v1.userId, now, now);
+      db.prepare(
+        `INSERT INTO tools (id, user_id, name, type, metadata, created_at, updated_at) VALUES ('o-new', ?, 'later', 'A_LATER_KIND', '{}', ?, ?)`,
+      ).run(v1.userId, now, now);
       assert.equal(db.prepare(`SELECT type FROM tools WHERE id = 'o-new'`).pluck().get(), 'A_LATER_KIND');
       closeDatabase(db);
     }
     const db = openDatabase(upgraded);
     const stores = createStores(db, sealer);
     const tool = stores.tools.get(v1.userId, v1.toolId);
-    assert.deepEqual({ name: tool?.name, type: tool?.type, description: tool?.description }, { name: 'search', type: 'SEARCH', description: null });
-    assert.deepEqual(stores.tools.listForRun(v1.userId, v1.agentId).map((record) => [record.id, record.metadata]), [[v1.toolId, { apiKey: 'k' }]]);
+    assert.deepEqual(
+      { name: tool?.name, type: tool?.type, description: tool?.description },
+      { name: 'search', type: 'SEARCH', description: null },
+    );
+    assert.deepEqual(
+      stores.tools.listForRun(v1.userId, v1.agentId).map((record) => [record.id, record.metadata]),
+      [[v1.toolId, { apiKey: 'k' }]],
+    );
     assert.equal(stores.tools.seqOf(v1.userId, v1.toolId), 1, 'seq is kept (pages of tools go by it)');
     closeDatabase(db);
   });
@@ -332,20 +421,36 @@ describe('upgrading a version-1 database that holds data', () => {
     raw.exec(readFileSync(fileURLToPath(new URL('../migrations/002-document-ingestion.sql', import.meta.url)), 'utf8'));
     raw.pragma('user_version = 2');
     raw.prepare(`UPDATE documents SET status = 'ready' WHERE id = ?`).run(v1.documentId);
-    raw.prepare(`INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES ('c-1', ?, ?, 0, 'Old chunk about kestrels.', ?)`)
+    raw
+      .prepare(
+        `INSERT INTO document_chunks (id, user_id, document_id, position, content, created_at) VALUES ('c-1', ?, ?, 0, 'Old chunk about kestrels.', ?)`,
+      )
       .run(v1.userId, v1.documentId, now);
     raw.close();
 
     const db = openDatabase(path);
     assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
     const { chunks: ingestion, search } = createStores(db, sealer);
-    const find = (word: string) => search.find({ userId: v1.userId }, [word], { match: 'all', limit: 10, snippet: { words: 24, marked: true } });
-    assert.deepEqual(ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id), ['c-1']);
-    assert.deepEqual(find('kestrels').map((hit) => hit.chunkId), ['c-1']);
+    const find = (word: string) =>
+      search.find({ userId: v1.userId }, [word], { match: 'all', limit: 10, snippet: { words: 24, marked: true } });
+    assert.deepEqual(
+      ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id),
+      ['c-1'],
+    );
+    assert.deepEqual(
+      find('kestrels').map((hit) => hit.chunkId),
+      ['c-1'],
+    );
     // The index was rebuilt with the stemmer (009): other forms of the word find the old chunk too.
-    assert.deepEqual(find('kestrel').map((hit) => hit.chunkId), ['c-1']);
+    assert.deepEqual(
+      find('kestrel').map((hit) => hit.chunkId),
+      ['c-1'],
+    );
     while (ingestion.sweepChunks(10)); // nothing of theirs is listed for sweeping: they are the shown run
-    assert.deepEqual(ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id), ['c-1']);
+    assert.deepEqual(
+      ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id),
+      ['c-1'],
+    );
     closeDatabase(db);
   });
 });

@@ -59,12 +59,17 @@ describe('a streamed answer without line breaks, 1 KiB at a time', () => {
     const ms = performance.now() - started;
     assert.ok(failure instanceof RunFailure, String(failure));
     assert.equal(failure.code, 'upstream_error');
-    assert.match(failure.message, /^The model endpoint model\.test streamed an event \(or a line\) longer than 4 Mi characters; the run was stopped\.$/);
+    assert.match(
+      failure.message,
+      /^The model endpoint model\.test streamed an event \(or a line\) longer than 4 Mi characters; the run was stopped\.$/,
+    );
     assert.ok(ms < BOUND_MS, `${Math.round(ms)} ms`);
   });
 
   it('reads many events split anywhere, a last event without its blank line included', async () => {
-    const events = Array.from({ length: 5000 }, (_, i) => chunk(`w${i} `)).join('').replace(/\n\n/g, (m, at: number) => (at % 3 === 0 ? '\r\n\r\n' : m));
+    const events = Array.from({ length: 5000 }, (_, i) => chunk(`w${i} `))
+      .join('')
+      .replace(/\n\n/g, (m, at: number) => (at % 3 === 0 ? '\r\n\r\n' : m));
     const expected = Array.from({ length: 5000 }, (_, i) => `w${i} `).join('');
     assert.equal(await readAll(events.trimEnd()), expected);
   });

@@ -27,30 +27,55 @@ interface Call {
   token?: string;
 }
 
-describe('no answer but sign-up\'s carries a password or its hash', () => {
+describe("no answer but sign-up's carries a password or its hash", () => {
   test('every route, walked with real records', async () => {
-    const signUp = await service.request('POST', '/api/v1/auth/sign-up', { body: { name: 'Walker', email: 'walker@example.com', password: PASSWORD } });
+    const signUp = await service.request('POST', '/api/v1/auth/sign-up', {
+      body: { name: 'Walker', email: 'walker@example.com', password: PASSWORD },
+    });
     assert.equal(signUp.status, 201);
-    assert.deepEqual(passwordsIn(signUp.body), ['.data.user.password', '.data.user.password (a hash)'], 'sign-up keeps the interface\'s field');
+    assert.deepEqual(
+      passwordsIn(signUp.body),
+      ['.data.user.password', '.data.user.password (a hash)'],
+      "sign-up keeps the interface's field",
+    );
 
     const signIn = await service.request('POST', '/api/v1/auth/sign-in', { body: { email: 'walker@example.com', password: PASSWORD } });
     const token = signIn.body.data.token as string;
     const create = (path: string, body: Json) => service.create(token, path, body);
     const apiToken = await create('/api-tokens', { description: 'walk' });
     const tool = await create('/tools', { name: 'tool', type: 'SEARCH', metadata: { key: 'secret' } });
-    const document = await create('/documents', { name: 'doc', type: 'TXT', url: 'https://example.com/a.txt', authorization: { password: 'a document password' } });
+    const document = await create('/documents', {
+      name: 'doc',
+      type: 'TXT',
+      url: 'https://example.com/a.txt',
+      authorization: { password: 'a document password' },
+    });
     const prompt = await create('/prompts', { name: 'p', template: 'Hi {who}', input_variables: ['who'] });
     const tag = await create('/tags', { name: 'tag', color: '#112233' });
-    const agent = await create('/agents', { name: 'agent', type: 'REACT', llm: { model: 'm', provider: 'p', password: 'an llm password' }, promptId: prompt.id, tags: [tag.id] });
+    const agent = await create('/agents', {
+      name: 'agent',
+      type: 'REACT',
+      llm: { model: 'm', provider: 'p', password: 'an llm password' },
+      promptId: prompt.id,
+      tags: [tag.id],
+    });
     const agentTool = await create('/agent-tools', { agentId: agent.id, toolId: tool.id });
     const agentDocument = await create('/agent-documents', { agentId: agent.id, documentId: document.id });
     const fake = await startFakeOpenAI();
-    const runner = await create('/agents', { name: 'runner', type: 'VENDOR_A', llm: { model: 'm', provider: 'openai-compatible', baseUrl: fake.url }, hasMemory: true, isListed: true });
-    const run = (await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { token, body: { input: 'remember this', sessionId: 's1' } })).body.data;
+    const runner = await create('/agents', {
+      name: 'runner',
+      type: 'VENDOR_A',
+      llm: { model: 'm', provider: 'openai-compatible', baseUrl: fake.url },
+      hasMemory: true,
+      isListed: true,
+    });
+    const run = (
+      await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { token, body: { input: 'remember this', sessionId: 's1' } })
+    ).body.data;
     const me = (await service.request('GET', '/api/v1/auth/me', { token })).body.data;
 
     // What each route is called with. Deletes come last, the account's own at the very end.
-    const calls: Record<string, (() => Call)> = {
+    const calls: Record<string, () => Call> = {
       'get /auth/options': () => ({ path: '/auth/options' }),
       'post /auth/sign-up': () => ({ path: '/auth/sign-up', body: { name: 'Second', email: 'second@example.com', password: PASSWORD } }),
       'post /auth/sign-in': () => ({ path: '/auth/sign-in', body: { email: 'walker@example.com', password: PASSWORD } }),
@@ -71,7 +96,11 @@ describe('no answer but sign-up\'s carries a password or its hash', () => {
       'get /documents': () => ({ path: '/documents', token }),
       'post /documents': () => ({ path: '/documents', token, body: { name: 'doc 2', type: 'TXT', url: 'https://example.com/b.txt' } }),
       'patch /documents/:id': () => ({ path: `/documents/${document.id}`, token, body: { name: 'doc renamed' } }),
-      'post /agents (link)': () => ({ path: '/agents', token, body: { agentId: agent.id, documentId: (createdLater.document2 as Json).id } }),
+      'post /agents (link)': () => ({
+        path: '/agents',
+        token,
+        body: { agentId: agent.id, documentId: (createdLater.document2 as Json).id },
+      }),
       'get /agents': () => ({ path: '/agents', token }),
       'post /agents': () => ({ path: '/agents', token, body: { name: 'agent 2', type: 'REACT', llm: { model: 'm', provider: 'p' } } }),
       'get /agents/:id': () => ({ path: `/agents/${agent.id}`, token }),
@@ -85,7 +114,11 @@ describe('no answer but sign-up\'s carries a password or its hash', () => {
       'get /tags/:id': () => ({ path: `/tags/${tag.id}`, token }),
       'patch /tags/:id': () => ({ path: `/tags/${tag.id}`, token, body: { name: 'tag renamed' } }),
       'get /agent-documents': () => ({ path: '/agent-documents', token }),
-      'post /agent-documents': () => ({ path: '/agent-documents', token, body: { agentId: (createdLater.agent2 as Json).id, documentId: document.id } }),
+      'post /agent-documents': () => ({
+        path: '/agent-documents',
+        token,
+        body: { agentId: (createdLater.agent2 as Json).id, documentId: document.id },
+      }),
       'get /agent-documents/:id': () => ({ path: `/agent-documents/${agentDocument.id}`, token }),
       'get /agent-tools': () => ({ path: '/agent-tools', token }),
       'post /agent-tools': () => ({ path: '/agent-tools', token, body: { agentId: (createdLater.agent2 as Json).id, toolId: tool.id } }),
@@ -120,8 +153,16 @@ describe('no answer but sign-up\'s carries a password or its hash', () => {
 
     const keyOf = (route: (typeof service.app.routes)[number]) => `${route.method} ${route.path}${route.when ? ' (link)' : ''}`;
     const mounted = service.app.routes.map(keyOf);
-    assert.deepEqual(mounted.filter((key) => !(key in calls)), [], 'every route has a call here');
-    assert.deepEqual(Object.keys(calls).filter((key) => !mounted.includes(key)), [], 'every call here is a route');
+    assert.deepEqual(
+      mounted.filter((key) => !(key in calls)),
+      [],
+      'every route has a call here',
+    );
+    assert.deepEqual(
+      Object.keys(calls).filter((key) => !mounted.includes(key)),
+      [],
+      'every call here is a route',
+    );
 
     const found: string[] = [];
     for (const [key, make] of Object.entries(calls)) {

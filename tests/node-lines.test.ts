@@ -52,10 +52,16 @@ describe('Node lines', () => {
   test('the service refuses to start on a line engines does not list, with one line saying which to use', async () => {
     const majors = supportedNodeMajors(engines);
     assert.ok(!majors.includes(24), 'Node 24 stays refused while its garbage collection of statements aborts');
-    const service = spawnServiceProcess({}, undefined, { file: process.execPath, args: [...pretendNode('24.21.0'), ...absoluteNodeArgs(serviceNodeArgs())] });
+    const service = spawnServiceProcess({}, undefined, {
+      file: process.execPath,
+      args: [...pretendNode('24.21.0'), ...absoluteNodeArgs(serviceNodeArgs())],
+    });
     assert.equal(await service.exited, 1, service.stderrText());
     const names = `${majors.slice(0, -1).join(', ')} or ${majors.at(-1)}`;
-    assert.equal(service.stderrText(), `cannot start: Node 24.21.0 is not supported: run the service on Node ${names} (the lines it is tested on)\n`);
+    assert.equal(
+      service.stderrText(),
+      `cannot start: Node 24.21.0 is not supported: run the service on Node ${names} (the lines it is tested on)\n`,
+    );
     assert.equal(service.stdoutText(), '');
     // Every line engines lists is admitted, every other one refused.
     for (const major of [18, 19, 20, 21, 22, 23, 24, 25, 26, 27]) {
@@ -66,7 +72,11 @@ describe('Node lines', () => {
   });
 
   test('so do the operator scripts, before they open the database', async () => {
-    const result = await runCommand(process.execPath, [...pretendNode('24.21.0'), ...absoluteNodeArgs(['--import', 'tsx', 'scripts/admin-user-list.ts'])], {});
+    const result = await runCommand(
+      process.execPath,
+      [...pretendNode('24.21.0'), ...absoluteNodeArgs(['--import', 'tsx', 'scripts/admin-user-list.ts'])],
+      {},
+    );
     assert.equal(result.code, 1, result.stderr);
     assert.equal(result.stderr, `error: ${unsupportedNodeLine('24.21.0')}\n`);
   });

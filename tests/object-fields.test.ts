@@ -31,10 +31,14 @@ function fieldsOf(schema: AnySchema, prefix = ''): [string, AnySchema][] {
 
 const service = await startService();
 /** The body schema of every mounted route, by `METHOD path`. */
-const BODY_SCHEMAS = Object.fromEntries(service.app.routes.filter((route) => route.body !== undefined).map((route) => [`${route.method.toUpperCase()} ${route.path}`, route.body]));
+const BODY_SCHEMAS = Object.fromEntries(
+  service.app.routes
+    .filter((route) => route.body !== undefined)
+    .map((route) => [`${route.method.toUpperCase()} ${route.path}`, route.body]),
+);
 
 describe('no body field but an array field accepts an array', () => {
-  test('every field of every mounted route\'s body schema (walked, so new endpoints and fields are covered)', () => {
+  test("every field of every mounted route's body schema (walked, so new endpoints and fields are covered)", () => {
     assert.ok(Object.keys(BODY_SCHEMAS).length >= 15, Object.keys(BODY_SCHEMAS).join(', '));
     const holes: string[] = [];
     let objectFields = 0;
@@ -51,7 +55,6 @@ describe('no body field but an array field accepts an array', () => {
 });
 
 describe('over HTTP: [] where an object belongs is a 422 naming the field, and nothing is stored', () => {
-
   test('POST and PATCH /documents with splitter, metadata or authorization []', async () => {
     const { token } = await service.signUp();
     const document = { name: 'doc', type: 'TXT', url: 'https://example.com/a.txt' };
@@ -71,6 +74,9 @@ describe('over HTTP: [] where an object belongs is a 422 naming the field, and n
     assertInvalid(await service.request('POST', '/api/v1/tools', { token, body: { name: 't', type: 'SEARCH', metadata: [] } }), 'metadata');
     const llm = { model: 'gpt-4o', provider: 'openai' };
     assertInvalid(await service.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm: [] } }), 'llm');
-    assertInvalid(await service.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm, tags: [[]] } }), 'tags.0');
+    assertInvalid(
+      await service.request('POST', '/api/v1/agents', { token, body: { name: 'a', type: 'REACT', llm, tags: [[]] } }),
+      'tags.0',
+    );
   });
 });

@@ -107,7 +107,11 @@ test('the document describes parameters, bodies, security and the error envelope
   const searchLimit = document.paths['/api/v1/documents/search'].get.parameters.find((parameter: Json) => parameter.name === 'limit');
   assert.match(searchLimit.description, /1 to 100 \(default 20\)/);
   assert.deepEqual(
-    document.paths['/api/v1/agent-documents/{id}'].get.parameters.map((parameter: Json) => [parameter.name, parameter.in, parameter.required]),
+    document.paths['/api/v1/agent-documents/{id}'].get.parameters.map((parameter: Json) => [
+      parameter.name,
+      parameter.in,
+      parameter.required,
+    ]),
     [['id', 'path', true]],
   );
 
@@ -143,7 +147,10 @@ test('the document describes parameters, bodies, security and the error envelope
   assert.deepEqual(document.paths['/api/v1/openapi.json'].get.security, []);
 
   // Errors: every code, by status.
-  assert.deepEqual(document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum, ERRORS.map((error) => error.code));
+  assert.deepEqual(
+    document.components.schemas.ErrorEnvelope.properties.error.properties.code.enum,
+    ERRORS.map((error) => error.code),
+  );
   assert.deepEqual(agents.get.responses['401'], { $ref: '#/components/responses/Unauthorized' });
   assert.match(document.components.responses.ValidationFailed.description, /validation_failed/);
   assert.equal(document.paths['/api/v1/tags'].post.responses['409'].$ref, '#/components/responses/Conflict');
@@ -158,9 +165,16 @@ test('case-insensitive patterns are spelled out for JSON Schema', () => {
 });
 
 /** Calls an operation by id, with its method and path from the table. */
-async function call(service: TestService, operationId: string, options: RequestOptions & { id?: string; sessionId?: string; query?: string } = {}): Promise<Reply> {
+async function call(
+  service: TestService,
+  operationId: string,
+  options: RequestOptions & { id?: string; sessionId?: string; query?: string } = {},
+): Promise<Reply> {
   const op = operation(operationId);
-  const path = fullPath(op).replace(':id', options.id ?? '').replace(':sessionId', options.sessionId ?? 'some-session') + (options.query ?? '');
+  const path =
+    fullPath(op)
+      .replace(':id', options.id ?? '')
+      .replace(':sessionId', options.sessionId ?? 'some-session') + (options.query ?? '');
   return service.request(op.method.toUpperCase(), path, options);
 }
 
@@ -174,7 +188,10 @@ test('every operation answers its documented status and shape', async () => {
     assert.equal(reply.status, op.success.status, `${operationId}: ${JSON.stringify(reply.body)}`);
     const schema = successSchema(op);
     const parsed = v.safeParse(schema, reply.body);
-    assert.ok(parsed.success, `${operationId} answered a shape the document does not describe: ${JSON.stringify(parsed.issues?.map((issue) => [v.getDotPath(issue), issue.message]))}\n${JSON.stringify(reply.body, null, 1)}`);
+    assert.ok(
+      parsed.success,
+      `${operationId} answered a shape the document does not describe: ${JSON.stringify(parsed.issues?.map((issue) => [v.getDotPath(issue), issue.message]))}\n${JSON.stringify(reply.body, null, 1)}`,
+    );
     assert.ok(reply.headers.get('x-request-id'));
     covered.add(operationId);
     return reply.body.data;
@@ -199,7 +216,14 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('getTool', { ...auth, id: tool.id });
   await expectDocumented('updateTool', { ...auth, id: tool.id, body: { type: 'AGENT' } });
 
-  const documentBody = { name: 'handbook', type: 'PDF', url: 'https://example.com/h.pdf', from_page: 2, to_page: '9', splitter: { type: 'CharacterTextSplitter' } };
+  const documentBody = {
+    name: 'handbook',
+    type: 'PDF',
+    url: 'https://example.com/h.pdf',
+    from_page: 2,
+    to_page: '9',
+    splitter: { type: 'CharacterTextSplitter' },
+  };
   const doc = await expectDocumented('createDocument', { ...auth, body: documentBody });
   await expectDocumented('createDocument', { ...auth, body: { name: 'plain', type: 'TXT', url: 'https://example.com/a.txt' } });
   await expectDocumented('listDocuments', auth);
@@ -209,7 +233,10 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('listDocumentChunks', { ...auth, id: doc.id, query: '?limit=5' });
   await expectDocumented('searchDocuments', { ...auth, query: `?q=handbook&documentId=${doc.id}&limit=5` });
 
-  const prompt = await expectDocumented('createPrompt', { ...auth, body: { name: 'greet', template: 'Hi {who}', input_variables: ['who'] } });
+  const prompt = await expectDocumented('createPrompt', {
+    ...auth,
+    body: { name: 'greet', template: 'Hi {who}', input_variables: ['who'] },
+  });
   await expectDocumented('listPrompts', auth);
   await expectDocumented('getPrompt', { ...auth, id: prompt.id });
   await expectDocumented('updatePrompt', { ...auth, id: prompt.id, body: { name: 'greeter' } });
@@ -234,7 +261,14 @@ test('every operation answers its documented status and shape', async () => {
   const fake = await startFakeOpenAI();
   const runner = await expectDocumented('createAgent', {
     ...auth,
-    body: { name: 'runner', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url }, hasMemory: true, isListed: true, description: 'Runs.' },
+    body: {
+      name: 'runner',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
+      hasMemory: true,
+      isListed: true,
+      description: 'Runs.',
+    },
   });
   const result = await expectDocumented('invokeAgent', { ...auth, id: runner.id, body: { input: 'hello', sessionId: 's1' } });
   assert.equal(result.output, 'ok');
@@ -273,7 +307,11 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('getHealth');
   await expectDocumented('deleteMe', { ...auth, body: { password } });
 
-  assert.deepEqual(ROUTES.map((op) => op.operationId).filter((id) => !covered.has(id)), [], 'operations this test did not call');
+  assert.deepEqual(
+    ROUTES.map((op) => op.operationId).filter((id) => !covered.has(id)),
+    [],
+    'operations this test did not call',
+  );
 });
 
 test('the errors each operation documents are ones it really answers, in the error envelope', async () => {
@@ -281,7 +319,10 @@ test('the errors each operation documents are ones it really answers, in the err
   const { token } = await service.signUp();
   const missing = randomUUID();
   const documented = (op: Route, status: number) =>
-    assert.ok(document.paths[openApiPath(fullPath(op))][op.method].responses[status], `${op.method} ${op.path} does not document ${status}`);
+    assert.ok(
+      document.paths[openApiPath(fullPath(op))][op.method].responses[status],
+      `${op.method} ${op.path} does not document ${status}`,
+    );
   const expectError = (op: Route, reply: Reply, status: number) => {
     assert.equal(reply.status, status, `${op.method} ${op.path}: ${JSON.stringify(reply.body)}`);
     documented(op, status);

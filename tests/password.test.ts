@@ -95,7 +95,11 @@ describe('PasswordHasher', () => {
     const held = new Promise<void>((resolve) => (release = resolve));
     return { hasher: new PasswordHasher({ concurrency: 1, queueMax: 20, ...options, beforeHash: () => held }), release };
   }
-  const refusal = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error as ApiError);
+  const refusal = (promise: Promise<unknown>) =>
+    promise.then(
+      () => undefined,
+      (error: unknown) => error as ApiError,
+    );
 
   test('refuses at once (503, Retry-After) a hash that other addresses would make take longer than maxWaitMs, though the queue has room', async () => {
     const { hasher, release } = heldHasher({ maxWaitMs: 500 });
@@ -112,7 +116,7 @@ describe('PasswordHasher', () => {
     assert.match(await waiting, /^\$scrypt\$/);
   });
 
-  test("a burst from one address waits for its own hashes up to maxQueueWaitMs, not maxWaitMs", async () => {
+  test('a burst from one address waits for its own hashes up to maxQueueWaitMs, not maxWaitMs', async () => {
     const { hasher, release } = heldHasher({ maxWaitMs: 700, maxQueueWaitMs: 2_100 });
     // At 200 ms a hash, the tenth waits for nine, then its own: 2,000 ms; the eleventh 2,200 ms.
     const burst = Array.from({ length: 10 }, (_, i) => hasher.hash(`burst ${i}`, FAST, { key: '192.0.2.1' }));

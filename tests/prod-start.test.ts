@@ -30,7 +30,12 @@ describe('production start: compiled dist/main.js with plain node', () => {
 
   before(async () => {
     // The fake model and the tool's API below listen on 127.0.0.1.
-    service = await startServiceProcess({ DATABASE_PATH: databasePath, ALLOW_PRIVATE_NETWORKS: 'on' }, 20_000, install, productionCommand());
+    service = await startServiceProcess(
+      { DATABASE_PATH: databasePath, ALLOW_PRIVATE_NETWORKS: 'on' },
+      20_000,
+      install,
+      productionCommand(),
+    );
   });
 
   test('the process runs JavaScript only: no tsx loader among its arguments', () => {
@@ -88,7 +93,9 @@ describe('production start: compiled dist/main.js with plain node', () => {
     // The model client, the JSON Schema validator and the YAML reader are loaded on first use, from
     // the build's chunks: this is the request that loads them.
     const fake = await startFakeOpenAI();
-    const api = createServer((req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })));
+    const api = createServer((req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ path: req.url })),
+    );
     await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
     t.after(() => new Promise((resolve) => api.close(resolve)));
     const spec = [
@@ -103,7 +110,11 @@ describe('production start: compiled dist/main.js with plain node', () => {
     ].join('\n');
 
     const { token } = await service.signUp('Runner');
-    const agent = await service.create(token, '/agents', { name: 'Runner', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm', baseUrl: fake.url } });
+    const agent = await service.create(token, '/agents', {
+      name: 'Runner',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai', model: 'm', baseUrl: fake.url },
+    });
     const tool = await service.create(token, '/tools', { name: 'Echo', type: 'OPENAPI', metadata: { spec } });
     await service.create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
     fake.reply({ toolCalls: [{ name: 'echo_echo', arguments: '{"word":"otter"}' }] }, { text: 'It said otter.' });
@@ -120,7 +131,10 @@ describe('production start: compiled dist/main.js with plain node', () => {
     assert.equal(events.at(-1), 'done', text);
     assert.match(text, /"output":"\{\\"path\\":\\"\/echo\/otter\\"\}"/);
     assert.match(text, /It said otter\./);
-    assert.deepEqual(fake.requests[0].body.tools.map((entry: { function: { name: string } }) => entry.function.name), ['echo_echo']);
+    assert.deepEqual(
+      fake.requests[0].body.tools.map((entry: { function: { name: string } }) => entry.function.name),
+      ['echo_echo'],
+    );
   });
 
   test('SIGTERM stops it cleanly and the WAL is folded back into the database', async () => {

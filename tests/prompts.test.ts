@@ -52,7 +52,10 @@ describe('POST /prompts', () => {
   test('a placeholder not listed in input_variables is 422 naming it', async () => {
     const { token } = await service.signUp();
     assertInvalidNaming(
-      await request('POST', '/api/v1/prompts', { token, body: { ...BASE, template: 'Summarise {text} for {audience}.', input_variables: ['text'] } }),
+      await request('POST', '/api/v1/prompts', {
+        token,
+        body: { ...BASE, template: 'Summarise {text} for {audience}.', input_variables: ['text'] },
+      }),
       'audience',
     );
     assertInvalidNaming(
@@ -64,7 +67,10 @@ describe('POST /prompts', () => {
   test('a listed variable the template does not use is 422 naming it', async () => {
     const { token } = await service.signUp();
     assertInvalidNaming(
-      await request('POST', '/api/v1/prompts', { token, body: { ...BASE, template: 'Summarise {text}.', input_variables: ['text', 'tone'] } }),
+      await request('POST', '/api/v1/prompts', {
+        token,
+        body: { ...BASE, template: 'Summarise {text}.', input_variables: ['text', 'tone'] },
+      }),
       'tone',
     );
     assertInvalidNaming(
@@ -76,7 +82,10 @@ describe('POST /prompts', () => {
   test('an unmatched { or } is 422 at path template', async () => {
     const { token } = await service.signUp();
     for (const template of ['Summarise {text', 'Summarise text}', 'Summarise {text} }', '{ {text}']) {
-      assertInvalid(await request('POST', '/api/v1/prompts', { token, body: { ...BASE, template, input_variables: ['text'] } }), 'template');
+      assertInvalid(
+        await request('POST', '/api/v1/prompts', { token, body: { ...BASE, template, input_variables: ['text'] } }),
+        'template',
+      );
     }
   });
 
@@ -161,10 +170,7 @@ describe('PATCH /prompts/{id}', () => {
   test('changing only input_variables away from the stored template is 422', async () => {
     const { token } = await service.signUp();
     const prompt = await createPrompt(token);
-    assertInvalidNaming(
-      await request('PATCH', `/api/v1/prompts/${prompt.id}`, { token, body: { input_variables: ['text'] } }),
-      'words',
-    );
+    assertInvalidNaming(await request('PATCH', `/api/v1/prompts/${prompt.id}`, { token, body: { input_variables: ['text'] } }), 'words');
     const read = await request('GET', `/api/v1/prompts/${prompt.id}`, { token });
     assert.deepEqual(read.body.data, prompt);
   });
@@ -212,7 +218,10 @@ describe('DELETE /prompts/{id}', () => {
     const keep = await createPrompt(token, { name: 'keep' });
     await assertDeletes(service, `/api/v1/prompts/${prompt.id}`, token);
     const list = await request('GET', '/api/v1/prompts', { token });
-    assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
+    assert.deepEqual(
+      list.body.data.map((item: { id: string }) => item.id),
+      [keep.id],
+    );
   });
 });
 

@@ -92,7 +92,11 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
    * sync of a new generation is still running, about a second after the start.
    */
   async function stop(service: ServiceProcess): Promise<{ code: number | null; ms: number }> {
-    await waitFor('Litestream\'s first WAL segment', () => (/wal segment written/.test(service.stderrText() + service.stdoutText()) ? true : undefined), 15_000);
+    await waitFor(
+      "Litestream's first WAL segment",
+      () => (/wal segment written/.test(service.stderrText() + service.stdoutText()) ? true : undefined),
+      15_000,
+    );
     const began = Date.now();
     process.kill(service.child.pid!, 'SIGTERM');
     const code = await service.exited;
@@ -103,7 +107,13 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
   const pointInTime = join(dir, 'point-in-time');
   /** Litestream's restore scratch files (`<file>.tmp`, `.tmp-wal`, `.tmp-shm`) beside the restored databases. */
   const scratchFiles = () =>
-    [dirname(databasePath), pointInTime].filter((folder) => existsSync(folder)).flatMap((folder) => readdirSync(folder).filter((name) => /\.tmp(-wal|-shm)?$/.test(name)).map((name) => join(folder, name)));
+    [dirname(databasePath), pointInTime]
+      .filter((folder) => existsSync(folder))
+      .flatMap((folder) =>
+        readdirSync(folder)
+          .filter((name) => /\.tmp(-wal|-shm)?$/.test(name))
+          .map((name) => join(folder, name)),
+      );
 
   const email = 'replicated@example.com';
   const password = 'correct horse battery';
@@ -173,7 +183,13 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     // A file, not `bash -c`: bash reads the system's bashrc for -c when its stdin is a socket.
     writeFileSync(join(dir, 'restore.sh'), block);
     // Without the container, Litestream is not on the PATH.
-    const restored = await runCommand('bash', ['-euo', 'pipefail', join(dir, 'restore.sh')], { ...env, PATH: process.env.PATH ?? '' }, undefined, install);
+    const restored = await runCommand(
+      'bash',
+      ['-euo', 'pipefail', join(dir, 'restore.sh')],
+      { ...env, PATH: process.env.PATH ?? '' },
+      undefined,
+      install,
+    );
     assert.equal(restored.code, 0, restored.stdout + restored.stderr);
     assert.ok(existsSync(databasePath), 'litestream restore wrote the database');
     assert.ok(existsSync(then), 'the point-in-time restore wrote its file');
@@ -206,7 +222,8 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     assert.ok(agents.size > 0, 'the first test wrote records');
     const key = readFileSync(`${databasePath}.key`, 'utf8');
     // A lost volume: the database, its WAL, Litestream's state and the key file are all gone.
-    for (const file of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, litestreamState, `${databasePath}.key`]) rmSync(file, { recursive: true, force: true });
+    for (const file of [databasePath, `${databasePath}-wal`, `${databasePath}-shm`, litestreamState, `${databasePath}.key`])
+      rmSync(file, { recursive: true, force: true });
 
     const refused = await runCommand(entrypoint, cmd, env, undefined, install);
     assert.equal(refused.code, 1);
@@ -218,7 +235,7 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     const service = await start();
     const list = await service.listAll(await service.signIn(email, password), '/agents');
     assert.deepEqual(new Set(list.map((agent) => agent.id)), new Set(agents.keys()));
-    assert.deepEqual(scratchFiles(), [], 'the entry point removed the restore\'s scratch files');
+    assert.deepEqual(scratchFiles(), [], "the entry point removed the restore's scratch files");
     assert.equal((await stop(service)).code, 0, service.stdoutText() + service.stderrText());
   });
 });

@@ -108,9 +108,29 @@ test('a route outside its group’s prefix is refused when mounted', () => {
     throw unauthorized();
   };
   assert.throws(
-    () => mountRoutes([{ routes: [], presentError: presentEnvelope }, { prefix: '/v1', routes: routes('/v2', true), presentError: presentOther }], noAuth),
+    () =>
+      mountRoutes(
+        [
+          { routes: [], presentError: presentEnvelope },
+          { prefix: '/v1', routes: routes('/v2', true), presentError: presentOther },
+        ],
+        noAuth,
+      ),
     /outside its group's paths/,
   );
-  assert.throws(() => mountRoutes([{ routes: routes('/v1', true), presentError: presentEnvelope }, { prefix: '/v1', routes: [], presentError: presentOther }], noAuth), /outside/);
-  assert.throws(() => mountRoutes([{ prefix: '/v1', routes: [], presentError: presentOther }], noAuth), /exactly one route group has no prefix/);
+  assert.throws(
+    () =>
+      mountRoutes(
+        [
+          { routes: routes('/v1', true), presentError: presentEnvelope },
+          { prefix: '/v1', routes: [], presentError: presentOther },
+        ],
+        noAuth,
+      ),
+    /outside/,
+  );
+  assert.throws(
+    () => mountRoutes([{ prefix: '/v1', routes: [], presentError: presentOther }], noAuth),
+    /exactly one route group has no prefix/,
+  );
 });

@@ -35,7 +35,9 @@ const stopObserving = service.app.runs.observe((run, event) => observed.push({ r
 after(stopObserving);
 /** The events observed for one run, as a stream would carry them (data through JSON). */
 const observedOf = (runId: string) =>
-  observed.filter((seen) => seen.run.runId === runId).map(({ event }) => ({ event: event.name, data: JSON.parse(JSON.stringify(event.data)) }));
+  observed
+    .filter((seen) => seen.run.runId === runId)
+    .map(({ event }) => ({ event: event.name, data: JSON.parse(JSON.stringify(event.data)) }));
 
 const add: ToolFunction = {
   name: 'add',
@@ -61,13 +63,22 @@ async function streamInvoke(agentId: string, input: string): Promise<{ event: st
     .filter((lines) => lines.length > 0)
     .map((lines) => ({
       event: lines.find((line) => line.startsWith('event: '))?.slice(7),
-      data: JSON.parse(lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n')),
+      data: JSON.parse(
+        lines
+          .filter((line) => line.startsWith('data: '))
+          .map((line) => line.slice(6))
+          .join('\n'),
+      ),
     }));
 }
 
 describe('the event seam', () => {
   test('an observer sees every event of a streamed run in order, the same as the stream: run, sources, tool calls, tokens, done', async () => {
-    const doc = await service.create(user.token, '/documents', { name: 'Office notes', type: 'TXT', url: `http://127.0.0.1:${(docs.address() as AddressInfo).port}/notes.txt` });
+    const doc = await service.create(user.token, '/documents', {
+      name: 'Office notes',
+      type: 'TXT',
+      url: `http://127.0.0.1:${(docs.address() as AddressInfo).port}/notes.txt`,
+    });
     await waitFor('the document to be ready', async () => {
       const got = await service.request('GET', `/api/v1/documents/${doc.id}`, { token: user.token });
       return got.body.data.status === 'ready' ? true : undefined;
@@ -75,16 +86,25 @@ describe('the event seam', () => {
     const agent = await service.create(user.token, '/agents', { name: 'Cat keeper', type: 'VENDOR_A', llm, documentId: doc.id });
     tools = async () => ({ tools: [add], warnings: [] });
     try {
-      fake.reply({ toolCalls: [{ id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' }] }, { text: 'Marmalade, and 5.', chunks: ['Marma', 'lade, ', 'and 5.'] });
+      fake.reply(
+        { toolCalls: [{ id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' }] },
+        { text: 'Marmalade, and 5.', chunks: ['Marma', 'lade, ', 'and 5.'] },
+      );
       const streamed = await streamInvoke(agent.id, 'What is the cat called, and 2 + 3?');
-      assert.deepEqual(streamed.map((e) => e.event), ['run', 'sources', 'tool_call', 'tool_result', 'token', 'token', 'token', 'done']);
+      assert.deepEqual(
+        streamed.map((e) => e.event),
+        ['run', 'sources', 'tool_call', 'tool_result', 'token', 'token', 'token', 'done'],
+      );
       const runId = streamed[0].data.runId;
       assert.deepEqual(observedOf(runId), streamed, 'the observer saw exactly what the stream sent, in the same order');
       const seenRun = observed.find((seen) => seen.run.runId === runId)!.run;
       assert.deepEqual(seenRun, { runId, userId: user.user.id, agentId: agent.id, parentRunId: null });
       assert.deepEqual(streamed[2].data, { id: 'c1', tool: 'Adder', function: 'add', input: { a: 2, b: 3 } });
       assert.deepEqual(streamed[3].data, { id: 'c1', output: '5' });
-      assert.deepEqual(streamed.slice(4, 7).map((e) => e.data.text), ['Marma', 'lade, ', 'and 5.']);
+      assert.deepEqual(
+        streamed.slice(4, 7).map((e) => e.data.text),
+        ['Marma', 'lade, ', 'and 5.'],
+      );
       assert.equal(streamed[1].data[0].documentName, 'Office notes');
       assert.equal(streamed[7].data.output, 'Marmalade, and 5.');
     } finally {
@@ -96,7 +116,10 @@ describe('the event seam', () => {
     const agent = await service.create(user.token, '/agents', { name: 'Broken', type: 'VENDOR_A', llm });
     fake.reply({ status: 500, message: 'the model crashed' });
     const streamed = await streamInvoke(agent.id, 'hi');
-    assert.deepEqual(streamed.map((e) => e.event), ['run', 'error']);
+    assert.deepEqual(
+      streamed.map((e) => e.event),
+      ['run', 'error'],
+    );
     assert.equal(streamed[1].data.code, 'upstream_error');
     assert.deepEqual(observedOf(streamed[0].data.runId), streamed);
   });
@@ -115,11 +138,29 @@ describe('the event seam', () => {
 
 describe('a run given a conversation', () => {
   test("the model gets the agent's prompt and the caller's instructions, the messages before, then the input; memory is neither read nor written", async () => {
-    const prompt = await service.create(user.token, '/prompts', { name: 'terse', template: 'You are terse about {topic}.', input_variables: ['topic'] });
-    const agent = await service.create(user.token, '/agents', { name: 'Chat', type: 'VENDOR_A', llm, promptId: prompt.id, hasMemory: true });
+    const prompt = await service.create(user.token, '/prompts', {
+      name: 'terse',
+      template: 'You are terse about {topic}.',
+      input_variables: ['topic'],
+    });
+    const agent = await service.create(user.token, '/agents', {
+      name: 'Chat',
+      type: 'VENDOR_A',
+      llm,
+      promptId: prompt.id,
+      hasMemory: true,
+    });
     // The session an invoke would replay: a run given its conversation must not see it.
     fake.reply({ text: 'remembered answer' });
-    assert.equal((await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'remembered question', sessionId: 's1', variables: { topic: 'cats' } } })).status, 200);
+    assert.equal(
+      (
+        await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, {
+          token: user.token,
+          body: { input: 'remembered question', sessionId: 's1', variables: { topic: 'cats' } },
+        })
+      ).status,
+      200,
+    );
 
     const engine = service.app.runs;
     const prepared = await engine.prepare(user.user.id, agent.id, {
@@ -140,17 +181,25 @@ describe('a run given a conversation', () => {
     const outcome = await engine.execute(prepared);
     assert.ok(outcome.ok);
     assert.equal(outcome.result.output, 'Orange.');
-    assert.equal(outcome.result.sessionId, null, 'no session: the conversation is the caller\'s');
+    assert.equal(outcome.result.sessionId, null, "no session: the conversation is the caller's");
     assert.deepEqual(fake.requests[before].body.messages, [
       { role: 'system', content: 'You are terse about cats.\n\nAnswer in one word.\n\nNever apologise.' },
       { role: 'user', content: 'What is the cat called?' },
       { role: 'assistant', content: 'Marmalade.' },
       { role: 'user', content: 'And its colour?' },
     ]);
-    assert.deepEqual(events.map((event) => event.name), ['run', 'token', 'token', 'done'], 'a subscriber of the run sees its events');
+    assert.deepEqual(
+      events.map((event) => event.name),
+      ['run', 'token', 'token', 'done'],
+      'a subscriber of the run sees its events',
+    );
 
     const sessions = await service.request('GET', `/api/v1/agents/${agent.id}/sessions`, { token: user.token });
-    assert.deepEqual(sessions.body.data.map((s: Json) => [s.id, s.messages]), [['s1', 2]], 'the run added no turn to any session');
+    assert.deepEqual(
+      sessions.body.data.map((s: Json) => [s.id, s.messages]),
+      [['s1', 2]],
+      'the run added no turn to any session',
+    );
     const run = await service.request('GET', `/api/v1/runs/${outcome.result.runId}`, { token: user.token });
     assert.equal(run.body.data.status, 'succeeded');
     assert.equal(run.body.data.input, 'And its colour?');
@@ -158,7 +207,14 @@ describe('a run given a conversation', () => {
 
   test('instructions without a prompt follow the default system message', async () => {
     const agent = await service.create(user.token, '/agents', { name: 'Bare', type: 'VENDOR_A', llm });
-    const prepared = await service.app.runs.prepare(user.user.id, agent.id, { input: 'hi', variables: {}, sessionId: null, stream: false, messages: [], instructions: ['Speak French.'] });
+    const prepared = await service.app.runs.prepare(user.user.id, agent.id, {
+      input: 'hi',
+      variables: {},
+      sessionId: null,
+      stream: false,
+      messages: [],
+      instructions: ['Speak French.'],
+    });
     fake.reply({ text: 'Salut.' });
     const before = fake.requests.length;
     assert.ok((await service.app.runs.execute(prepared)).ok);

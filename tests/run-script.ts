@@ -38,12 +38,24 @@ export interface ScriptResult {
 const cleanEnv = (env: Record<string, string>) => ({ PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env });
 
 /** Runs `node --import tsx <script> ...args` (or any command) to the end, feeding `input` on stdin. */
-export function runScript(script: string, args: string[], env: Record<string, string>, input?: string, cwd = workDir): Promise<ScriptResult> {
+export function runScript(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  input?: string,
+  cwd = workDir,
+): Promise<ScriptResult> {
   return runCommand(process.execPath, [...absoluteNodeArgs(['--import', 'tsx', script]), ...args], env, input, cwd);
 }
 
 /** Runs any command to the end; in the repository unless `cwd` says otherwise (npm needs package.json). */
-export function runCommand(command: string, args: string[], env: Record<string, string>, input?: string, cwd = root): Promise<ScriptResult> {
+export function runCommand(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  input?: string,
+  cwd = root,
+): Promise<ScriptResult> {
   const child = spawn(command, args, { cwd, env: cleanEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -153,7 +165,11 @@ export function makeInstallDir(): string {
  * otherwise), without waiting for it: for a test that expects it to refuse to start. Most tests want
  * `startServiceProcess`.
  */
-export function spawnServiceProcess(env: Record<string, string>, cwd = workDir, command: ServiceCommand = developmentCommand()): SpawnedService {
+export function spawnServiceProcess(
+  env: Record<string, string>,
+  cwd = workDir,
+  command: ServiceCommand = developmentCommand(),
+): SpawnedService {
   const child = spawn(command.file, command.args, {
     cwd,
     env: cleanEnv({ PORT: '0', HOST: '127.0.0.1', RATE_LIMIT: 'off', LOG_REQUESTS: 'off', ...env }),

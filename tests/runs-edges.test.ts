@@ -43,7 +43,12 @@ function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
 }
 
 const runsConfig = (extra: Record<string, number> = {}) => ({
-  openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 8, ...extra,
+  openaiBaseUrl: 'http://127.0.0.1:9/v1',
+  ollamaBaseUrl: 'http://127.0.0.1:9/v1',
+  timeoutMs: 5000,
+  concurrencyPerUser: 4,
+  maxSteps: 8,
+  ...extra,
 });
 
 function events(text: string): { event: string | undefined; data: string }[] {
@@ -52,7 +57,11 @@ function events(text: string): { event: string | undefined; data: string }[] {
     .filter((block) => block.split('\n').some((line) => line.startsWith('data: ')))
     .map((block) => ({
       event: /^event: (.*)$/m.exec(block)?.[1],
-      data: block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n'),
+      data: block
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n'),
     }));
 }
 
@@ -64,13 +73,17 @@ const post = (service: TestService, path: string, token: string, body: unknown, 
     signal,
   });
 
-describe('the endpoint check has the run\'s deadline', () => {
+describe("the endpoint check has the run's deadline", () => {
   test('a DNS server that never answers is a 504 upstream_timeout within RUN_TIMEOUT_MS, and the slot is free again', async () => {
     const dns = heldResolver();
-    const service = await startService({ runs: runsConfig({ timeoutMs: 300, concurrencyPerUser: 1 }) }, undefined, { resolveHost: dns.resolve });
+    const service = await startService({ runs: runsConfig({ timeoutMs: 300, concurrencyPerUser: 1 }) }, undefined, {
+      resolveHost: dns.resolve,
+    });
     const user = await service.signUp();
     const agent = await service.create(user.token, '/agents', {
-      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://silent-dns.test:8000/v1' },
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://silent-dns.test:8000/v1' },
     });
     for (const stream of [false, true]) {
       const started = Date.now();
@@ -96,7 +109,9 @@ describe('an agent deleted while its run is set up', () => {
     for (const stream of [false, true]) {
       const host = `deleted-${stream}.test`;
       const agent = await service.create(user.token, '/agents', {
-        name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: `http://${host}:8000/v1` },
+        name: 'a',
+        type: 'VENDOR_A',
+        llm: { provider: 'openai-compatible', model: 'm', baseUrl: `http://${host}:8000/v1` },
       });
       const pending = service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi', stream } });
       await waitFor('the endpoint check', () => dns.asked.includes(host));
@@ -139,15 +154,19 @@ describe('an agent deleted while its run is set up', () => {
 });
 
 describe('shutdown', () => {
-  test('a run past its checks whose tool waits on a nested agent\'s endpoint check is still ended, its stream and record marked', async () => {
+  test("a run past its checks whose tool waits on a nested agent's endpoint check is still ended, its stream and record marked", async () => {
     const dns = heldResolver();
     const service = await startService({ runs: runsConfig({ timeoutMs: 60_000 }) }, undefined, { resolveHost: dns.resolve });
     const user = await service.signUp();
     const child = await service.create(user.token, '/agents', {
-      name: 'child', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://child-dns.test:8000/v1' },
+      name: 'child',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://child-dns.test:8000/v1' },
     });
     const lead = await service.create(user.token, '/agents', {
-      name: 'lead', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
+      name: 'lead',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
     });
     const tool = await service.create(user.token, '/tools', { name: 'Ask child', type: 'AGENT', metadata: { agentId: child.id } });
     await service.create(user.token, '/agent-tools', { agentId: lead.id, toolId: tool.id });
@@ -174,7 +193,9 @@ describe('shutdown during the checks', () => {
     const service = await startService({ runs: runsConfig({ timeoutMs: 60_000 }) }, undefined, { resolveHost: dns.resolve });
     const user = await service.signUp();
     const agent = await service.create(user.token, '/agents', {
-      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://slow-check.test:8000/v1' },
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: 'http://slow-check.test:8000/v1' },
     });
     const pending = post(service, `/agents/${agent.id}/invoke`, user.token, { input: 'hi', stream: true }, AbortSignal.timeout(3000));
     await waitFor('the endpoint check', () => dns.asked.includes('slow-check.test'));
@@ -196,7 +217,9 @@ describe('a streamed client that does not read', () => {
     const service = await startService({ runs: runsConfig(), runBounds: { ...testConfig().runBounds, answerMaxBytes: 16 * 1024 * 1024 } });
     const user = await service.signUp();
     const agent = await service.create(user.token, '/agents', {
-      name: 'a', type: 'VENDOR_A', llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
     });
     // Far more than the kernel's socket buffers hold: the rest waits in the service unless it stops.
     const piece = 'x'.repeat(16 * 1024);
@@ -205,18 +228,26 @@ describe('a streamed client that does not read', () => {
     const url = new URL(`${service.url}/api/v1/agents/${agent.id}/invoke`);
     const body = JSON.stringify({ input: 'flood', stream: true });
     const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
-      const request = http.request(url, { method: 'POST', headers: { Autorization: `Bearer ${user.token}`, 'content-type': 'application/json' } }, resolve);
+      const request = http.request(
+        url,
+        { method: 'POST', headers: { Autorization: `Bearer ${user.token}`, 'content-type': 'application/json' } },
+        resolve,
+      );
       request.on('error', reject);
       request.end(body);
     });
     assert.equal(response.statusCode, 200);
     response.pause(); // never read until the run ended
 
-    const run = await waitFor('the run to end', async () => {
-      const list = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
-      const first = list.body.data[0];
-      return first && first.status !== 'running' ? first : undefined;
-    }, 20_000);
+    const run = await waitFor(
+      'the run to end',
+      async () => {
+        const list = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
+        const first = list.body.data[0];
+        return first && first.status !== 'running' ? first : undefined;
+      },
+      20_000,
+    );
     assert.equal(run.status, 'cancelled', 'the run did not go on buffering the answer');
     assert.match(run.error, /did not read/);
     await fake.waitForAbort(fake.requests[count]);
@@ -237,11 +268,24 @@ describe('ends of runs committed together', () => {
   test('one commit for the ends queued in a turn: each resolves with its own result, one that fails is rolled back alone', async () => {
     const service = await startService({ runs: runsConfig() });
     const user = await service.signUp();
-    const agent = await service.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm' }, hasMemory: true });
+    const agent = await service.create(user.token, '/agents', {
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai', model: 'm' },
+      hasMemory: true,
+    });
     const runs = createRunStore(service.db);
-    const start = (input: string) => runs.startRun({ userId: user.user.id, agentId: agent.id, parentRunId: null, sessionId: 's1', input, model: 'm' })!.id;
+    const start = (input: string) =>
+      runs.startRun({ userId: user.user.id, agentId: agent.id, parentRunId: null, sessionId: 's1', input, model: 'm' })!.id;
     const end = (output: string): RunEnd => ({
-      status: 'succeeded', output, error: null, steps: [], sources: [], warnings: [], usage: null, ms: 1,
+      status: 'succeeded',
+      output,
+      error: null,
+      steps: [],
+      sources: [],
+      warnings: [],
+      usage: null,
+      ms: 1,
     });
     const [a, b, c] = [start('one'), start('two'), start('three')];
     assert.equal(runs.finishRun(c, end('first end'), null), true);
@@ -260,11 +304,17 @@ describe('ends of runs committed together', () => {
     assert.equal(get(a).output, 'answer one');
     assert.equal(get(b).status, 'running', 'the failed end left nothing behind');
     assert.equal(get(c).output, 'first end');
-    assert.deepEqual(createMemoryStore(service.db).recentMessages(agent.id, 's1', 10).map((m) => m.content), ['one', 'answer one'], 'only the end that was written added its turn');
+    assert.deepEqual(
+      createMemoryStore(service.db)
+        .recentMessages(agent.id, 's1', 10)
+        .map((m) => m.content),
+      ['one', 'answer one'],
+      'only the end that was written added its turn',
+    );
   });
 });
 
-describe('the chat call to the operator\'s endpoints', () => {
+describe("the chat call to the operator's endpoints", () => {
   test('sends the call with its key, decodes a compressed answer, and reuses its connection', async () => {
     const ports: number[] = [];
     const seen: { body: string; auth: string | null }[] = [];
@@ -281,9 +331,18 @@ describe('the chat call to the operator\'s endpoints', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const api = createChatApi({ allowPrivateNetworks: false });
-      const endpoint = { baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, apiKey: 'k', model: 'm', userAimed: false };
+      const endpoint = {
+        baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+        apiKey: 'k',
+        model: 'm',
+        userAimed: false,
+      };
       for (let i = 0; i < 2; i++) {
-        const completion = await api.complete(endpoint, { model: 'm', messages: [{ role: 'user', content: 'hi' }] }, new AbortController().signal);
+        const completion = await api.complete(
+          endpoint,
+          { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+          new AbortController().signal,
+        );
         assert.equal(completion.choices[0].message.content, 'packed answer', 'decoded');
       }
       assert.deepEqual(JSON.parse(seen[0].body), { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: false });

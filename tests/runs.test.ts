@@ -27,7 +27,10 @@ function parseEvents(text: string): SseEvent[] {
     .map((block) => {
       const lines = block.split('\n').filter((line) => !line.startsWith(':'));
       const event = lines.find((line) => line.startsWith('event: '))?.slice(7);
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+      const data = lines
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => line.slice(6))
+        .join('\n');
       return { event, data };
     });
 }
@@ -93,7 +96,8 @@ async function createAgent(token: string, body: Record<string, unknown> = {}): P
   return service.create(token, '/agents', { name: 'Helper', type: 'VENDOR_A', llm: llm(), ...body });
 }
 
-const invoke = (token: string, agentId: string, body: unknown) => service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token, body });
+const invoke = (token: string, agentId: string, body: unknown) =>
+  service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token, body });
 
 after(() => {
   const all = lines.join('\n');
@@ -102,7 +106,7 @@ after(() => {
 });
 
 describe('invoke', () => {
-  test('a plain invoke answers the model\'s text and records the run; the model got the system message, the input and the key', async () => {
+  test("a plain invoke answers the model's text and records the run; the model got the system message, the input and the key", async () => {
     await setup();
     const agent = await createAgent(alice.token);
     fake.reply({ text: 'Hello, Alice!', usage: { prompt_tokens: 12, completion_tokens: 4 } });
@@ -136,17 +140,30 @@ describe('invoke', () => {
     assert.equal(run.body.data.parentRunId, null);
     assert.ok(run.body.data.finishedAt);
     const list = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: alice.token });
-    assert.deepEqual(list.body.data.map((r: Json) => r.id), [data.runId]);
+    assert.deepEqual(
+      list.body.data.map((r: Json) => r.id),
+      [data.runId],
+    );
 
     // The key is never answered: not in the agent, its list, the run or the invoke answer.
-    for (const body of [reply.body, run.body, list.body, (await service.request('GET', `/api/v1/agents/${agent.id}`, { token: alice.token })).body, (await service.request('GET', '/api/v1/agents', { token: alice.token })).body]) {
+    for (const body of [
+      reply.body,
+      run.body,
+      list.body,
+      (await service.request('GET', `/api/v1/agents/${agent.id}`, { token: alice.token })).body,
+      (await service.request('GET', '/api/v1/agents', { token: alice.token })).body,
+    ]) {
       assert.ok(!JSON.stringify(body).includes(KEY));
     }
   });
 
   test('the prompt filled with variables is the system message; a missing variable is a 422 and nothing runs', async () => {
     await setup();
-    const prompt = await service.create(alice.token, '/prompts', { name: 'p', template: 'You speak {language}. Topic: {topic}. {{literal}}', input_variables: ['language', 'topic'] });
+    const prompt = await service.create(alice.token, '/prompts', {
+      name: 'p',
+      template: 'You speak {language}. Topic: {topic}. {{literal}}',
+      input_variables: ['language', 'topic'],
+    });
     const agent = await createAgent(alice.token, { promptId: prompt.id });
     fake.reply({ text: 'Oui.' });
     const before = fake.requests.length;
@@ -156,7 +173,10 @@ describe('invoke', () => {
 
     const missing = await invoke(alice.token, agent.id, { input: 'Bonjour', variables: { language: 'French' } });
     assert.equal(missing.status, 422);
-    assert.deepEqual(errorOf(missing).details?.map((d) => d.path), ['variables.topic']);
+    assert.deepEqual(
+      errorOf(missing).details?.map((d) => d.path),
+      ['variables.topic'],
+    );
     assert.equal(fake.requests.length, before + 1, 'the model was not called');
     const runs = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: alice.token });
     assert.equal(runs.body.data.length, 1, 'no run recorded for a 4xx');
@@ -175,7 +195,10 @@ describe('invoke', () => {
     ] as const) {
       const reply = await invoke(alice.token, agent.id, body);
       assert.equal(reply.status, 422, JSON.stringify(body).slice(0, 80));
-      assert.deepEqual(errorOf(reply).details?.map((d) => d.path), [path]);
+      assert.deepEqual(
+        errorOf(reply).details?.map((d) => d.path),
+        [path],
+      );
     }
   });
 
@@ -189,7 +212,10 @@ describe('invoke', () => {
     assert.equal(events[0].event, 'run');
     const runEvent = JSON.parse(events[0].data);
     assert.ok(runEvent.runId);
-    assert.deepEqual(events.filter((e) => e.event === 'token').map((e) => JSON.parse(e.data).text), ['one ', 'two ', 'three']);
+    assert.deepEqual(
+      events.filter((e) => e.event === 'token').map((e) => JSON.parse(e.data).text),
+      ['one ', 'two ', 'three'],
+    );
     const last = events.at(-1)!;
     assert.equal(last.event, 'done');
     const done = JSON.parse(last.data);
@@ -227,14 +253,23 @@ describe('memory', () => {
     const shown = await service.request('GET', `/api/v1/agents/${agent.id}`, { token: alice.token });
     assert.deepEqual(shown.body.data.AgentMemory, { sessions: 2, messages: 6 });
     const sessions = await service.request('GET', `/api/v1/agents/${agent.id}/sessions`, { token: alice.token });
-    assert.deepEqual(sessions.body.data.map((s: Json) => [s.id, s.messages]), [[sessionId, 4], ['another-session', 2]]);
+    assert.deepEqual(
+      sessions.body.data.map((s: Json) => [s.id, s.messages]),
+      [
+        [sessionId, 4],
+        ['another-session', 2],
+      ],
+    );
     const messages = await service.request('GET', `/api/v1/agents/${agent.id}/sessions/${sessionId}/messages`, { token: alice.token });
-    assert.deepEqual(messages.body.data.map((m: Json) => [m.role, m.content]), [
-      ['user', 'My name is Ada.'],
-      ['assistant', 'Nice to meet you, Ada.'],
-      ['user', 'What is my name?'],
-      ['assistant', 'Your name is Ada.'],
-    ]);
+    assert.deepEqual(
+      messages.body.data.map((m: Json) => [m.role, m.content]),
+      [
+        ['user', 'My name is Ada.'],
+        ['assistant', 'Nice to meet you, Ada.'],
+        ['user', 'What is my name?'],
+        ['assistant', 'Your name is Ada.'],
+      ],
+    );
     assert.equal(messages.body.data[0].runId, first.body.data.runId);
 
     const deleted = await service.request('DELETE', `/api/v1/agents/${agent.id}/sessions/${sessionId}`, { token: alice.token });
@@ -244,11 +279,15 @@ describe('memory', () => {
     assert.deepEqual(after.body.data.AgentMemory, { sessions: 1, messages: 2 });
   });
 
-  test("a session is named by the start of its first message (its `title`), null while it has none", async () => {
+  test('a session is named by the start of its first message (its `title`), null while it has none', async () => {
     await setup();
     const agent = await createAgent(alice.token, { hasMemory: true });
     const long = `${'Otters '.repeat(20)}and more.`;
-    for (const [sessionId, input] of [['short', 'How do otters sleep?'], ['long', long], ['short', 'And beavers?']]) {
+    for (const [sessionId, input] of [
+      ['short', 'How do otters sleep?'],
+      ['long', long],
+      ['short', 'And beavers?'],
+    ]) {
       fake.reply({ text: 'They float.' });
       assert.equal((await invoke(alice.token, agent.id, { input, sessionId })).status, 200);
     }
@@ -261,7 +300,12 @@ describe('memory', () => {
     assert.equal(titles.long, long.slice(0, 100));
     assert.equal(titles.long.length, 100);
     if ('empty' in titles) assert.equal(titles.empty, null);
-    assert.deepEqual(Object.keys(titles).filter((id) => id !== 'empty').sort(), ['long', 'short']);
+    assert.deepEqual(
+      Object.keys(titles)
+        .filter((id) => id !== 'empty')
+        .sort(),
+      ['long', 'short'],
+    );
   });
 
   test('only the last 10 turns are replayed', async () => {
@@ -317,7 +361,10 @@ describe('documents as context', () => {
     const agent = await withIngestion.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm(), documentId: doc.id });
     fake.reply({ text: 'Marmalade [1].' });
     const before = fake.requests.length;
-    const reply = await withIngestion.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'What is the name of the cat?' } });
+    const reply = await withIngestion.request('POST', `/api/v1/agents/${agent.id}/invoke`, {
+      token: user.token,
+      body: { input: 'What is the name of the cat?' },
+    });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     const system = fake.requests[before].body.messages[0].content as string;
     assert.match(system, /\[1\] \(Office notes, part 1\)\nThe office cat is called Marmalade/);
@@ -330,7 +377,10 @@ describe('documents as context', () => {
     assert.doesNotMatch(source.snippet, /<mark>/);
 
     fake.reply({ text: 'No idea.' });
-    const unrelated = await withIngestion.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'what is the weather' } });
+    const unrelated = await withIngestion.request('POST', `/api/v1/agents/${agent.id}/invoke`, {
+      token: user.token,
+      body: { input: 'what is the weather' },
+    });
     assert.deepEqual(unrelated.body.data.sources, [], 'only stop words and unmatched words: no chunk');
   });
 });
@@ -385,14 +435,25 @@ describe('failures', () => {
     const agent = await createAgent(alice.token);
     fake.reply({ dropAfter: ['half an '] });
     const { events } = await stream(service, `/agents/${agent.id}/invoke`, alice.token, { input: 'hi', stream: true });
-    assert.deepEqual(events.map((e) => e.event), ['run', 'token', 'error']);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['run', 'token', 'error'],
+    );
     const error = JSON.parse(events[2].data);
     assert.equal(error.code, 'upstream_error');
     assert.match(error.message, /broke before the answer was complete/);
   });
 
   test('no answer within RUN_TIMEOUT_MS is a 504 (plain) or an error event (streamed)', async () => {
-    const slow = await startService({ runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 300, concurrencyPerUser: 4, maxSteps: 8 } });
+    const slow = await startService({
+      runs: {
+        openaiBaseUrl: 'http://127.0.0.1:9/v1',
+        ollamaBaseUrl: 'http://127.0.0.1:9/v1',
+        timeoutMs: 300,
+        concurrencyPerUser: 4,
+        maxSteps: 8,
+      },
+    });
     const user = await slow.signUp();
     const agent = await slow.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm() });
     fake.reply({ hang: true });
@@ -403,18 +464,31 @@ describe('failures', () => {
 
     fake.reply({ hangAfter: ['partial '] });
     const { events } = await stream(slow, `/agents/${agent.id}/invoke`, user.token, { input: 'hi', stream: true });
-    assert.deepEqual(events.map((e) => e.event), ['run', 'token', 'error']);
+    assert.deepEqual(
+      events.map((e) => e.event),
+      ['run', 'token', 'error'],
+    );
     assert.equal(JSON.parse(events[2].data).code, 'upstream_timeout');
   });
 
   test('more than RUN_CONCURRENCY_PER_USER runs at once is a 429 with Retry-After; other users are not held up', async () => {
-    const one = await startService({ runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 5000, concurrencyPerUser: 1, maxSteps: 8 } });
+    const one = await startService({
+      runs: {
+        openaiBaseUrl: 'http://127.0.0.1:9/v1',
+        ollamaBaseUrl: 'http://127.0.0.1:9/v1',
+        timeoutMs: 5000,
+        concurrencyPerUser: 1,
+        maxSteps: 8,
+      },
+    });
     const user = await one.signUp();
     const other = await one.signUp();
     const agent = await one.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm() });
     const otherAgent = await one.create(other.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm() });
     fake.reply({ hangAfter: ['working '] });
-    const open = await streamUntil(one, `/agents/${agent.id}/invoke`, user.token, { input: 'long', stream: true }, (text) => text.includes('event: token'));
+    const open = await streamUntil(one, `/agents/${agent.id}/invoke`, user.token, { input: 'long', stream: true }, (text) =>
+      text.includes('event: token'),
+    );
     const refused = await one.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'again' } });
     assert.equal(refused.status, 429);
     assert.equal(errorOf(refused).code, 'rate_limited');
@@ -447,11 +521,20 @@ describe('failures', () => {
     assert.equal(errorOf(noBase).details![0].path, 'llm.baseUrl');
 
     // A host name is checked when the agent runs: here it resolves to loopback.
-    const guarded = await startService({ allowPrivateNetworks: false }, undefined, { resolveHost: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const guarded = await startService({ allowPrivateNetworks: false }, undefined, {
+      resolveHost: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
     const user = await guarded.signUp();
-    const agent = await guarded.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm({ baseUrl: fake.url.replace('127.0.0.1', 'models.test') }) });
+    const agent = await guarded.create(user.token, '/agents', {
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: llm({ baseUrl: fake.url.replace('127.0.0.1', 'models.test') }),
+    });
     const before = fake.requests.length;
-    const refused = await guarded.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi', stream: true } });
+    const refused = await guarded.request('POST', `/api/v1/agents/${agent.id}/invoke`, {
+      token: user.token,
+      body: { input: 'hi', stream: true },
+    });
     assert.equal(refused.status, 422, 'decided before the run: JSON even when streamed');
     const detail = errorOf(refused).details![0];
     assert.equal(detail.path, 'llm.baseUrl');
@@ -460,18 +543,45 @@ describe('failures', () => {
   });
 
   test('provider names match case-insensitively and ollama uses the operator endpoint with a placeholder key', async () => {
-    const operator = await startService({ runs: { openaiBaseUrl: fake.url, openaiApiKey: 'sk-operator-key-000000', ollamaBaseUrl: fake.url, timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 8 } });
+    const operator = await startService({
+      runs: {
+        openaiBaseUrl: fake.url,
+        openaiApiKey: 'sk-operator-key-000000',
+        ollamaBaseUrl: fake.url,
+        timeoutMs: 5000,
+        concurrencyPerUser: 4,
+        maxSteps: 8,
+      },
+    });
     const user = await operator.signUp();
-    const ollama = await operator.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: { provider: 'Ollama', model: 'llama3' } });
+    const ollama = await operator.create(user.token, '/agents', {
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: { provider: 'Ollama', model: 'llama3' },
+    });
     fake.reply({ text: 'hi' });
-    assert.equal((await operator.request('POST', `/api/v1/agents/${ollama.id}/invoke`, { token: user.token, body: { input: 'x' } })).status, 200);
+    assert.equal(
+      (await operator.request('POST', `/api/v1/agents/${ollama.id}/invoke`, { token: user.token, body: { input: 'x' } })).status,
+      200,
+    );
     assert.equal(fake.requests.at(-1)!.headers.authorization, 'Bearer ollama');
-    const openai = await operator.create(user.token, '/agents', { name: 'b', type: 'VENDOR_A', llm: { provider: 'OpenAI-Chat', model: 'gpt-x' } });
+    const openai = await operator.create(user.token, '/agents', {
+      name: 'b',
+      type: 'VENDOR_A',
+      llm: { provider: 'OpenAI-Chat', model: 'gpt-x' },
+    });
     fake.reply({ text: 'hi' });
-    assert.equal((await operator.request('POST', `/api/v1/agents/${openai.id}/invoke`, { token: user.token, body: { input: 'x' } })).status, 200);
+    assert.equal(
+      (await operator.request('POST', `/api/v1/agents/${openai.id}/invoke`, { token: user.token, body: { input: 'x' } })).status,
+      200,
+    );
     assert.equal(fake.requests.at(-1)!.headers.authorization, 'Bearer sk-operator-key-000000');
     // A user's own endpoint never gets the operator's key.
-    const own = await operator.create(user.token, '/agents', { name: 'c', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm', baseUrl: fake.url } });
+    const own = await operator.create(user.token, '/agents', {
+      name: 'c',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai', model: 'm', baseUrl: fake.url },
+    });
     fake.reply({ text: 'hi' });
     await operator.request('POST', `/api/v1/agents/${own.id}/invoke`, { token: user.token, body: { input: 'x' } });
     assert.equal(fake.requests.at(-1)!.headers.authorization, 'Bearer none');
@@ -506,7 +616,13 @@ describe('tools in the loop', () => {
     tools = async () => ({ tools: [add, broken], warnings: ['a tool was left out: it needs metadata.url'] });
     try {
       fake.reply(
-        { toolCalls: [{ id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' }, { id: 'c2', name: 'broken', arguments: '{}' }], pieceSize: 4 },
+        {
+          toolCalls: [
+            { id: 'c1', name: 'add', arguments: '{"a":2,"b":3}' },
+            { id: 'c2', name: 'broken', arguments: '{}' },
+          ],
+          pieceSize: 4,
+        },
         { text: 'The sum is 5.' },
       );
       const before = fake.requests.length;
@@ -521,14 +637,23 @@ describe('tools in the loop', () => {
       assert.equal(done.output, 'The sum is 5.');
       assert.deepEqual(done.warnings, ['a tool was left out: it needs metadata.url']);
       assert.equal(done.steps.length, 2);
-      assert.deepEqual({ ...done.steps[0], ms: 0 }, { tool: 'Tool add', toolId: 'tool-add', function: 'add', input: { a: 2, b: 3 }, output: '5', ms: 0 });
+      assert.deepEqual(
+        { ...done.steps[0], ms: 0 },
+        { tool: 'Tool add', toolId: 'tool-add', function: 'add', input: { a: 2, b: 3 }, output: '5', ms: 0 },
+      );
       assert.equal(done.steps[1].error, 'the service behind this tool is down');
 
       const first = fake.requests[before].body;
-      assert.deepEqual(first.tools.map((t: Json) => t.function.name), ['add', 'broken']);
+      assert.deepEqual(
+        first.tools.map((t: Json) => t.function.name),
+        ['add', 'broken'],
+      );
       const second = fake.requests[before + 1].body.messages;
       assert.equal(second.at(-3).role, 'assistant');
-      assert.deepEqual(second.at(-3).tool_calls.map((c: Json) => c.function.arguments), ['{"a":2,"b":3}', '{}']);
+      assert.deepEqual(
+        second.at(-3).tool_calls.map((c: Json) => c.function.arguments),
+        ['{"a":2,"b":3}', '{}'],
+      );
       assert.deepEqual(second.at(-2), { role: 'tool', tool_call_id: 'c1', content: '5' });
       assert.deepEqual(second.at(-1), { role: 'tool', tool_call_id: 'c2', content: 'Error: the service behind this tool is down' });
 
@@ -548,7 +673,15 @@ describe('tools in the loop', () => {
 
   test('RUN_MAX_STEPS model calls without an answer fail the run with max_steps', async () => {
     const limited = await startService(
-      { runs: { openaiBaseUrl: 'http://127.0.0.1:9/v1', ollamaBaseUrl: 'http://127.0.0.1:9/v1', timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 2 } },
+      {
+        runs: {
+          openaiBaseUrl: 'http://127.0.0.1:9/v1',
+          ollamaBaseUrl: 'http://127.0.0.1:9/v1',
+          timeoutMs: 5000,
+          concurrencyPerUser: 4,
+          maxSteps: 2,
+        },
+      },
       undefined,
       { toolProvider: async () => ({ tools: [testTool('again', async () => 'call me again')], warnings: [] }) },
     );
@@ -567,18 +700,20 @@ describe('tools in the loop', () => {
     let childId = '';
     const nested = await startService({}, undefined, {
       toolProvider: async (agent) => ({
-        tools: [{
-          ...testTool('ask', async () => ''),
-          call: async (args, context) => {
-            const target = (args as { agent: string }).agent === 'self' ? agent.id : childId;
-            try {
-              return await context.runChild(target, 'question from the parent');
-            } catch (error) {
-              errors.push((error as Error).message);
-              throw error;
-            }
+        tools: [
+          {
+            ...testTool('ask', async () => ''),
+            call: async (args, context) => {
+              const target = (args as { agent: string }).agent === 'self' ? agent.id : childId;
+              try {
+                return await context.runChild(target, 'question from the parent');
+              } catch (error) {
+                errors.push((error as Error).message);
+                throw error;
+              }
+            },
           },
-        }],
+        ],
         warnings: [],
       }),
     });
@@ -586,7 +721,12 @@ describe('tools in the loop', () => {
     const child = await nested.create(user.token, '/agents', { name: 'child', type: 'VENDOR_A', llm: llm(), hasMemory: true });
     childId = child.id;
     const parent = await nested.create(user.token, '/agents', { name: 'parent', type: 'VENDOR_A', llm: llm() });
-    fake.reply({ toolCalls: [{ name: 'ask', arguments: '{"agent":"child"}' }] }, { text: 'child says hi' }, { toolCalls: [{ name: 'ask', arguments: '{"agent":"self"}' }] }, { text: 'done' });
+    fake.reply(
+      { toolCalls: [{ name: 'ask', arguments: '{"agent":"child"}' }] },
+      { text: 'child says hi' },
+      { toolCalls: [{ name: 'ask', arguments: '{"agent":"self"}' }] },
+      { text: 'done' },
+    );
     const reply = await nested.request('POST', `/api/v1/agents/${parent.id}/invoke`, { token: user.token, body: { input: 'go' } });
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     assert.equal(reply.body.data.steps[0].output, 'child says hi');
@@ -607,7 +747,9 @@ describe('streams end, whatever happens', () => {
     await setup();
     const agent = await createAgent(alice.token);
     fake.reply({ hangAfter: ['thinking '] });
-    const open = await streamUntil(service, `/agents/${agent.id}/invoke`, alice.token, { input: 'long', stream: true }, (text) => text.includes('event: token'));
+    const open = await streamUntil(service, `/agents/${agent.id}/invoke`, alice.token, { input: 'long', stream: true }, (text) =>
+      text.includes('event: token'),
+    );
     const runId = JSON.parse(parseEvents(open.text)[0].data).runId;
     const upstream = fake.requests.at(-1)!;
     open.abort();
@@ -630,7 +772,9 @@ describe('streams end, whatever happens', () => {
       signal: controller.signal,
     }).catch(() => undefined);
     const count = fake.requests.length;
-    await waitFor('the model request', () => (fake.requests.length > count || fake.requests.at(-1)?.body?.messages?.at(-1)?.content === 'slow' ? true : undefined));
+    await waitFor('the model request', () =>
+      fake.requests.length > count || fake.requests.at(-1)?.body?.messages?.at(-1)?.content === 'slow' ? true : undefined,
+    );
     const upstream = fake.requests.at(-1)!;
     controller.abort();
     await pending;
@@ -648,7 +792,13 @@ describe('streams end, whatever happens', () => {
     const user = await local.signUp();
     const agent = await local.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: llm() });
     fake.reply({ hangAfter: ['x'] });
-    const open = await streamUntil(local, `/agents/${agent.id}/invoke`, user.token, { input: 'hi', stream: true }, (text) => (text.match(/: keep-alive/g) ?? []).length >= 2);
+    const open = await streamUntil(
+      local,
+      `/agents/${agent.id}/invoke`,
+      user.token,
+      { input: 'hi', stream: true },
+      (text) => (text.match(/: keep-alive/g) ?? []).length >= 2,
+    );
     assert.ok((open.text.match(/: keep-alive/g) ?? []).length >= 2);
     const runId = JSON.parse(parseEvents(open.text)[0].data).runId;
     await local.app.stopBackgroundWork();
@@ -664,9 +814,11 @@ describe('streams end, whatever happens', () => {
   test('runs left running by a stopped process are marked failed at start', async () => {
     await setup();
     const agent = await createAgent(alice.token);
-    service.db.prepare(
-      `INSERT INTO agent_runs (id, user_id, agent_id, status, input, model, started_at) VALUES ('stale-run', ?, ?, 'running', 'x', 'm', '2026-01-01T00:00:00.000000+00:00')`,
-    ).run(alice.user.id, agent.id);
+    service.db
+      .prepare(
+        `INSERT INTO agent_runs (id, user_id, agent_id, status, input, model, started_at) VALUES ('stale-run', ?, ?, 'running', 'x', 'm', '2026-01-01T00:00:00.000000+00:00')`,
+      )
+      .run(alice.user.id, agent.id);
     const again = createApp({ db: service.db, config: service.config, secretKey: randomBytes(32), log: silentLogger });
     again.becomePrimary();
     await again.stopBackgroundWork();
@@ -685,7 +837,10 @@ describe('isolation and the original API', () => {
     const run = await invoke(alice.token, agent.id, { input: 'hi', sessionId: 's1' });
     const before = fake.requests.length;
     assertNotFound(await invoke(bob.token, agent.id, { input: 'hi' }), 'invoke');
-    assertNotFound(await service.request('POST', `/api/v1/agents/${agent.id}/predict`, { token: bob.token, body: { input: { input: 'hi' } } }), 'predict');
+    assertNotFound(
+      await service.request('POST', `/api/v1/agents/${agent.id}/predict`, { token: bob.token, body: { input: { input: 'hi' } } }),
+      'predict',
+    );
     assertNotFound(await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: bob.token }), 'runs');
     assertNotFound(await service.request('GET', `/api/v1/runs/${run.body.data.runId}`, { token: bob.token }), 'run');
     assertNotFound(await service.request('GET', `/api/v1/agents/${agent.id}/sessions`, { token: bob.token }), 'sessions');
@@ -701,13 +856,19 @@ describe('isolation and the original API', () => {
     await setup();
     const agent = await createAgent(alice.token, { hasMemory: true });
     fake.reply({ text: 'plain answer' });
-    const plain = await service.request('POST', `/api/v1/agents/${agent.id}/predict`, { token: alice.token, body: { input: { input: 'hi' } } });
+    const plain = await service.request('POST', `/api/v1/agents/${agent.id}/predict`, {
+      token: alice.token,
+      body: { input: { input: 'hi' } },
+    });
     assert.equal(plain.status, 200);
     assert.deepEqual(plain.body, { success: true, data: 'plain answer' });
     assert.equal(plain.headers.get('x-session-id'), 'default');
 
     fake.reply({ text: 'line one\nline two', chunks: ['line one\nline', ' two'] });
-    const { response, text } = await stream(service, `/agents/${agent.id}/predict`, alice.token, { input: { input: 'more' }, has_streaming: true });
+    const { response, text } = await stream(service, `/agents/${agent.id}/predict`, alice.token, {
+      input: { input: 'more' },
+      has_streaming: true,
+    });
     assert.equal(response.headers.get('x-session-id'), 'default');
     assert.match(text, /data: line one\ndata: line\n\n/);
     assert.match(text, /data:  two\n\n/);
@@ -740,7 +901,12 @@ describe('isolation and the original API', () => {
 
   test('the library shows listed agents of every user, public fields only', async () => {
     await setup();
-    const listed = await createAgent(bob.token, { name: 'Public helper', description: 'Helps.', avatarUrl: 'https://example.com/a.png', isListed: true });
+    const listed = await createAgent(bob.token, {
+      name: 'Public helper',
+      description: 'Helps.',
+      avatarUrl: 'https://example.com/a.png',
+      isListed: true,
+    });
     const hidden = await createAgent(bob.token, { name: 'Private' });
     assert.equal(listed.isListed, true);
     assert.equal(listed.description, 'Helps.');
@@ -751,7 +917,14 @@ describe('isolation and the original API', () => {
     assert.ok(ids.includes(listed.id));
     assert.ok(!ids.includes(hidden.id));
     const shown = library.body.data.find((a: Json) => a.id === listed.id);
-    assert.deepEqual(shown, { id: listed.id, name: 'Public helper', description: 'Helps.', avatarUrl: 'https://example.com/a.png', type: 'VENDOR_A', llm: { model: 'fake-model', provider: 'openai-compatible' } });
+    assert.deepEqual(shown, {
+      id: listed.id,
+      name: 'Public helper',
+      description: 'Helps.',
+      avatarUrl: 'https://example.com/a.png',
+      type: 'VENDOR_A',
+      llm: { model: 'fake-model', provider: 'openai-compatible' },
+    });
     assert.ok(!JSON.stringify(library.body).includes(KEY));
     assert.ok(!JSON.stringify(library.body).includes(fake.url));
     // Listing does not open the agent itself to others.
@@ -765,7 +938,11 @@ describe('isolation and the original API', () => {
     fake.reply({ text: 'x' });
     const run = await invoke(user.token, agent.id, { input: 'hi' });
     assert.equal(run.status, 200);
-    const count = (sql: string, ...args: unknown[]) => service.db.prepare(sql).pluck().get(...args) as number;
+    const count = (sql: string, ...args: unknown[]) =>
+      service.db
+        .prepare(sql)
+        .pluck()
+        .get(...args) as number;
     assert.equal(count('SELECT count(*) FROM agent_messages WHERE agent_id = ?', agent.id), 2);
     await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token });
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE agent_id = ?', agent.id), 0);
@@ -783,13 +960,21 @@ describe('isolation and the original API', () => {
 
 describe('fields the original API has', () => {
   test('a tool description is stored, returned, changed and cleared', async () => {
-    const tool = await service.create(alice.token, '/tools', { name: 'web', type: 'SEARCH', description: 'Searches the web.', metadata: { url: 'http://x' } });
+    const tool = await service.create(alice.token, '/tools', {
+      name: 'web',
+      type: 'SEARCH',
+      description: 'Searches the web.',
+      metadata: { url: 'http://x' },
+    });
     assert.equal(tool.description, 'Searches the web.');
     const bare = await service.create(alice.token, '/tools', { name: 'bare', type: 'SEARCH' });
     assert.equal(bare.description, null);
     const renamed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { name: 'web2' } });
     assert.equal(renamed.body.data.description, 'Searches the web.', 'a PATCH without description keeps it');
-    const changed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { description: 'Finds pages.' } });
+    const changed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, {
+      token: alice.token,
+      body: { description: 'Finds pages.' },
+    });
     assert.equal(changed.body.data.description, 'Finds pages.');
     const cleared = await service.request('PATCH', `/api/v1/tools/${tool.id}`, { token: alice.token, body: { description: null } });
     assert.equal(cleared.body.data.description, null);
@@ -805,11 +990,20 @@ describe('fields the original API has', () => {
       body: { description: 'Answers questions.', avatarUrl: 'https://example.com/me.png', isListed: true },
     });
     assert.equal(changed.status, 200);
-    assert.deepEqual([changed.body.data.description, changed.body.data.avatarUrl, changed.body.data.isListed], ['Answers questions.', 'https://example.com/me.png', true]);
+    assert.deepEqual(
+      [changed.body.data.description, changed.body.data.avatarUrl, changed.body.data.isListed],
+      ['Answers questions.', 'https://example.com/me.png', true],
+    );
     const kept = await service.request('PATCH', `/api/v1/agents/${agent.id}`, { token: alice.token, body: { name: 'Renamed' } });
     assert.equal(kept.body.data.description, 'Answers questions.');
-    const bad = await service.request('PATCH', `/api/v1/agents/${agent.id}`, { token: alice.token, body: { avatarUrl: 'javascript:alert(1)' } });
+    const bad = await service.request('PATCH', `/api/v1/agents/${agent.id}`, {
+      token: alice.token,
+      body: { avatarUrl: 'javascript:alert(1)' },
+    });
     assert.equal(bad.status, 422);
-    assert.deepEqual(errorOf(bad).details?.map((d) => d.path), ['avatarUrl']);
+    assert.deepEqual(
+      errorOf(bad).details?.map((d) => d.path),
+      ['avatarUrl'],
+    );
   });
 });

@@ -20,10 +20,26 @@ test.after(() => {
 
 function userWithChunks(email: string, chunks: string[]) {
   const user = stores.users.create({ email, name: email, passwordHash: 'x' });
-  const document = stores.documents.create(user.id, { name: 'notes', type: 'TXT', url: 'https://example.com/notes.txt', from_page: 1, to_page: null, authorization: null, splitter: null, metadata: {} } as never);
+  const document = stores.documents.create(user.id, {
+    name: 'notes',
+    type: 'TXT',
+    url: 'https://example.com/notes.txt',
+    from_page: 1,
+    to_page: null,
+    authorization: null,
+    splitter: null,
+    metadata: {},
+  } as never);
   const job = stores.chunks.claim(document.id)!;
   assert.ok(stores.chunks.storeChunks(job, chunks, 0));
-  const summary = { chunks: chunks.length, characters: 1, pages: null, pagesRead: null, splitter: { type: 'character' as const, chunk_size: 1000, chunk_overlap: 0 }, ingestedAt: 'now' };
+  const summary = {
+    chunks: chunks.length,
+    characters: 1,
+    pages: null,
+    pagesRead: null,
+    splitter: { type: 'character' as const, chunk_size: 1000, chunk_overlap: 0 },
+    ingestedAt: 'now',
+  };
   assert.ok(stores.chunks.complete(job, summary));
   return { user, document };
 }

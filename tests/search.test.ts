@@ -18,7 +18,16 @@ const texts: Record<string, string> = {
   '/lake-3.txt': 'Grebes dance on the water, heads shaking, every spring.',
   '/lake-4.txt': 'Old ferry timetables and a grebe feather lie in the boathouse.',
   '/many.txt': Array.from({ length: 30 }, (_, i) => `swift number ${i}`).join('\n\n'),
-  '/grove.txt': ['kiwi fruit fruit', 'melon grape', 'kiwi, kiwi, fruit', 'fruit kiwi tart', 'plum pear', 'kiwi fruit salad', 'fruit of a kiwi vine', 'kiwi jam, fruit jam'].join('\n\n'),
+  '/grove.txt': [
+    'kiwi fruit fruit',
+    'melon grape',
+    'kiwi, kiwi, fruit',
+    'fruit kiwi tart',
+    'plum pear',
+    'kiwi fruit salad',
+    'fruit of a kiwi vine',
+    'kiwi jam, fruit jam',
+  ].join('\n\n'),
 };
 const fixture = createServer((request, response) => {
   const text = texts[request.url ?? ''];
@@ -38,7 +47,10 @@ const bob = await service.signUp();
 
 /** Creates a document from a fixture path and waits until it is ready. */
 async function ready(token: string, name: string, path: string, splitter?: object): Promise<string> {
-  const created = await service.request('POST', '/api/v1/documents', { token, body: { name, type: 'TXT', url: `${origin}${path}`, splitter } });
+  const created = await service.request('POST', '/api/v1/documents', {
+    token,
+    body: { name, type: 'TXT', url: `${origin}${path}`, splitter },
+  });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -49,7 +61,14 @@ async function ready(token: string, name: string, path: string, splitter?: objec
   }
 }
 
-interface Hit { chunkId: string; documentId: string; documentName: string; position: number; score: number; snippet: string }
+interface Hit {
+  chunkId: string;
+  documentId: string;
+  documentName: string;
+  position: number;
+  score: number;
+  snippet: string;
+}
 
 async function search(token: string, q: string): Promise<Hit[]> {
   const reply = await service.request('GET', `/api/v1/documents/search?q=${encodeURIComponent(q)}`, { token });
@@ -63,23 +82,38 @@ const bobsId = await ready(bob.token, "Bob's river log", '/other.txt');
 
 test('a word finds its other forms: otter → "otters", heron → "Herons", and back', async () => {
   const otter = await search(alice.token, 'otter');
-  assert.deepEqual(otter.map((hit) => hit.documentId), [ottersId]);
+  assert.deepEqual(
+    otter.map((hit) => hit.documentId),
+    [ottersId],
+  );
   assert.match(otter[0].snippet, /<mark>otters<\/mark>/);
   const heron = await search(alice.token, 'heron');
-  assert.deepEqual(heron.map((hit) => hit.documentId), [heronsId]);
+  assert.deepEqual(
+    heron.map((hit) => hit.documentId),
+    [heronsId],
+  );
   assert.match(heron[0].snippet, /<mark>Herons<\/mark> wade/);
   // The other direction, and other endings of the same stem.
-  assert.deepEqual((await search(alice.token, 'sleeping')).map((hit) => hit.documentId), [ottersId]);
-  assert.deepEqual((await search(alice.token, 'wading')).map((hit) => hit.documentId), [heronsId]);
+  assert.deepEqual(
+    (await search(alice.token, 'sleeping')).map((hit) => hit.documentId),
+    [ottersId],
+  );
+  assert.deepEqual(
+    (await search(alice.token, 'wading')).map((hit) => hit.documentId),
+    [heronsId],
+  );
   // Every word must still match.
   assert.deepEqual(await search(alice.token, 'otter marsh'), []);
 });
 
-test("each hit names its document, as it is named now", async () => {
+test('each hit names its document, as it is named now', async () => {
   const [hit] = await search(alice.token, 'heron');
   assert.equal(hit.documentName, 'Marsh diary');
   assert.equal(hit.position, 0);
-  const renamed = await service.request('PATCH', `/api/v1/documents/${heronsId}`, { token: alice.token, body: { name: 'Marsh diary, 2026' } });
+  const renamed = await service.request('PATCH', `/api/v1/documents/${heronsId}`, {
+    token: alice.token,
+    body: { name: 'Marsh diary, 2026' },
+  });
   assert.equal(renamed.status, 200, JSON.stringify(renamed.body));
   assert.equal((await search(alice.token, 'herons'))[0].documentName, 'Marsh diary, 2026');
 });
@@ -89,7 +123,10 @@ test("another user's chunks are never found, in either direction", async () => {
   assert.ok((await search(alice.token, 'otters')).every((hit) => hit.documentId !== bobsId));
   assert.deepEqual(await search(alice.token, 'kingfisher'), []);
   const bobs = await search(bob.token, 'otter heron');
-  assert.deepEqual(bobs.map((hit) => [hit.documentId, hit.documentName]), [[bobsId, "Bob's river log"]]);
+  assert.deepEqual(
+    bobs.map((hit) => [hit.documentId, hit.documentName]),
+    [[bobsId, "Bob's river log"]],
+  );
   assert.deepEqual(await search(bob.token, 'sleep'), []);
 });
 
@@ -118,8 +155,9 @@ test("every hit's snippet comes from its own chunk, not the first hit's", async 
   const hits = await search(erin.token, 'grebes');
   assert.deepEqual(hits.map((hit) => hit.documentId).sort(), [...ids.keys()].sort());
   for (const hit of hits) {
-    const chunk = (await service.request('GET', `/api/v1/documents/${hit.documentId}/chunks`, { token: erin.token })).body.data
-      .find((candidate: { id: string }) => candidate.id === hit.chunkId);
+    const chunk = (await service.request('GET', `/api/v1/documents/${hit.documentId}/chunks`, { token: erin.token })).body.data.find(
+      (candidate: { id: string }) => candidate.id === hit.chunkId,
+    );
     assert.ok(chunk, `hit ${hit.chunkId} is a chunk of ${hit.documentId}`);
     assert.equal(chunk.content, ids.get(hit.documentId));
     // The snippet is the chunk's own text (each is short enough to be shown whole), the matches marked.
@@ -130,7 +168,10 @@ test("every hit's snippet comes from its own chunk, not the first hit's", async 
   // Narrowed to one document, the snippet is still that document's.
   for (const [id, content] of ids) {
     const reply = await service.request('GET', `/api/v1/documents/search?q=grebe&documentId=${id}`, { token: erin.token });
-    assert.deepEqual(reply.body.data.map((hit: Hit) => hit.snippet.replace(/<\/?mark>/g, '')), [content]);
+    assert.deepEqual(
+      reply.body.data.map((hit: Hit) => hit.snippet.replace(/<\/?mark>/g, '')),
+      [content],
+    );
   }
 });
 
@@ -165,15 +206,28 @@ test("a run's document context holds the search's best hits for its input, in th
   await ready(gina.token, 'Orchard', '/orchard.txt', splitter); // Gina's too, but not the agent's
   // Hank's forty chunks saying "fruit" make it common across all users (not in Gina's chunks).
   await ready(hank.token, 'Market', '/market.txt', splitter);
-  const agent = await service.create(gina.token, '/agents', { name: 'Grover', type: 'VENDOR_A', llm: { provider: 'echo', model: 'parrot-1' }, documentId: groveId });
+  const agent = await service.create(gina.token, '/agents', {
+    name: 'Grover',
+    type: 'VENDOR_A',
+    llm: { provider: 'echo', model: 'parrot-1' },
+    documentId: groveId,
+  });
 
-  const reply = await service.request('GET', `/api/v1/documents/search?q=kiwi%20fruit&agentId=${agent.id}&limit=100`, { token: gina.token });
+  const reply = await service.request('GET', `/api/v1/documents/search?q=kiwi%20fruit&agentId=${agent.id}&limit=100`, {
+    token: gina.token,
+  });
   assert.equal(reply.status, 200, JSON.stringify(reply.body));
   const hits: Hit[] = reply.body.data;
   assert.equal(hits.length, 6, 'every chunk of the grove holding the words');
   const run = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: gina.token, body: { input: 'kiwi fruit' } });
   assert.equal(run.status, 200, JSON.stringify(run.body));
-  const sources = run.body.data.sources as { chunkId: string; documentId: string; documentName: string; position: number; snippet: string }[];
+  const sources = run.body.data.sources as {
+    chunkId: string;
+    documentId: string;
+    documentName: string;
+    position: number;
+    snippet: string;
+  }[];
   assert.equal(sources.length, 4, 'a run takes the best four');
   sources.forEach((source, i) => {
     const hit = hits[i];

@@ -30,7 +30,12 @@ test('at most `limit` tasks run at once, in the order they asked', async () => {
 
 test('a failing task frees its slot', async () => {
   const semaphore = new Semaphore(1);
-  await assert.rejects(semaphore.run(async () => { throw new Error('boom'); }), /boom/);
+  await assert.rejects(
+    semaphore.run(async () => {
+      throw new Error('boom');
+    }),
+    /boom/,
+  );
   assert.equal(await semaphore.run(async () => 'next'), 'next');
 });
 

@@ -81,7 +81,10 @@ describe('sign-in racing changes to the account', () => {
     const held = gate.holdNext((given) => given === password);
     const signIn = service.request('POST', signInPath, { body: { email, password } });
     await held;
-    const change = await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: 'a brand new password', currentPassword: password } });
+    const change = await service.request('PATCH', '/api/v1/auth/me', {
+      token,
+      body: { password: 'a brand new password', currentPassword: password },
+    });
     assert.equal(change.status, 200, JSON.stringify(change.body));
     gate.release();
     const reply = await signIn;
@@ -114,7 +117,10 @@ describe('sign-in racing changes to the account', () => {
     const { token, password } = await service.signUp();
     const other = (await service.request('POST', '/api/v1/api-tokens', { token, body: {} })).body.data.token;
     const held = gate.holdNext((given) => given === 'a changed password');
-    const change = service.request('PATCH', '/api/v1/auth/me', { token: other, body: { name: 'New', password: 'a changed password', currentPassword: password } });
+    const change = service.request('PATCH', '/api/v1/auth/me', {
+      token: other,
+      body: { name: 'New', password: 'a changed password', currentPassword: password },
+    });
     await held;
     assert.equal((await service.request('DELETE', '/api/v1/auth/me', { token, body: { password } })).status, 200);
     gate.release();
@@ -122,7 +128,6 @@ describe('sign-in racing changes to the account', () => {
     assert.equal(reply.status, 401, JSON.stringify(reply.body));
   });
 });
-
 
 describe('the failed sign-in allowance of an email', () => {
   const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 5, perTokenPerMinute: 6000 };
@@ -215,12 +220,15 @@ describe('the password-hash queue', () => {
   test('a 503 does not count as a failed sign-in', async () => {
     const gate = new HashGate();
     const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 2, perTokenPerMinute: 6000 };
-    const service = await startService({ hashConcurrency: 1, hashQueueMax: 0, rateLimit: limits }, undefined, { beforeHash: gate.beforeHash });
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 0, rateLimit: limits }, undefined, {
+      beforeHash: gate.beforeHash,
+    });
     const { email, password } = await service.signUp();
     gate.holdEverything();
     const held = service.request('POST', signInPath, { body: { email: 'someone.else@example.com', password: 'whatever it is' } });
     await eventually(() => gate.held === 1);
-    for (let i = 0; i < 5; i += 1) assert.equal((await within(service.request('POST', signInPath, { body: { email, password } }))).status, 503);
+    for (let i = 0; i < 5; i += 1)
+      assert.equal((await within(service.request('POST', signInPath, { body: { email, password } }))).status, 503);
     gate.release();
     await held;
     assert.equal((await service.request('POST', signInPath, { body: { email, password } })).status, 200);
@@ -229,7 +237,10 @@ describe('the password-hash queue', () => {
   test('during a flood of wrong guesses, a sign-in from an address that has not failed goes ahead of them', async () => {
     const gate = new HashGate();
     const limits = { enabled: true, authPerMinute: 1000, failedSignInsPer15Minutes: 1000, perTokenPerMinute: 6000 };
-    const service = await startService({ hashConcurrency: 1, hashQueueMax: 5, rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash, onHashWait: gate.onWait });
+    const service = await startService({ hashConcurrency: 1, hashQueueMax: 5, rateLimit: limits, trustProxy: true }, undefined, {
+      beforeHash: gate.beforeHash,
+      onHashWait: gate.onWait,
+    });
     const { email, password } = await service.signUp();
     const from = (address: string, given: string) =>
       service.request('POST', signInPath, { body: { email, password: given }, headers: { 'X-Forwarded-For': address } });
@@ -242,7 +253,10 @@ describe('the password-hash queue', () => {
     for (const reply of flood) reply.then((r) => replies.push(r));
     // One guess runs (held), five wait: the queue is full for them, so two are refused.
     await eventually(() => replies.length >= 2);
-    assert.deepEqual(replies.map((reply) => reply.status), [503, 503]);
+    assert.deepEqual(
+      replies.map((reply) => reply.status),
+      [503, 503],
+    );
     const real = from('203.0.113.9', password);
     // Released only once the real sign-in waits in its line (released before, the next guess in line
     // ran first whenever the request had not reached the hasher yet).
@@ -252,7 +266,11 @@ describe('the password-hash queue', () => {
     const reply = await real;
     assert.equal(reply.status, 200, JSON.stringify(reply.body));
     await Promise.all(flood);
-    assert.equal(gate.hashed[start + 1], password, `the real sign-in was hashed right after the running guess: ${gate.hashed.slice(start)}`);
+    assert.equal(
+      gate.hashed[start + 1],
+      password,
+      `the real sign-in was hashed right after the running guess: ${gate.hashed.slice(start)}`,
+    );
   });
 });
 
@@ -276,7 +294,11 @@ describe('a burst of sign-ups from one address', () => {
     await eventually(() => replies.length + gate.held + gate.waited.length >= 30);
     gate.release();
     const answers = await Promise.all(burst);
-    assert.deepEqual(answers.map((reply) => reply.status), Array(30).fill(201), answers.map((reply) => JSON.stringify(reply.body)).join('\n'));
+    assert.deepEqual(
+      answers.map((reply) => reply.status),
+      Array(30).fill(201),
+      answers.map((reply) => JSON.stringify(reply.body)).join('\n'),
+    );
     answers.forEach((reply, i) => assert.equal(reply.body.data.user.email, `burst-${i}@example.com`));
     const stored = service.db.prepare("SELECT email FROM users WHERE email LIKE 'burst-%' ORDER BY email").pluck().all();
     assert.deepEqual(stored, Array.from({ length: 30 }, (_, i) => `burst-${i}@example.com`).sort());
@@ -302,19 +324,28 @@ describe('a burst of sign-ups from one address', () => {
 
   test("another address's sign-in waits for one turn of the burst, not for the whole of it", async () => {
     const gate = new HashGate();
-    const service = await startService({ rateLimit: limits, trustProxy: true }, undefined, { beforeHash: gate.beforeHash, onHashWait: gate.onWait });
+    const service = await startService({ rateLimit: limits, trustProxy: true }, undefined, {
+      beforeHash: gate.beforeHash,
+      onHashWait: gate.onWait,
+    });
     const { email, password } = await service.signUp();
     gate.holdEverything();
     const start = gate.hashed.length;
     const burst = Array.from({ length: 20 }, (_, i) =>
-      service.request('POST', signUpPath, { body: { email: `fair-${i}@example.com`, password: `burst password ${i}` }, headers: { 'X-Forwarded-For': '198.51.100.1' } }),
+      service.request('POST', signUpPath, {
+        body: { email: `fair-${i}@example.com`, password: `burst password ${i}` },
+        headers: { 'X-Forwarded-For': '198.51.100.1' },
+      }),
     );
     await eventually(() => gate.held + gate.waited.length >= 20);
     const real = service.request('POST', signInPath, { body: { email, password }, headers: { 'X-Forwarded-For': '203.0.113.9' } });
     await eventually(() => gate.waited.includes(password));
     gate.release();
     assert.equal((await real).status, 200);
-    assert.deepEqual((await Promise.all(burst)).map((reply) => reply.status), Array(20).fill(201));
+    assert.deepEqual(
+      (await Promise.all(burst)).map((reply) => reply.status),
+      Array(20).fill(201),
+    );
     // Two of the burst were running (held), one more took its turn, then the sign-in.
     assert.equal(gate.hashed.lastIndexOf(password), start + 3, `hashed in this order: ${gate.hashed.slice(start)}`);
   });

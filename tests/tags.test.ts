@@ -2,7 +2,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { assertConflict, assertDeletes, assertHiddenFrom, assertInvalid, assertNotFound, errorOf, startService, TIMESTAMP } from './helpers.js';
+import {
+  assertConflict,
+  assertDeletes,
+  assertHiddenFrom,
+  assertInvalid,
+  assertNotFound,
+  errorOf,
+  startService,
+  TIMESTAMP,
+} from './helpers.js';
 
 const service = await startService();
 const { request, createTag } = service;
@@ -62,7 +71,10 @@ describe('POST /tags', () => {
     assertConflict(await request('POST', '/api/v1/tags', { token, body: { name: 'backend', color: '#fff' } }));
     assertConflict(await request('POST', '/api/v1/tags', { token, body: { name: '  BACKEND  ' } }));
     const list = await request('GET', '/api/v1/tags', { token });
-    assert.deepEqual(list.body.data.map((tag: { id: string }) => tag.id), [first.id]);
+    assert.deepEqual(
+      list.body.data.map((tag: { id: string }) => tag.id),
+      [first.id],
+    );
   });
 
   test('another user may use the same name', async () => {
@@ -89,7 +101,10 @@ describe('POST /tags', () => {
     const theirList = await request('GET', '/api/v1/tags', { token: other.token });
     assert.deepEqual(theirList.body.data, []);
     const myList = await request('GET', '/api/v1/tags', { token });
-    assert.deepEqual(myList.body.data.map((item: { name: string }) => item.name), ['mine']);
+    assert.deepEqual(
+      myList.body.data.map((item: { name: string }) => item.name),
+      ['mine'],
+    );
   });
 });
 

@@ -115,7 +115,9 @@ before(async () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('x'.repeat(200 * 1024));
     } else if (url.pathname === '/slow') {
-      setTimeout(() => { if (!res.destroyed) res.end('late'); }, 3000);
+      setTimeout(() => {
+        if (!res.destroyed) res.end('late');
+      }, 3000);
     } else if (url.pathname === '/redirect') {
       res.writeHead(302, { location: `${other.base}/` });
       res.end();
@@ -139,7 +141,11 @@ const children: { parent: ToolCallContext; agentId: string; input: string }[] = 
 /** A call's context; its `runChild` answers as the run engine would, and records what it was asked. */
 function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
   const parent: ToolCallContext = {
-    signal: new AbortController().signal, deadline: Date.now() + 10_000, runId: 'run-1', userId: 'user-1', depth: 0,
+    signal: new AbortController().signal,
+    deadline: Date.now() + 10_000,
+    runId: 'run-1',
+    userId: 'user-1',
+    depth: 0,
     runChild: async (agentId, input) => {
       children.push({ parent, agentId, input });
       if (input === 'fail') throw new Error('The agent "AGENT-A" failed: boom');
@@ -152,7 +158,8 @@ function context(overrides: Partial<ToolCallContext> = {}): ToolCallContext {
 
 const deps: ToolProviderDeps = {
   fetch: (input, init) => fetch(input, init),
-  findAgent: (userId, agentId) => (userId === 'user-1' && ['agent-a', 'agent-b'].includes(agentId) ? { id: agentId, name: agentId.toUpperCase() } : undefined),
+  findAgent: (userId, agentId) =>
+    userId === 'user-1' && ['agent-a', 'agent-b'].includes(agentId) ? { id: agentId, name: agentId.toUpperCase() } : undefined,
 };
 
 function tool(type: string, metadata: Record<string, unknown>, name = `My ${type} tool`, description: string | null = null): ToolRecord {
@@ -193,7 +200,10 @@ describe('function names', () => {
       tool('SEARCH', { url: api.base }, 'Lookup'),
       tool('SEARCH', { url: api.base }, 'lookup'),
     );
-    assert.deepEqual(set.tools.map((t) => t.name), ['pet_store_getpet', 'pet_store_deletepet', 'pet_store_createpet', 'lookup', 'lookup_2']);
+    assert.deepEqual(
+      set.tools.map((t) => t.name),
+      ['pet_store_getpet', 'pet_store_deletepet', 'pet_store_createpet', 'lookup', 'lookup_2'],
+    );
     for (const { name } of set.tools) assert.match(name, /^[a-z0-9_]{1,64}$/, 'what every model API accepts');
   });
 });
@@ -286,7 +296,10 @@ describe('tools that cannot be offered', () => {
 describe('OPENAPI', () => {
   it('offers the supported operations of a YAML spec fetched by URL, with $refs resolved, and warns about the rest', async () => {
     const set = await toolSet(tool('OPENAPI', { url: `${api.base}/spec.yaml`, headers: { Authorization: `Bearer ${SECRET}` } }, 'pets'));
-    assert.deepEqual(set.tools.map((t) => t.name), ['pets_getpet', 'pets_deletepet', 'pets_createpet']);
+    assert.deepEqual(
+      set.tools.map((t) => t.name),
+      ['pets_getpet', 'pets_deletepet', 'pets_createpet'],
+    );
     assert.match(set.warnings.join('\n'), /operation upload was skipped: its request body is not JSON \(multipart\/form-data\)/);
     assert.match(set.warnings.join('\n'), /operation remote was skipped: it uses the external reference "other\.yaml/);
     const create = only(set, 'pets_createpet');
@@ -298,7 +311,7 @@ describe('OPENAPI', () => {
     assert.equal(only(set, 'pets_getpet').description, 'Read one pet');
   });
 
-  it('calls the spec\'s server (resolved against the spec URL) with the parameters, body and headers', async () => {
+  it("calls the spec's server (resolved against the spec URL) with the parameters, body and headers", async () => {
     const set = await toolSet(tool('OPENAPI', { url: `${api.base}/spec.yaml`, headers: { Authorization: `Bearer ${SECRET}` } }, 'pets'));
     let before = api.seen.length;
     const read = await only(set, 'pets_getpet').call({ petId: 'a b/c', verbose: true }, context());
@@ -315,8 +328,14 @@ describe('OPENAPI', () => {
   it('validates the arguments before any request and keeps path values inside the API', async () => {
     const set = await toolSet(tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
     const before = api.seen.length;
-    await assert.rejects(only(set, 'pets_createpet').call({ body: { tag: 'x' } }, context()), /invalid arguments: \/body must have required property 'name'/);
-    await assert.rejects(only(set, 'pets_getpet').call({ petId: 'x', host: 'evil.test' }, context()), /invalid arguments: .*additional properties \("host"\)/);
+    await assert.rejects(
+      only(set, 'pets_createpet').call({ body: { tag: 'x' } }, context()),
+      /invalid arguments: \/body must have required property 'name'/,
+    );
+    await assert.rejects(
+      only(set, 'pets_getpet').call({ petId: 'x', host: 'evil.test' }, context()),
+      /invalid arguments: .*additional properties \("host"\)/,
+    );
     await assert.rejects(only(set, 'pets_getpet').call({ petId: 42 }, context()), /\/petId must be string/);
     await assert.rejects(only(set, 'pets_getpet').call({ petId: '..' }, context()), /"petId" cannot be "\.\."/);
     assert.equal(api.seen.length, before, 'no request was sent');
@@ -324,8 +343,14 @@ describe('OPENAPI', () => {
 
   it('takes an inline JSON spec whose servers hold an absolute URL', async () => {
     const spec = JSON.stringify({
-      openapi: '3.0.0', info: { title: 'x', version: '1' }, servers: [{ url: `${api.base}/api` }],
-      paths: { '/pets/{id}': { get: { operationId: 'read', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] } } },
+      openapi: '3.0.0',
+      info: { title: 'x', version: '1' },
+      servers: [{ url: `${api.base}/api` }],
+      paths: {
+        '/pets/{id}': {
+          get: { operationId: 'read', parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }] },
+        },
+      },
     });
     const set = await toolSet(tool('OPENAPI', { spec }, 'inline'));
     assert.equal(JSON.parse(await only(set, 'inline_read').call({ id: '7' }, context())).id, '7');
@@ -347,7 +372,7 @@ describe('OPENAPI', () => {
 });
 
 describe('AGENT', () => {
-  it('hands { query } to the run engine as a child of the calling run; its failure is the tool\'s error', async () => {
+  it("hands { query } to the run engine as a child of the calling run; its failure is the tool's error", async () => {
     const set = await toolSet(tool('AGENT', { agentId: 'agent-a' }, 'Ask A'));
     const fn = only(set);
     assert.equal(fn.name, 'ask_a');
@@ -365,16 +390,32 @@ describe('AGENT', () => {
 
 describe('ReAct', () => {
   const echo: ToolFunction = {
-    name: 'echo', description: 'Echoes.', toolId: 't1', toolName: 'Echo',
+    name: 'echo',
+    description: 'Echoes.',
+    toolId: 't1',
+    toolName: 'Echo',
     parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] },
     call: async (args) => `echo:${(args as { input: string }).input}`,
   };
-  const failing: ToolFunction = { ...echo, name: 'broken', toolName: 'Broken', call: async () => { throw new Error('it broke'); } };
+  const failing: ToolFunction = {
+    ...echo,
+    name: 'broken',
+    toolName: 'Broken',
+    call: async () => {
+      throw new Error('it broke');
+    },
+  };
 
-  it('parses actions and final answers, cutting the model\'s own Observation', () => {
-    assert.deepEqual(parseReactOutput('Thought: look\nAction: echo\nAction Input: {"input": "a"}\nObservation: made up\nFinal Answer: no'), {
-      kind: 'action', action: 'echo', actionInput: '{"input": "a"}', text: 'Thought: look\nAction: echo\nAction Input: {"input": "a"}',
-    });
+  it("parses actions and final answers, cutting the model's own Observation", () => {
+    assert.deepEqual(
+      parseReactOutput('Thought: look\nAction: echo\nAction Input: {"input": "a"}\nObservation: made up\nFinal Answer: no'),
+      {
+        kind: 'action',
+        action: 'echo',
+        actionInput: '{"input": "a"}',
+        text: 'Thought: look\nAction: echo\nAction Input: {"input": "a"}',
+      },
+    );
     assert.equal((parseReactOutput('Thought: done\nFinal Answer: 42 is it') as { answer: string }).answer, '42 is it');
     assert.equal(parseReactOutput('just talking').kind, 'invalid');
     assert.deepEqual(reactArguments(echo, 'plain words'), { input: 'plain words' });
@@ -402,7 +443,10 @@ describe('ReAct', () => {
     const tokens: string[] = [];
     const calls: { id: string; name: string; arguments: string }[] = [];
     const run: ReactRun = {
-      messages: [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: 'Question?' }],
+      messages: [
+        { role: 'system', content: 'You are helpful.' },
+        { role: 'user', content: 'Question?' },
+      ],
       tools,
       streaming,
       async chat(request) {
@@ -429,17 +473,24 @@ describe('ReAct', () => {
   const content = (message: ChatCompletionMessageParam | undefined) => String(message?.content);
 
   it('runs tools, feeds observations (errors included) and returns the final answer, streaming only it', async () => {
-    const fake = fakeRun([
-      'Thought: try\nAction: echo\nAction Input: hi there\nObservation: invented\nFinal Answer: invented too',
-      'Thought: again\nAction: broken\nAction Input: {"input": "x"}',
-      'Thought: odd\nAction: nosuch\nAction Input: {}',
-      'Thought: I now know\nFinal Answer: all done',
-    ], [echo, failing], true);
+    const fake = fakeRun(
+      [
+        'Thought: try\nAction: echo\nAction Input: hi there\nObservation: invented\nFinal Answer: invented too',
+        'Thought: again\nAction: broken\nAction Input: {"input": "x"}',
+        'Thought: odd\nAction: nosuch\nAction Input: {}',
+        'Thought: I now know\nFinal Answer: all done',
+      ],
+      [echo, failing],
+      true,
+    );
     assert.equal(await reactStrategy(fake.run), 'all done');
     assert.equal(fake.tokens.join(''), 'all done');
     assert.deepEqual(fake.stops[0], ['\nObservation:']);
-    assert.match(content(fake.sent[0][0]), /^You are helpful\.\n\nAnswer the following questions.*\necho: Echoes\..*Action: the action to take, should be one of \[echo, broken\]/s);
-    assert.equal(content(fake.sent[1].at(-2)), 'Thought: try\nAction: echo\nAction Input: hi there', 'the model\'s own Observation was cut');
+    assert.match(
+      content(fake.sent[0][0]),
+      /^You are helpful\.\n\nAnswer the following questions.*\necho: Echoes\..*Action: the action to take, should be one of \[echo, broken\]/s,
+    );
+    assert.equal(content(fake.sent[1].at(-2)), 'Thought: try\nAction: echo\nAction Input: hi there', "the model's own Observation was cut");
     assert.equal(content(fake.sent[1].at(-1)), 'Observation: echo:hi there\nThought:');
     assert.equal(content(fake.sent[2].at(-1)), 'Observation: Error: it broke\nThought:');
     assert.match(content(fake.sent[3].at(-1)), /nosuch is not a valid tool, try one of \[echo, broken\]/);
@@ -459,7 +510,7 @@ describe('ReAct', () => {
     assert.equal(content(plain.sent[0][0]), 'You are helpful.');
   });
 
-  it('keeps going until the run\'s step limit stops it', async () => {
+  it("keeps going until the run's step limit stops it", async () => {
     const fake = fakeRun([], [echo], false);
     await assert.rejects(reactStrategy(fake.run), /step limit/);
     assert.equal(fake.calls.length, 6);
@@ -469,26 +520,48 @@ describe('ReAct', () => {
 describe('names of tools left out', () => {
   it('are not taken: the next tool of the same name keeps the plain name', async () => {
     const set = await toolSet(tool('SEARCH', {}, 'Finder'), tool('SEARCH', { url: api.base }, 'Finder'));
-    assert.deepEqual(set.tools.map((t) => t.name), ['finder']);
+    assert.deepEqual(
+      set.tools.map((t) => t.name),
+      ['finder'],
+    );
   });
 });
 
-describe('through the service\'s guarded fetch', () => {
-  const guardedDeps = (allowPrivateNetworks: boolean): ToolProviderDeps => ({ ...deps, fetch: createGuardedFetch({ allowPrivateNetworks }) });
+describe("through the service's guarded fetch", () => {
+  const guardedDeps = (allowPrivateNetworks: boolean): ToolProviderDeps => ({
+    ...deps,
+    fetch: createGuardedFetch({ allowPrivateNetworks }),
+  });
   const build = (allow: boolean, ...records: ToolRecord[]) =>
     buildToolSet(guardedDeps(allow), {
-      userId: 'user-1', tools: records,
-      signal: new AbortController().signal, deadline: Date.now() + 10_000,
+      userId: 'user-1',
+      tools: records,
+      signal: new AbortController().signal,
+      deadline: Date.now() + 10_000,
     });
 
-  it('refuses a loopback address (as the tool\'s error, or the spec\'s warning) unless private networks are allowed', async () => {
-    const refused = await build(false, tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }), tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
+  it("refuses a loopback address (as the tool's error, or the spec's warning) unless private networks are allowed", async () => {
+    const refused = await build(
+      false,
+      tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }),
+      tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'),
+    );
     const before = api.seen.length;
-    await assert.rejects(only(refused).call({ input: 'x' }, context()), /^ToolError: refused: 127\.0\.0\.1 is a loopback address \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/);
-    assert.match(refused.warnings.join('\n'), /tool "pets" \(OPENAPI\) is not offered: its spec could not be fetched: refused: 127\.0\.0\.1 is a loopback address/);
+    await assert.rejects(
+      only(refused).call({ input: 'x' }, context()),
+      /^ToolError: refused: 127\.0\.0\.1 is a loopback address \(the operator can allow private networks with ALLOW_PRIVATE_NETWORKS=on\)$/,
+    );
+    assert.match(
+      refused.warnings.join('\n'),
+      /tool "pets" \(OPENAPI\) is not offered: its spec could not be fetched: refused: 127\.0\.0\.1 is a loopback address/,
+    );
     assert.equal(api.seen.length, before, 'nothing reached the server');
 
-    const allowed = await build(true, tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }), tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'));
+    const allowed = await build(
+      true,
+      tool('HOSTED_MODEL', { url: `${api.base}/echo`, headers: { 'X-Api-Key': SECRET } }),
+      tool('OPENAPI', { url: `${api.base}/spec.yaml` }, 'pets'),
+    );
     assert.equal(await only(allowed).call({ input: 'x' }, context()), 'you said x; auth was [redacted]');
     assert.equal(JSON.parse(await only(allowed, 'pets_getpet').call({ petId: '1' }, context())).id, '1');
     const capped = await only(await build(true, tool('HOSTED_MODEL', { url: `${api.base}/huge` }))).call({ input: 'x' }, context());

@@ -116,7 +116,7 @@ describe('POST /tools', () => {
     }
   });
 
-  test("the keys a type reads must have their JSON types (422 at metadata.<key>); keys it does not read are kept as sent", async () => {
+  test('the keys a type reads must have their JSON types (422 at metadata.<key>); keys it does not read are kept as sent', async () => {
     const { token } = await service.signUp();
     const refused: [string, Record<string, unknown>, string][] = [
       ['SEARCH', { url: 42 }, 'metadata.url'],
@@ -148,11 +148,21 @@ describe('POST /tools', () => {
     const { token } = await service.signUp();
     const tool = await createTool(token, { name: 'web', type: 'SEARCH', metadata: { url: 'https://searx.example.org' } });
     const before = storedMetadata(tool.id);
-    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: ['https://a.example'] } } }), 'metadata.url');
+    assertInvalid(
+      await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: ['https://a.example'] } } }),
+      'metadata.url',
+    );
     assert.equal(storedMetadata(tool.id), before);
     // SEARCH does not read `spec`: it is kept, not checked as an OPENAPI document.
-    assert.equal((await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: 'https://searx.example.org', spec: 42 } } })).status, 200);
-    assertInvalid(await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { type: 'OPENAPI', metadata: { spec: 42 } } }), 'metadata.spec');
+    assert.equal(
+      (await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: 'https://searx.example.org', spec: 42 } } }))
+        .status,
+      200,
+    );
+    assertInvalid(
+      await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { type: 'OPENAPI', metadata: { spec: 42 } } }),
+      'metadata.spec',
+    );
   });
 
   test('nothing is stored when validation fails', async () => {
@@ -213,8 +223,14 @@ describe('GET /tools', () => {
 describe('PATCH /tools/{toolId}', () => {
   test('metadata is replaced whole: headers stored for one url never follow a new url', async () => {
     const { token } = await service.signUp();
-    const tool = await createTool(token, { type: 'HOSTED_MODEL', metadata: { url: 'https://tool.example.com/run', headers: { 'X-Key': SECRET } } });
-    const moved = await request('PATCH', `/api/v1/tools/${tool.id}`, { token, body: { metadata: { url: 'https://collector.example.net/run' } } });
+    const tool = await createTool(token, {
+      type: 'HOSTED_MODEL',
+      metadata: { url: 'https://tool.example.com/run', headers: { 'X-Key': SECRET } },
+    });
+    const moved = await request('PATCH', `/api/v1/tools/${tool.id}`, {
+      token,
+      body: { metadata: { url: 'https://collector.example.net/run' } },
+    });
     assert.equal(moved.status, 200);
     assertNoSecret(moved);
     const stored = JSON.parse(service.unseal(storedMetadata(tool.id)!));
@@ -282,7 +298,10 @@ describe('DELETE /tools/{toolId}', () => {
     const keep = await createTool(token, { name: 'keep' });
     await assertDeletes(service, `/api/v1/tools/${tool.id}`, token);
     const list = await request('GET', '/api/v1/tools', { token });
-    assert.deepEqual(list.body.data.map((item: { id: string }) => item.id), [keep.id]);
+    assert.deepEqual(
+      list.body.data.map((item: { id: string }) => item.id),
+      [keep.id],
+    );
   });
 });
 
@@ -303,10 +322,10 @@ describe("another user's tool", () => {
   });
 });
 
-describe('AGENT tools name one of the caller\'s agents', () => {
+describe("AGENT tools name one of the caller's agents", () => {
   const agentBody = { name: 'Helper', type: 'REACT', llm: { provider: 'openai', model: 'gpt-4o-mini' }, hasMemory: false };
 
-  test('create: the caller\'s agent is accepted; another user\'s or a missing one is a 422 and nothing is stored', async () => {
+  test("create: the caller's agent is accepted; another user's or a missing one is a 422 and nothing is stored", async () => {
     const { token } = await service.signUp();
     const other = await service.signUp();
     const mine = await service.create(token, '/agents', agentBody);
@@ -329,7 +348,10 @@ describe('AGENT tools name one of the caller\'s agents', () => {
     const theirs = await service.create(other.token, '/agents', agentBody);
     const agentTool = await createTool(token, { name: 'ask', type: 'AGENT', metadata: { agentId: mine.id } });
     const before = storedMetadata(agentTool.id);
-    const bad = await request('PATCH', `/api/v1/tools/${agentTool.id}`, { token, body: { name: 'changed', metadata: { agentId: theirs.id } } });
+    const bad = await request('PATCH', `/api/v1/tools/${agentTool.id}`, {
+      token,
+      body: { name: 'changed', metadata: { agentId: theirs.id } },
+    });
     assert.equal(bad.status, 422);
     assert.equal(storedMetadata(agentTool.id), before);
     assert.equal((await request('GET', `/api/v1/tools/${agentTool.id}`, { token })).body.data.name, 'ask');
@@ -337,7 +359,7 @@ describe('AGENT tools name one of the caller\'s agents', () => {
 
     const search = await createTool(token, { name: 'web', type: 'SEARCH', metadata: { agentId: theirs.id } });
     const toAgent = await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'AGENT' } });
-    assert.equal(toAgent.status, 422, 'the stored metadata names another user\'s agent');
+    assert.equal(toAgent.status, 422, "the stored metadata names another user's agent");
     assert.equal((await request('GET', `/api/v1/tools/${search.id}`, { token })).body.data.type, 'SEARCH');
     const fixed = await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'AGENT', metadata: { agentId: mine.id } } });
     assert.equal(fixed.status, 200);
@@ -353,11 +375,20 @@ describe('OPENAPI tools with an inline spec are bounded once their $refs are inl
     for (const spec of [bomb, JSON.stringify(bomb)]) {
       const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'bomb', type: 'OPENAPI', metadata: { spec } } });
       const error = assertInvalid(reply, 'metadata.spec');
-      assert.match(error.details![0].message, /^is too large to offer: operation op0: its schema comes to more than 1000 parts once \$refs are inlined/);
+      assert.match(
+        error.details![0].message,
+        /^is too large to offer: operation op0: its schema comes to more than 1000 parts once \$refs are inlined/,
+      );
     }
     // Many operations each under the limit for one, together over the limit for a spec.
-    const wide = await request('POST', '/api/v1/tools', { token, body: { name: 'wide', type: 'OPENAPI', metadata: { spec: refChainSpec(7, 32) } } });
-    assert.match(assertInvalid(wide, 'metadata.spec').details![0].message, /come to more than 10000 parts once \$refs are inlined \(the limit for a spec; passed at operation op\d+\)/);
+    const wide = await request('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'wide', type: 'OPENAPI', metadata: { spec: refChainSpec(7, 32) } },
+    });
+    assert.match(
+      assertInvalid(wide, 'metadata.spec').details![0].message,
+      /come to more than 10000 parts once \$refs are inlined \(the limit for a spec; passed at operation op\d+\)/,
+    );
     assert.equal((await request('GET', '/api/v1/tools', { token })).body.data.length, 0);
 
     const fine = await createTool(token, { name: 'fine', type: 'OPENAPI', metadata: { spec: refChainSpec(3, 2) } });
@@ -367,17 +398,39 @@ describe('OPENAPI tools with an inline spec are bounded once their $refs are inl
     assert.equal(storedMetadata(fine.id), before);
     assert.equal((await request('GET', `/api/v1/tools/${fine.id}`, { token })).body.data.name, 'fine');
     // A spec under the limits, a spec by URL (read when an agent runs) and other types are accepted.
-    assert.equal((await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { metadata: { spec: refChainSpec(6, 2) } } })).status, 200);
-    assert.equal((await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { metadata: { url: 'https://api.example.com/openapi.json' } } })).status, 200);
-    assert.equal((await request('POST', '/api/v1/tools', { token, body: { name: 'web', type: 'SEARCH', metadata: { spec: bomb } } })).status, 201);
+    assert.equal(
+      (await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { metadata: { spec: refChainSpec(6, 2) } } })).status,
+      200,
+    );
+    assert.equal(
+      (await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { metadata: { url: 'https://api.example.com/openapi.json' } } }))
+        .status,
+      200,
+    );
+    assert.equal(
+      (await request('POST', '/api/v1/tools', { token, body: { name: 'web', type: 'SEARCH', metadata: { spec: bomb } } })).status,
+      201,
+    );
   });
 
   test('a deeply nested spec is a 422 on create, not a failure later', async () => {
     const { token } = await service.signUp();
-    const reply = await request('POST', '/api/v1/tools', { token, body: { name: 'deep', type: 'OPENAPI', metadata: { spec: deepSpecText(20_000) } } });
-    assert.match(assertInvalid(reply, 'metadata.spec').details![0].message, /^is too large to offer: the spec nests more than 64 levels deep$/);
+    const reply = await request('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'deep', type: 'OPENAPI', metadata: { spec: deepSpecText(20_000) } },
+    });
+    assert.match(
+      assertInvalid(reply, 'metadata.spec').details![0].message,
+      /^is too large to offer: the spec nests more than 64 levels deep$/,
+    );
     // Shallow as written, deep once inlined: each level of the chain nests two deeper.
-    const expanded = await request('POST', '/api/v1/tools', { token, body: { name: 'deep', type: 'OPENAPI', metadata: { spec: refChainSpec(40, 1) } } });
-    assert.match(assertInvalid(expanded, 'metadata.spec').details![0].message, /its schema nests more than 64 levels deep once \$refs are inlined/);
+    const expanded = await request('POST', '/api/v1/tools', {
+      token,
+      body: { name: 'deep', type: 'OPENAPI', metadata: { spec: refChainSpec(40, 1) } },
+    });
+    assert.match(
+      assertInvalid(expanded, 'metadata.spec').details![0].message,
+      /its schema nests more than 64 levels deep once \$refs are inlined/,
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('strings that are not well-formed Unicode', () => {
   test('a lone surrogate in a top-level field is 422 naming the field; nothing is stored', async () => {
     const before = countOf('prompts');
     for (const bad of ['a\ud800b', '\udfff', 'x\udc00\ud800y', 'end\ud83d']) {
-      const reply = await request('POST', '/api/v1/prompts', { token, raw: JSON.stringify({ name: bad, template: 'Hello', input_variables: [] }) });
+      const reply = await request('POST', '/api/v1/prompts', {
+        token,
+        raw: JSON.stringify({ name: bad, template: 'Hello', input_variables: [] }),
+      });
       const error = assertInvalid(reply, 'name', JSON.stringify(bad));
       assert.match(error.details![0].message, /not well-formed Unicode/);
     }

@@ -51,10 +51,19 @@ export function createContext(dir: string, passwordHash: string) {
     },
     summariseProfileOf(proc) {
       // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread (tsx's loader has its own).
-      const fresh = readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile') && f.includes(`.${proc.pid}.0.`) && !profilesBefore.has(f));
+      const fresh = readdirSync(profileDir).filter(
+        (f) => f.endsWith('.cpuprofile') && f.includes(`.${proc.pid}.0.`) && !profilesBefore.has(f),
+      );
       if (fresh.length === 0) return;
       const file = join(profileDir, fresh.sort().at(-1)!);
-      profiles.push('', `CPU profile of ${proc.name}'s main thread: ${file} (self time; share of the non-idle time)`, '', '| self | time | function |', '|---:|---:|---|', ...summariseProfile(file));
+      profiles.push(
+        '',
+        `CPU profile of ${proc.name}'s main thread: ${file} (self time; share of the non-idle time)`,
+        '',
+        '| self | time | function |',
+        '|---:|---:|---|',
+        ...summariseProfile(file),
+      );
     },
   };
 
@@ -67,7 +76,11 @@ export function createContext(dir: string, passwordHash: string) {
     for (const proc of allServices) if (!peaks.has(proc.name)) peaks.set(proc.name, peakOf(proc));
     const peakEntries = [...peaks.entries()].filter(([, v]) => Number.isFinite(v));
     if (idleRssMiB !== undefined) {
-      targets.push({ target: `idle RSS ≤ 90 MB (started with \`${SERVICE_START}\`)`, measured: `${fmt(idleRssMiB * 1.048576)} MB (${idleRssMiB} MiB)`, pass: idleRssMiB * 1.048576 <= 90 });
+      targets.push({
+        target: `idle RSS ≤ 90 MB (started with \`${SERVICE_START}\`)`,
+        measured: `${fmt(idleRssMiB * 1.048576)} MB (${idleRssMiB} MiB)`,
+        pass: idleRssMiB * 1.048576 <= 90,
+      });
     }
     if (peakEntries.length) {
       const [worstName, worst] = peakEntries.sort((a, b) => b[1] - a[1])[0];
@@ -93,7 +106,13 @@ export function createContext(dir: string, passwordHash: string) {
     runTargets,
     profiles,
     /** Each service's start-up, for the results file. */
-    startup: () => allServices.map((p) => ({ name: p.name, spawnToListeningMs: p.spawnToListeningMs, spawnToFirstAnswerMs: p.spawnToFirstAnswerMs, rssAtStartMiB: p.rssAtStartMiB })),
+    startup: () =>
+      allServices.map((p) => ({
+        name: p.name,
+        spawnToListeningMs: p.spawnToListeningMs,
+        spawnToFirstAnswerMs: p.spawnToFirstAnswerMs,
+        rssAtStartMiB: p.rssAtStartMiB,
+      })),
     peaksMiB: () => Object.fromEntries(peaks),
   };
 }

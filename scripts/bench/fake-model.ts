@@ -44,7 +44,10 @@ const server = createServer((req, res) => {
     const model = body.model ?? 'fake-model';
     if (!body.stream) {
       return json(res, 200, {
-        id, object: 'chat.completion', created, model,
+        id,
+        object: 'chat.completion',
+        created,
+        model,
         choices: [{ index: 0, message: { role: 'assistant', content: TEXT }, finish_reason: 'stop' }],
         usage: USAGE,
       });

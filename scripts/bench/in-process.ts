@@ -46,7 +46,11 @@ function send(listener: RequestListener, request: MockRequest): Promise<number> 
   const req = new IncomingMessage(socket as never);
   req.method = request.method;
   req.url = request.url;
-  req.headers = { host: '127.0.0.1', ...request.headers, ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) }) };
+  req.headers = {
+    host: '127.0.0.1',
+    ...request.headers,
+    ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(request.body)) }),
+  };
   const res = new ServerResponse(req);
   res.assignSocket(socket as never);
   return new Promise((resolve) => {
@@ -77,14 +81,18 @@ async function inProcess(path: string, users: SeededUser[]): Promise<InProcessCa
       title: 'GET /agents/{id}',
       status: 200,
       batch: OPTS.quick ? 200 : 1500,
-      requests: users.flatMap((user) => user.agents.slice(0, 10).map((id) => ({ method: 'GET', url: `/api/v1/agents/${id}`, headers: token(user) }))),
+      requests: users.flatMap((user) =>
+        user.agents.slice(0, 10).map((id) => ({ method: 'GET', url: `/api/v1/agents/${id}`, headers: token(user) })),
+      ),
     },
     {
       title: 'POST /tools',
       status: 201,
       batch: OPTS.quick ? 50 : 300,
       requests: users.map((user) => ({
-        method: 'POST', url: '/api/v1/tools', headers: { ...token(user), 'content-type': 'application/json' },
+        method: 'POST',
+        url: '/api/v1/tools',
+        headers: { ...token(user), 'content-type': 'application/json' },
         body: JSON.stringify({ name: 'bench search', type: 'SEARCH', metadata: { api_key: 'secret' } }),
       })),
     },

@@ -87,7 +87,8 @@ function cpuMeter(proc: Proc, generatorPid = process.pid) {
   const started = { at: performance.now(), server: cpuTicks(proc.pid), generator: cpuTicks(generatorPid) };
   return () => {
     const seconds = (performance.now() - started.at) / 1000;
-    const cores = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? null : round((b - a) / CLOCK_TICKS / seconds, 2));
+    const cores = (a: number | undefined, b: number | undefined) =>
+      a === undefined || b === undefined ? null : round((b - a) / CLOCK_TICKS / seconds, 2);
     const serverNow = cpuTicks(proc.pid);
     return {
       serverTicks: started.server === undefined || serverNow === undefined ? null : serverNow - started.server,
@@ -177,7 +178,14 @@ export interface Stalls {
  * settle 0 for open-loop cases).
  */
 export async function paced(proc: Proc, load: Load, rate: number, seconds: number, settle = OPTS.settle): Promise<PacedResult> {
-  const generator = await pacedClientInChild({ url: proc.url, requests: load.requests, expectStatus: load.expectStatus, rate, seconds, settleSeconds: settle });
+  const generator = await pacedClientInChild({
+    url: proc.url,
+    requests: load.requests,
+    expectStatus: load.expectStatus,
+    rate,
+    seconds,
+    settleSeconds: settle,
+  });
   // Taken when the measured part starts (the child says so once the settling part is sent).
   let measured!: { logged: number; meter: ReturnType<typeof cpuMeter>; waitedBefore: number | undefined };
   const outcome = await generator.run(() => {
@@ -206,14 +214,18 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
     cpuUs: cpu.serverTicks === null || sorted.length === 0 ? null : round((cpu.serverTicks * 1e6) / CLOCK_TICKS / sorted.length, 1),
   };
   const inside = proc.requestMs.slice(logged).sort((a, b) => a - b);
-  if (inside.length > 0) result.inside = { p50: round(percentile(inside, 50), 3), p99: round(percentile(inside, 99), 3), count: inside.length };
+  if (inside.length > 0)
+    result.inside = { p50: round(percentile(inside, 50), 3), p99: round(percentile(inside, 99), 3), count: inside.length };
   if (reports.length > 0) {
     result.stalls = {
       loopMaxMs: round(Math.max(...reports.map((r) => r.loopMaxMs)), 2),
       loopP99Ms: round(Math.max(...reports.map((r) => r.loopP99Ms)), 2),
       gcMaxMs: round(Math.max(...reports.map((r) => r.gcMaxMs)), 2),
       majorGcMaxMs: round(Math.max(...reports.map((r) => r.majorGcMaxMs)), 2),
-      gcMs: round(reports.reduce((sum, r) => sum + r.gcMs, 0), 2),
+      gcMs: round(
+        reports.reduce((sum, r) => sum + r.gcMs, 0),
+        2,
+      ),
       runQueueMs: waitedBefore === undefined || waitedAfter === undefined ? null : round((waitedAfter - waitedBefore) / 1e6, 1),
       generatorLoopMaxMs: round(outcome.loopMaxMs, 2),
     };
@@ -279,7 +291,9 @@ export async function compare<R extends RunResult>(
       if (settle > 0) await run(procs[i], settle);
       results[i].push(await run(procs[i], seconds));
     }
-    log(`${title}: round ${round_ + 1}/${rounds}: ${procs.map((p, i) => `${p.name} ${results[i][round_].rps} req/s p99 ${results[i][round_].p99} ms`).join(', ')}`);
+    log(
+      `${title}: round ${round_ + 1}/${rounds}: ${procs.map((p, i) => `${p.name} ${results[i][round_].rps} req/s p99 ${results[i][round_].p99} ms`).join(', ')}`,
+    );
   }
   const problems: string[] = [];
   procs.forEach((proc, i) => {
@@ -293,9 +307,16 @@ export async function compare<R extends RunResult>(
     const perRound = results[0].map((r, k) => (results[i][k].rps > 0 ? r.rps / results[i][k].rps : NaN));
     // The same comparison by CPU time per request: reference µs ÷ service µs (1: as cheap).
     const cpu = median(results[i].map((r) => r.cpuUs ?? NaN)) / median(results[0].map((r) => r.cpuUs ?? NaN));
-    ratios[procs[i].name] = { median: round(median(perRound), 2), spread: [round(Math.min(...perRound), 2), round(Math.max(...perRound), 2)], cpu: round(cpu, 2) };
+    ratios[procs[i].name] = {
+      median: round(median(perRound), 2),
+      spread: [round(Math.min(...perRound), 2), round(Math.max(...perRound), 2)],
+      cpu: round(cpu, 2),
+    };
   }
-  const loads = results.flat().map((r) => r.otherLoad).filter((x): x is number => x !== null);
+  const loads = results
+    .flat()
+    .map((r) => r.otherLoad)
+    .filter((x): x is number => x !== null);
   return {
     key,
     title,
@@ -312,7 +333,9 @@ export async function probe(proc: Proc, request: AcRequest, expectStatus: number
   const response = await fetch(proc.url + request.path, { method: request.method ?? 'GET', headers: request.headers, body: request.body });
   const text = await response.text();
   if (response.status !== expectStatus) {
-    throw new Error(`${proc.name}: ${request.method ?? 'GET'} ${request.path} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`);
+    throw new Error(
+      `${proc.name}: ${request.method ?? 'GET'} ${request.path} answered ${response.status}, expected ${expectStatus}: ${text.slice(0, 300)}`,
+    );
   }
 }
 
@@ -358,7 +381,11 @@ export async function timeToFirstToken(proc: Proc, request: AcRequest, kind: Fir
       let text = '';
       const req = httpRequest(
         {
-          agent, host: url.hostname, port: url.port, method: request.method ?? 'POST', path: request.path,
+          agent,
+          host: url.hostname,
+          port: url.port,
+          method: request.method ?? 'POST',
+          path: request.path,
           headers: { ...request.headers, 'content-length': String(body.length) },
         },
         (res) => {
@@ -429,44 +456,53 @@ export async function openStreams(proc: Proc, requests: AcRequest[], timeoutMs =
   };
   const firstTokenMs: number[] = [];
   try {
-    await Promise.all(requests.map((request) => new Promise<void>((resolve, reject) => {
-      const body = Buffer.from(request.body ?? '');
-      const sent = performance.now();
-      const timer = setTimeout(() => reject(new Error(`${proc.name}: a held stream had no token within ${timeoutMs} ms`)), timeoutMs);
-      let text = '';
-      const req = httpRequest(
-        {
-          agent, host: url.hostname, port: url.port, method: request.method ?? 'POST', path: request.path,
-          headers: { ...request.headers, 'content-length': String(body.length) },
-        },
-        (res) => {
-          res.setEncoding('utf8');
-          res.on('data', (part: string) => {
-            if (text === undefined) return;
-            text += part;
-            if (res.statusCode !== 200) return;
-            if (firstTokenIn(text, 'token-event') !== -1) {
-              firstTokenMs.push(performance.now() - sent);
-              text = undefined as unknown as string;
+    await Promise.all(
+      requests.map(
+        (request) =>
+          new Promise<void>((resolve, reject) => {
+            const body = Buffer.from(request.body ?? '');
+            const sent = performance.now();
+            const timer = setTimeout(() => reject(new Error(`${proc.name}: a held stream had no token within ${timeoutMs} ms`)), timeoutMs);
+            let text = '';
+            const req = httpRequest(
+              {
+                agent,
+                host: url.hostname,
+                port: url.port,
+                method: request.method ?? 'POST',
+                path: request.path,
+                headers: { ...request.headers, 'content-length': String(body.length) },
+              },
+              (res) => {
+                res.setEncoding('utf8');
+                res.on('data', (part: string) => {
+                  if (text === undefined) return;
+                  text += part;
+                  if (res.statusCode !== 200) return;
+                  if (firstTokenIn(text, 'token-event') !== -1) {
+                    firstTokenMs.push(performance.now() - sent);
+                    text = undefined as unknown as string;
+                    clearTimeout(timer);
+                    resolve();
+                  }
+                });
+                // Closed by close(): the reset is expected.
+                res.on('error', () => {});
+                res.on('end', () => {
+                  clearTimeout(timer);
+                  reject(new Error(`${proc.name}: a held stream ended early (${res.statusCode}): ${(text ?? '').slice(0, 300)}`));
+                });
+              },
+            );
+            req.on('error', (error) => {
               clearTimeout(timer);
-              resolve();
-            }
-          });
-          // Closed by close(): the reset is expected.
-          res.on('error', () => {});
-          res.on('end', () => {
-            clearTimeout(timer);
-            reject(new Error(`${proc.name}: a held stream ended early (${res.statusCode}): ${(text ?? '').slice(0, 300)}`));
-          });
-        },
-      );
-      req.on('error', (error) => {
-        clearTimeout(timer);
-        reject(error);
-      });
-      pending.push(req);
-      req.end(body);
-    })));
+              reject(error);
+            });
+            pending.push(req);
+            req.end(body);
+          }),
+      ),
+    );
   } catch (error) {
     await close();
     throw error;

@@ -19,7 +19,8 @@ new PerformanceObserver((list) => {
     gcMs += entry.duration;
     gcMaxMs = Math.max(gcMaxMs, entry.duration);
     // Mark-sweep-compact (the whole heap), as opposed to a scavenge of the young generation.
-    if (((entry as { detail?: { kind?: number } }).detail)?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) majorGcMaxMs = Math.max(majorGcMaxMs, entry.duration);
+    if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)
+      majorGcMaxMs = Math.max(majorGcMaxMs, entry.duration);
   }
 }).observe({ entryTypes: ['gc'] });
 
@@ -27,7 +28,14 @@ const ms = (ns: number) => Math.round(ns / 1e4) / 100;
 // The histogram counts a late timer of `resolution` ms: what is over it is the delay.
 const late = (ns: number) => Math.max(0, ms(ns) - RESOLUTION_MS);
 setInterval(() => {
-  const report = { loopP99Ms: late(loop.percentile(99)), loopMaxMs: late(loop.max), gcCount, gcMs: Math.round(gcMs * 100) / 100, gcMaxMs: Math.round(gcMaxMs * 100) / 100, majorGcMaxMs: Math.round(majorGcMaxMs * 100) / 100 };
+  const report = {
+    loopP99Ms: late(loop.percentile(99)),
+    loopMaxMs: late(loop.max),
+    gcCount,
+    gcMs: Math.round(gcMs * 100) / 100,
+    gcMaxMs: Math.round(gcMaxMs * 100) / 100,
+    majorGcMaxMs: Math.round(majorGcMaxMs * 100) / 100,
+  };
   loop.reset();
   gcCount = 0;
   gcMs = 0;

@@ -43,15 +43,31 @@ import { searchScale } from './cases/search-scale.js';
 import { agentRuns } from './cases/agent-runs.js';
 
 /** Every case, in the order they run (and report). */
-const CASES: BenchCase[] = [getAgent, listAgents, postTool, postAgent, patchAgent, inProcess, fixedRate, signIn, signInFlood, scale, searchScale, agentRuns];
-if (CASES.map((c) => c.name).join() !== CASE_KEYS.join()) throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');
+const CASES: BenchCase[] = [
+  getAgent,
+  listAgents,
+  postTool,
+  postAgent,
+  patchAgent,
+  inProcess,
+  fixedRate,
+  signIn,
+  signInFlood,
+  scale,
+  searchScale,
+  agentRuns,
+];
+if (CASES.map((c) => c.name).join() !== CASE_KEYS.join())
+  throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');
 
 let tempDir: string | undefined;
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const dir = (tempDir = mkdtempSync(join(os.tmpdir(), 'ams-bench-')));
-  log(`temporary databases in ${dir}; ${OPTS.quick ? 'quick' : 'full'} run: ${OPTS.rounds} round(s) of ${OPTS.duration} s, warm-up ${OPTS.warmup} s, ${OPTS.connections} connections`);
+  log(
+    `temporary databases in ${dir}; ${OPTS.quick ? 'quick' : 'full'} run: ${OPTS.rounds} round(s) of ${OPTS.duration} s, warm-up ${OPTS.warmup} s, ${OPTS.connections} connections`,
+  );
   const cpus = os.cpus();
   const machine = {
     cpus: cpus.length,
@@ -86,7 +102,8 @@ async function main(): Promise<void> {
   };
   const over = (c: BenchCase) => {
     const reported = reportedBy.get(c) ?? [];
-    if (reported.join('\n') !== c.targets.join('\n')) throw new Error(`case ${c.name} reported the targets ${JSON.stringify(reported)}, declared ${JSON.stringify(c.targets)}`);
+    if (reported.join('\n') !== c.targets.join('\n'))
+      throw new Error(`case ${c.name} reported the targets ${JSON.stringify(reported)}, declared ${JSON.stringify(c.targets)}`);
   };
 
   const selected = CASES.filter((c) => wants(c.name));
@@ -111,23 +128,39 @@ async function main(): Promise<void> {
   targets.push(...runTargets(idleRssMiB));
   process.stdout.write(`${benchReport(startedAt, machine, { rows, inProcessRows, notes, targets }, profiles).join('\n')}\n`);
   if (profiles.length) results.profile = profiles;
-  writeFileSync(OPTS.out, `${JSON.stringify({
-    startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), options: OPTS,
-    machine: { ...machine, loadAverageAtEnd: os.loadavg().map((x) => round(x, 2)) },
-    startup: startup(), peaksMiB: peaksMiB(), idleRssMiB, cases: rows, targets, ...results,
-  }, null, 2)}\n`);
+  writeFileSync(
+    OPTS.out,
+    `${JSON.stringify(
+      {
+        startedAt: startedAt.toISOString(),
+        finishedAt: new Date().toISOString(),
+        options: OPTS,
+        machine: { ...machine, loadAverageAtEnd: os.loadavg().map((x) => round(x, 2)) },
+        startup: startup(),
+        peaksMiB: peaksMiB(),
+        idleRssMiB,
+        cases: rows,
+        targets,
+        ...results,
+      },
+      null,
+      2,
+    )}\n`,
+  );
   log(`wrote ${resolve(OPTS.out)}`);
 }
 
-main().then(
-  () => 0,
-  (error: unknown) => {
-    process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
-    return 1;
-  },
-).then((code) => {
-  killAll();
-  if (tempDir && OPTS.keep) log(`kept ${tempDir}`);
-  else if (tempDir) rmSync(tempDir, { recursive: true, force: true });
-  process.exit(code);
-});
+main()
+  .then(
+    () => 0,
+    (error: unknown) => {
+      process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
+      return 1;
+    },
+  )
+  .then((code) => {
+    killAll();
+    if (tempDir && OPTS.keep) log(`kept ${tempDir}`);
+    else if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+    process.exit(code);
+  });

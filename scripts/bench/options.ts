@@ -41,7 +41,8 @@ const { values: argv } = parseArgs({
   },
 });
 if (argv.help) {
-  process.stdout.write(`npm run bench -- [--quick] [--rounds N] [--open-loop-rounds N] [--duration S] [--warmup S] [--settle S] [--connections N]
+  process.stdout
+    .write(`npm run bench -- [--quick] [--rounds N] [--open-loop-rounds N] [--duration S] [--warmup S] [--settle S] [--connections N]
   [--only ${CASE_KEYS.join(',')}]
   [--scale-agents N] [--search-chunks N] [--out FILE] [--cpu-prof] [--keep]\n`);
   process.exit(0);
@@ -78,7 +79,8 @@ export const OPTS = {
   out: argv.out!,
   only: argv.only ? (argv.only.split(',').map((key) => key.trim()) as CaseKey[]) : [...CASE_KEYS],
 };
-for (const key of OPTS.only) if (!CASE_KEYS.includes(key)) throw new Error(`--only: unknown case "${key}" (known: ${CASE_KEYS.join(', ')})`);
+for (const key of OPTS.only)
+  if (!CASE_KEYS.includes(key)) throw new Error(`--only: unknown case "${key}" (known: ${CASE_KEYS.join(', ')})`);
 
 export const wants = (key: CaseKey) => OPTS.only.includes(key);
 
@@ -87,7 +89,8 @@ export const SECRET_KEY = randomBytes(32);
 export const PASSWORD = 'bench password, long enough';
 
 const BENCH_START = performance.now();
-export const log = (text: string) => process.stderr.write(`[bench ${((performance.now() - BENCH_START) / 1000).toFixed(1).padStart(6)} s] ${text}\n`);
+export const log = (text: string) =>
+  process.stderr.write(`[bench ${((performance.now() - BENCH_START) / 1000).toFixed(1).padStart(6)} s] ${text}\n`);
 
 export function round(value: number, digits = 0): number {
   const factor = 10 ** digits;

@@ -81,12 +81,16 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   let otherLines: string[] = [];
   const loopReports: LoopReport[] = [];
   onLines(child.stderr!, (line) => {
-    if (line.startsWith('{"loopMonitor":')) loopReports.push({ at: performance.now(), ...(JSON.parse(line) as { loopMonitor: Omit<LoopReport, 'at'> }).loopMonitor });
+    if (line.startsWith('{"loopMonitor":'))
+      loopReports.push({ at: performance.now(), ...(JSON.parse(line) as { loopMonitor: Omit<LoopReport, 'at'> }).loopMonitor });
     else stderr = `${stderr}${line}\n`.slice(-4000);
   });
   // A server that dies during a case says why (stopProcess sends SIGTERM; anything else is unexpected).
   child.on('exit', (code, signal) => {
-    if (!stopping.has(child)) log(`${name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}; stderr: ${stderr.trim() || '(empty)'}; last log lines: ${otherLines.join('\n') || '(none)'}`);
+    if (!stopping.has(child))
+      log(
+        `${name} (pid ${child.pid}) exited unexpectedly: code ${code}, signal ${signal}; stderr: ${stderr.trim() || '(empty)'}; last log lines: ${otherLines.join('\n') || '(none)'}`,
+      );
   });
   const requestMs: number[] = [];
   const url = await new Promise<string>((resolveUrl, reject) => {
@@ -146,7 +150,10 @@ export interface ServiceOptions {
  */
 function serviceStart(): { script: string; args: string[] } {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string | undefined> };
-  const prod = scripts['start:prod']?.trim().split(/\s+/).filter((word, i) => !(i === 0 && word === 'exec'));
+  const prod = scripts['start:prod']
+    ?.trim()
+    .split(/\s+/)
+    .filter((word, i) => !(i === 0 && word === 'exec'));
   if (prod && prod[0] === 'node' && scripts.build) return { script: 'start:prod', args: prod.slice(1) };
   return { script: 'start', args: serviceNodeArgs() };
 }
@@ -186,16 +193,31 @@ export const V8_FLAGS = START.args.slice(0, -1).filter((arg, i, args) => arg !==
  * A reference server (scripts/bench/reference-koa.ts or scripts/baseline-server.ts) on the same
  * database, with the service's V8 flags: the ratios compare code, not runtime settings.
  */
-export async function startReference(kind: ReferenceKind, name: string, databasePath: string, env: Record<string, string> = {}, options: { monitor?: boolean; nodeArgs?: string[] } = {}): Promise<Proc> {
+export async function startReference(
+  kind: ReferenceKind,
+  name: string,
+  databasePath: string,
+  env: Record<string, string> = {},
+  options: { monitor?: boolean; nodeArgs?: string[] } = {},
+): Promise<Proc> {
   const script = kind === 'koa' ? 'scripts/bench/reference-koa.ts' : 'scripts/baseline-server.ts';
   const monitor = options.monitor ? await monitorArgs() : [];
-  return startProcess(name, [...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS), ...monitor, ...(options.nodeArgs ?? []), ...(await referenceEntry(script))], {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATABASE_PATH: databasePath,
-    SECRET_KEY: SECRET_KEY.toString('hex'),
-    ...env,
-  });
+  return startProcess(
+    name,
+    [
+      ...(process.env.BENCH_REFERENCE_FLAGS === 'none' ? [] : V8_FLAGS),
+      ...monitor,
+      ...(options.nodeArgs ?? []),
+      ...(await referenceEntry(script)),
+    ],
+    {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_PATH: databasePath,
+      SECRET_KEY: SECRET_KEY.toString('hex'),
+      ...env,
+    },
+  );
 }
 
 /**
@@ -315,11 +337,13 @@ export function otherLoad(before: CpuSnapshot | undefined, after: CpuSnapshot | 
 export async function inProcessInChild(path: string, users: SeededUser[]): Promise<InProcessCase[]> {
   const usersFile = `${path}.users.json`;
   writeFileSync(usersFile, JSON.stringify(users));
-  const child = tracked(spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/in-process.ts'), ...process.argv.slice(2)], {
-    cwd: ROOT,
-    env: { ...process.env, BENCH_IN_PROCESS: JSON.stringify({ path, usersFile }) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  }));
+  const child = tracked(
+    spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/in-process.ts'), ...process.argv.slice(2)], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_IN_PROCESS: JSON.stringify({ path, usersFile }) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
   let out = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -335,9 +359,21 @@ export async function inProcessInChild(path: string, users: SeededUser[]): Promi
  */
 export async function pacedClientInChild(job: PacedJob): Promise<{ pid: number; run(measuring: () => void): Promise<PacedOutcome> }> {
   // With no measured request the child would never say 'measuring' nor finish.
-  if (Math.round(job.rate * job.seconds) < 1) throw new RangeError(`a paced run needs at least one measured request (rate ${job.rate}/s for ${job.seconds} s)`);
-  const child = tracked(fork(join(ROOT, 'scripts/bench/paced-client.ts'), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], serialization: 'advanced', stdio: 'inherit' }));
-  const exited = new Promise<never>((_, reject) => child.on('exit', (code, signal) => reject(new Error(`the paced load generator exited (code ${code}, signal ${signal}) before it reported`))));
+  if (Math.round(job.rate * job.seconds) < 1)
+    throw new RangeError(`a paced run needs at least one measured request (rate ${job.rate}/s for ${job.seconds} s)`);
+  const child = tracked(
+    fork(join(ROOT, 'scripts/bench/paced-client.ts'), [], {
+      cwd: ROOT,
+      execArgv: ['--import', 'tsx'],
+      serialization: 'advanced',
+      stdio: 'inherit',
+    }),
+  );
+  const exited = new Promise<never>((_, reject) =>
+    child.on('exit', (code, signal) =>
+      reject(new Error(`the paced load generator exited (code ${code}, signal ${signal}) before it reported`)),
+    ),
+  );
   exited.catch(() => {});
   const next = () => Promise.race([new Promise<unknown>((resolve) => child.once('message', resolve)), exited]);
   child.send(job);

@@ -15,9 +15,10 @@ server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', ()
   process.stdout.write(`${JSON.stringify({ msg: 'listening', url: `http://${address}:${port}` })}\n`);
 });
 
-const stop = () => server.close(() => {
-  work.close();
-  process.exit(0);
-});
+const stop = () =>
+  server.close(() => {
+    work.close();
+    process.exit(0);
+  });
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

@@ -22,7 +22,6 @@ import { InvokeSchema } from '../../src/runs/schema.js';
 import { contextChunks, fillPrompt, sourcesOf, systemMessage } from '../../src/runs/context.js';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 
-
 const BEARER = /^\s*bearer\s+(\S+)\s*$/i;
 const LAST_USED_RESOLUTION_MS = 60_000;
 const SIGN_IN_TOKEN_TTL_MS = 30 * 86_400_000;
@@ -46,7 +45,9 @@ export function referenceWork({ path, key } = fromEnvironment()) {
   // As the service: token uses noted per request, written every 5 s in one transaction.
   const flushTimer = setInterval(() => stores.apiTokens.flushTouches(), 5_000).unref();
   // The model endpoint of every agent run (the operator's OPENAI_BASE_URL: the benchmark's fake model).
-  const modelBase = process.env.OPENAI_BASE_URL ? new URL(`${process.env.OPENAI_BASE_URL.replace(/\/+$/, '')}/chat/completions`) : undefined;
+  const modelBase = process.env.OPENAI_BASE_URL
+    ? new URL(`${process.env.OPENAI_BASE_URL.replace(/\/+$/, '')}/chat/completions`)
+    : undefined;
   const modelAgent = new HttpAgent({ keepAlive: true, maxSockets: 256 });
   const asObject = (body: unknown) => (typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {});
 
@@ -122,20 +123,38 @@ export function referenceWork({ path, key } = fromEnvironment()) {
       const prompt = agent.promptId ? stores.prompts.get(caller.id, agent.promptId) : undefined;
       const system = prompt ? fillPrompt(prompt, input.variables, input.input) : null;
       const started = performance.now();
-      const run = stores.runs.startRun({ userId: caller.id, agentId: id, parentRunId: null, sessionId: input.sessionId, input: input.input, model: llm.model });
+      const run = stores.runs.startRun({
+        userId: caller.id,
+        agentId: id,
+        parentRunId: null,
+        sessionId: input.sessionId,
+        input: input.input,
+        model: llm.model,
+      });
       if (!run) throw notFound('Agent');
       const chunks = contextChunks(stores.search, caller.id, id, input.input);
       const tools = stores.tools.listForRun(caller.id, id);
       if (tools.length > 0) throw new ApiError(422, 'validation_failed', 'This reference runs agents without tools.');
       const payload = JSON.stringify({
         model: llm.model,
-        messages: [{ role: 'system', content: systemMessage(system, chunks) }, { role: 'user', content: input.input }],
+        messages: [
+          { role: 'system', content: systemMessage(system, chunks) },
+          { role: 'user', content: input.input },
+        ],
       });
       const reply = await new Promise<{ status: number; text: string }>((resolve, reject) => {
         const req = httpRequest(
           {
-            agent: modelAgent, host: modelBase.hostname, port: modelBase.port, path: modelBase.pathname, method: 'POST',
-            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), authorization: `Bearer ${llm.apiKey ?? 'none'}` },
+            agent: modelAgent,
+            host: modelBase.hostname,
+            port: modelBase.port,
+            path: modelBase.pathname,
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(payload),
+              authorization: `Bearer ${llm.apiKey ?? 'none'}`,
+            },
           },
           (res) => {
             const parts: Buffer[] = [];
@@ -150,12 +169,30 @@ export function referenceWork({ path, key } = fromEnvironment()) {
       const ms = Math.round(performance.now() - started);
       const sources = sourcesOf(chunks);
       if (reply.status !== 200) {
-        stores.runs.finishRun(run.id, { status: 'failed', output: null, error: `The model endpoint answered ${reply.status}`, steps: [], sources, warnings: [], usage: null, ms }, null);
+        stores.runs.finishRun(
+          run.id,
+          {
+            status: 'failed',
+            output: null,
+            error: `The model endpoint answered ${reply.status}`,
+            steps: [],
+            sources,
+            warnings: [],
+            usage: null,
+            ms,
+          },
+          null,
+        );
         throw new ApiError(502, 'upstream_error', `The model endpoint answered ${reply.status}.`);
       }
-      const completion = JSON.parse(reply.text) as { choices: { message?: { content?: string | null } }[]; usage?: { prompt_tokens: number; completion_tokens: number } };
+      const completion = JSON.parse(reply.text) as {
+        choices: { message?: { content?: string | null } }[];
+        usage?: { prompt_tokens: number; completion_tokens: number };
+      };
       const output = completion.choices[0]?.message?.content ?? '';
-      const usage = completion.usage ? { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } : null;
+      const usage = completion.usage
+        ? { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens }
+        : null;
       stores.runs.finishRun(run.id, { status: 'succeeded', output, error: null, steps: [], sources, warnings: [], usage, ms }, null);
       return { runId: run.id, sessionId: input.sessionId, output, model: llm.model, steps: [], sources, warnings: [], usage, ms };
     },
@@ -164,7 +201,10 @@ export function referenceWork({ path, key } = fromEnvironment()) {
       const input = parse(SignInSchema, asObject(body));
       const user = stores.users.getByEmail(input.email);
       if (!user || !(await verifyPassword(input.password, user.passwordHash))) throw unauthorized('The email or password is wrong.');
-      const token = stores.apiTokens.create(user.id, { description: 'Created by sign-in', expiresAt: formatTimestamp(Date.now() + SIGN_IN_TOKEN_TTL_MS) });
+      const token = stores.apiTokens.create(user.id, {
+        description: 'Created by sign-in',
+        expiresAt: formatTimestamp(Date.now() + SIGN_IN_TOKEN_TTL_MS),
+      });
       return { user: presentUser(user), token: token.token, apiToken: presentApiToken(token, user) };
     },
   };

@@ -38,11 +38,15 @@ export interface Machine {
 export function benchReport(startedAt: Date, machine: Machine, run: Required<Omit<CaseReport, 'results'>>, profiles: string[]): string[] {
   const { rows, inProcessRows, notes, targets } = run;
   const lines: string[] = [];
-  lines.push(`## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`);
+  lines.push(
+    `## Benchmark ${startedAt.toISOString()}${OPTS.quick ? ' (quick smoke run: figures are not meaningful)' : ''}${OPTS.cpuProf ? ' (servers under --cpu-prof: figures are skewed)' : ''}`,
+  );
   lines.push('');
-  lines.push(`${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; `
-    + `${OPTS.rounds} round(s) (open-loop cases ${OPTS.openLoopRounds}) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. `
-    + `Service started with \`${SERVICE_START}\`, request log off unless said.`);
+  lines.push(
+    `${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, Node ${machine.node}, ${machine.os}; load generated in the same machine; ` +
+      `${OPTS.rounds} round(s) (open-loop cases ${OPTS.openLoopRounds}) × ${OPTS.duration} s per server ${OPTS.warmup > 0 ? `after a ${OPTS.warmup} s warm-up` : 'without warm-up'}, servers taking turns in the same order every round${OPTS.settle > 0 ? `, each run after ${OPTS.settle} s of the same load unmeasured` : ''}; medians of the rounds, latency in ms. ` +
+      `Service started with \`${SERVICE_START}\`, request log off unless said.`,
+  );
   lines.push('', ...comparisonTable(rows.filter((c) => c.sides.length === 3)));
   if (inProcessRows.length) lines.push('', ...inProcessTable(inProcessRows));
   const rest = rows.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
@@ -50,12 +54,22 @@ export function benchReport(startedAt: Date, machine: Machine, run: Required<Omi
   // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
   for (const c of rows.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
   const stalls = stallTable(rows);
-  if (stalls.length) lines.push('', 'Where the time of the open-loop rounds went (fixed rate and open streams; ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):', '', ...stalls);
+  if (stalls.length)
+    lines.push(
+      '',
+      'Where the time of the open-loop rounds went (fixed rate and open streams; ms; scripts/bench/loop-monitor.ts in the servers, /proc/<pid>/schedstat):',
+      '',
+      ...stalls,
+    );
   if (notes.length) lines.push('', ...notes);
   const problems = rows.flatMap((c) => c.problems.map((p) => `${c.title}: ${p}`));
   if (problems.length) lines.push('', `⚠ ${problems.join('; ')}`);
   const loads = rows.map((c) => c.otherLoad).filter((x): x is number => x !== null);
-  if (loads.some((x) => x > 0.1)) lines.push('', `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`);
+  if (loads.some((x) => x > 0.1))
+    lines.push(
+      '',
+      `⚠ Other processes used up to ${Math.round(Math.max(...loads) * 100)}% of the machine's CPU during some runs; those figures are depressed.`,
+    );
   lines.push('', ...targetTable(targets));
   lines.push(...profiles);
   return lines;
@@ -72,8 +86,14 @@ export function comparisonTable(cases: Comparison[]): string[] {
   for (const c of cases) {
     const warn = c.problems.length ? ' ⚠' : '';
     const cells = c.sides.map((s) => `${fmt(s.rps)} | ${fmt(s.p50, 2)} | ${fmt(s.p99, 2)} | ${fmt(s.cpuUs)}`);
-    const ratios = refs.map((r) => (c.ratios[r] ? `${fmt(c.ratios[r].median, 2)} (${c.ratios[r].spread.map((x) => fmt(x, 2)).join('–')}); ${fmt(c.ratios[r].cpu, 2)}` : 'n/a'));
-    lines.push(`| ${c.title}${warn} | ${cells.join(' | ')} | ${ratios.join(' | ')} | ${c.otherLoad === null ? 'n/a' : `${Math.round(c.otherLoad * 100)}%`} |`);
+    const ratios = refs.map((r) =>
+      c.ratios[r]
+        ? `${fmt(c.ratios[r].median, 2)} (${c.ratios[r].spread.map((x) => fmt(x, 2)).join('–')}); ${fmt(c.ratios[r].cpu, 2)}`
+        : 'n/a',
+    );
+    lines.push(
+      `| ${c.title}${warn} | ${cells.join(' | ')} | ${ratios.join(' | ')} | ${c.otherLoad === null ? 'n/a' : `${Math.round(c.otherLoad * 100)}%`} |`,
+    );
   }
   return lines;
 }
@@ -83,7 +103,10 @@ export function inProcessTable(cases: InProcessCase[]): string[] {
   return [
     '| in one process, no network (scripts/bench/in-process.ts) | service CPU µs/req | bare Koa CPU µs/req | ÷ bare Koa: CPU (rounds) |',
     '|---|---:|---:|---:|',
-    ...cases.map((c) => `| ${c.title} | ${fmt(c.serviceUs, 1)} | ${fmt(c.bareUs, 1)} | ${fmt(c.ratio, 2)} (${c.spread.map((x) => fmt(x, 2)).join('–')}) |`),
+    ...cases.map(
+      (c) =>
+        `| ${c.title} | ${fmt(c.serviceUs, 1)} | ${fmt(c.bareUs, 1)} | ${fmt(c.ratio, 2)} (${c.spread.map((x) => fmt(x, 2)).join('–')}) |`,
+    ),
   ];
 }
 
@@ -99,7 +122,9 @@ export function stallTable(cases: (Comparison & { raw?: unknown[][] })[]): strin
       rounds.forEach((r, n) => {
         const st = r.stalls;
         if (!st) return;
-        rows.push(`| ${c.title} | ${s.name} | ${n + 1} | ${fmt(r.p99, 2)} | ${fmt(r.max, 2)} | ${fmt(st.loopP99Ms, 2)} | ${fmt(st.loopMaxMs, 2)} | ${fmt(st.gcMaxMs, 2)} (${fmt(st.gcMs, 1)}) | ${fmt(st.majorGcMaxMs, 2)} | ${st.runQueueMs === null ? 'n/a' : fmt(st.runQueueMs, 1)} | ${fmt(st.generatorLoopMaxMs, 2)} |`);
+        rows.push(
+          `| ${c.title} | ${s.name} | ${n + 1} | ${fmt(r.p99, 2)} | ${fmt(r.max, 2)} | ${fmt(st.loopP99Ms, 2)} | ${fmt(st.loopMaxMs, 2)} | ${fmt(st.gcMaxMs, 2)} (${fmt(st.gcMs, 1)}) | ${fmt(st.majorGcMaxMs, 2)} | ${st.runQueueMs === null ? 'n/a' : fmt(st.runQueueMs, 1)} | ${fmt(st.generatorLoopMaxMs, 2)} |`,
+        );
       });
     });
   }

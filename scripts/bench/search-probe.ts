@@ -24,7 +24,9 @@ try {
         if (hits.length === 0) throw new Error('no hits');
       }
       times.sort((a, b) => a - b);
-      console.log(`others ${count}: ${word}: p50 ${percentile(times, 50).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms (seeded in ${seeded.ms} ms)`);
+      console.log(
+        `others ${count}: ${word}: p50 ${percentile(times, 50).toFixed(2)} ms, p99 ${percentile(times, 99).toFixed(2)} ms (seeded in ${seeded.ms} ms)`,
+      );
     }
     closeDatabase(db);
   }

@@ -113,7 +113,10 @@ export function seedAgents(path: string, plan: UserPlan[], passwordHash: string)
   const db = openForSeeding(path);
   const at = seedClock();
   const insert = Object.fromEntries(
-    ['users', 'api_tokens', 'prompts', 'tags', 'documents', 'tools', 'agents', 'agent_tags', 'agent_tools', 'agent_documents'].map((t) => [t, inserter(db, t)]),
+    ['users', 'api_tokens', 'prompts', 'tags', 'documents', 'tools', 'agents', 'agent_tags', 'agent_tools', 'agent_documents'].map((t) => [
+      t,
+      inserter(db, t),
+    ]),
   );
   const counts: Record<string, number> = {};
   const put = (table: string, row: Row) => {
@@ -126,19 +129,50 @@ export function seedAgents(path: string, plan: UserPlan[], passwordHash: string)
   const users: SeededUser[] = [];
   db.transaction(() => {
     plan.forEach((p, u) => {
-      const user: SeededUser = { id: randomUUID(), email: `bench-${u}@example.com`, tokens: [], agents: [], tags: [], prompts: [], documents: [] };
+      const user: SeededUser = {
+        id: randomUUID(),
+        email: `bench-${u}@example.com`,
+        tokens: [],
+        agents: [],
+        tags: [],
+        prompts: [],
+        documents: [],
+      };
       const now = at();
-      put('users', { id: user.id, email: user.email, name: `Bench user ${u}`, password_hash: passwordHash, created_at: now, updated_at: now });
+      put('users', {
+        id: user.id,
+        email: user.email,
+        name: `Bench user ${u}`,
+        password_hash: passwordHash,
+        created_at: now,
+        updated_at: now,
+      });
       for (let k = 0; k < p.tokens; k++) {
         const secret = newTokenSecret();
         const t = at();
-        put('api_tokens', { id: randomUUID(), user_id: user.id, description: `bench token ${k}`, token: secret, token_digest: digestToken(secret), created_at: t, updated_at: t });
+        put('api_tokens', {
+          id: randomUUID(),
+          user_id: user.id,
+          description: `bench token ${k}`,
+          token: secret,
+          token_digest: digestToken(secret),
+          created_at: t,
+          updated_at: t,
+        });
         user.tokens.push(secret);
       }
       for (let k = 0; k < p.prompts; k++) {
         const t = at();
         const id = randomUUID();
-        put('prompts', { id, user_id: user.id, name: `prompt ${k}`, template: 'Say hello to {who} in {language}.', input_variables: '["who","language"]', created_at: t, updated_at: t });
+        put('prompts', {
+          id,
+          user_id: user.id,
+          name: `prompt ${k}`,
+          template: 'Say hello to {who} in {language}.',
+          input_variables: '["who","language"]',
+          created_at: t,
+          updated_at: t,
+        });
         user.prompts.push(id);
       }
       for (let k = 0; k < p.tags; k++) {
@@ -151,8 +185,17 @@ export function seedAgents(path: string, plan: UserPlan[], passwordHash: string)
         const t = at();
         const id = randomUUID();
         put('documents', {
-          id, user_id: user.id, name: `handbook ${k}`, type: 'PDF', url: `https://example.com/handbook-${k}.pdf`, from_page: 1, to_page: 12,
-          metadata: '{"source":"bench"}', status: 'ready', created_at: t, updated_at: t,
+          id,
+          user_id: user.id,
+          name: `handbook ${k}`,
+          type: 'PDF',
+          url: `https://example.com/handbook-${k}.pdf`,
+          from_page: 1,
+          to_page: 12,
+          metadata: '{"source":"bench"}',
+          status: 'ready',
+          created_at: t,
+          updated_at: t,
         });
         user.documents.push(id);
       }
@@ -160,27 +203,57 @@ export function seedAgents(path: string, plan: UserPlan[], passwordHash: string)
       for (let k = 0; k < p.tools; k++) {
         const t = at();
         const id = randomUUID();
-        put('tools', { id, user_id: user.id, name: `tool ${k}`, type: TOOL_TYPES[k % TOOL_TYPES.length], metadata: toolMetadata, created_at: t, updated_at: t });
+        put('tools', {
+          id,
+          user_id: user.id,
+          name: `tool ${k}`,
+          type: TOOL_TYPES[k % TOOL_TYPES.length],
+          metadata: toolMetadata,
+          created_at: t,
+          updated_at: t,
+        });
         tools.push(id);
       }
       for (let j = 0; j < p.agents; j++) {
         const t = at();
         const id = randomUUID();
         put('agents', {
-          id, user_id: user.id, name: `agent ${j}`, type: j % 3 === 0 ? 'VENDOR_A' : 'REACT', llm_model: 'gpt-4o', llm_provider: 'openai', llm_extra: '{}',
+          id,
+          user_id: user.id,
+          name: `agent ${j}`,
+          type: j % 3 === 0 ? 'VENDOR_A' : 'REACT',
+          llm_model: 'gpt-4o',
+          llm_provider: 'openai',
+          llm_extra: '{}',
           has_memory: j % 2,
           prompt_id: j % 2 === 0 && user.prompts.length > 0 ? user.prompts[(j >> 1) % user.prompts.length] : null,
           document_id: j % 4 === 0 && user.documents.length > 0 ? user.documents[(j >> 2) % user.documents.length] : null,
-          created_at: t, updated_at: t,
+          created_at: t,
+          updated_at: t,
         });
         user.agents.push(id);
         if (user.tags.length >= 2) {
           put('agent_tags', { agent_id: id, tag_id: user.tags[j % user.tags.length], position: 0 });
           put('agent_tags', { agent_id: id, tag_id: user.tags[(j + 1) % user.tags.length], position: 1 });
         }
-        if (tools.length > 0) put('agent_tools', { id: randomUUID(), user_id: user.id, agent_id: id, tool_id: tools[j % tools.length], created_at: t, updated_at: t });
+        if (tools.length > 0)
+          put('agent_tools', {
+            id: randomUUID(),
+            user_id: user.id,
+            agent_id: id,
+            tool_id: tools[j % tools.length],
+            created_at: t,
+            updated_at: t,
+          });
         if (user.documents.length > 0 && j % 4 === 1) {
-          put('agent_documents', { id: randomUUID(), user_id: user.id, agent_id: id, document_id: user.documents[j % user.documents.length], created_at: t, updated_at: t });
+          put('agent_documents', {
+            id: randomUUID(),
+            user_id: user.id,
+            agent_id: id,
+            document_id: user.documents[j % user.documents.length],
+            created_at: t,
+            updated_at: t,
+          });
         }
       }
       users.push(user);
@@ -204,14 +277,16 @@ export const MAIN_PLAN: UserPlan[] = Array.from({ length: 200 }, (_, u) => ({
  * One user owning `agents` agents, with the rest in proportion (per 1,000 agents: 10 tags, 5 prompts,
  * 5 documents, 50 tools; at least what a main-database user has) and 20 API tokens.
  */
-export const scalePlan = (agents: number): UserPlan[] => [{
-  agents,
-  tokens: 20,
-  tags: Math.max(5, Math.round(agents / 100)),
-  prompts: Math.max(3, Math.round(agents / 200)),
-  documents: Math.max(5, Math.round(agents / 200)),
-  tools: Math.max(50, Math.round(agents / 20)),
-}];
+export const scalePlan = (agents: number): UserPlan[] => [
+  {
+    agents,
+    tokens: 20,
+    tags: Math.max(5, Math.round(agents / 100)),
+    prompts: Math.max(3, Math.round(agents / 200)),
+    documents: Math.max(5, Math.round(agents / 200)),
+    tools: Math.max(50, Math.round(agents / 20)),
+  },
+];
 
 // ---- search ------------------------------------------------------------------------------------
 
@@ -231,9 +306,14 @@ export function seedSearch(path: string, otherChunks: number, passwordHash: stri
   const started = performance.now();
   const db = openForSeeding(path);
   const at = seedClock();
-  const insert = { users: inserter(db, 'users'), api_tokens: inserter(db, 'api_tokens'), documents: inserter(db, 'documents'), document_chunks: inserter(db, 'document_chunks') };
+  const insert = {
+    users: inserter(db, 'users'),
+    api_tokens: inserter(db, 'api_tokens'),
+    documents: inserter(db, 'documents'),
+    document_chunks: inserter(db, 'document_chunks'),
+  };
   let seedState = 42;
-  const random = () => ((seedState = (Math.imul(seedState, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+  const random = () => (seedState = (Math.imul(seedState, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32;
   const vocabulary = Array.from({ length: 5000 }, (_, k) => `w${k.toString(36)}x`);
   let chunkNumber = 0;
   const chunkText = () => {
@@ -245,24 +325,66 @@ export function seedSearch(path: string, otherChunks: number, passwordHash: stri
   };
   const counts = { users: 0, documents: 0, document_chunks: 0 };
   const addUser = (u: number, chunks: number): SeededUser => {
-    const user: SeededUser = { id: randomUUID(), email: `search-${u}@example.com`, tokens: [], agents: [], tags: [], prompts: [], documents: [] };
+    const user: SeededUser = {
+      id: randomUUID(),
+      email: `search-${u}@example.com`,
+      tokens: [],
+      agents: [],
+      tags: [],
+      prompts: [],
+      documents: [],
+    };
     const now = at();
-    insert.users({ id: user.id, email: user.email, name: `Search user ${u}`, password_hash: passwordHash, created_at: now, updated_at: now });
+    insert.users({
+      id: user.id,
+      email: user.email,
+      name: `Search user ${u}`,
+      password_hash: passwordHash,
+      created_at: now,
+      updated_at: now,
+    });
     counts.users++;
     const secret = newTokenSecret();
-    insert.api_tokens({ id: randomUUID(), user_id: user.id, description: 'bench', token: secret, token_digest: digestToken(secret), created_at: now, updated_at: now });
+    insert.api_tokens({
+      id: randomUUID(),
+      user_id: user.id,
+      description: 'bench',
+      token: secret,
+      token_digest: digestToken(secret),
+      created_at: now,
+      updated_at: now,
+    });
     user.tokens.push(secret);
     for (let d = 0; d * CHUNKS_PER_DOCUMENT < chunks; d++) {
       const documentId = randomUUID();
       const t = at();
       insert.documents({
-        id: documentId, user_id: user.id, name: `report ${d}`, type: 'TXT', url: `https://example.com/report-${d}.txt`, from_page: 1, to_page: null,
-        metadata: '{}', status: 'ready', ingest_generation: 0, chunks_generation: 0, created_at: t, updated_at: t,
+        id: documentId,
+        user_id: user.id,
+        name: `report ${d}`,
+        type: 'TXT',
+        url: `https://example.com/report-${d}.txt`,
+        from_page: 1,
+        to_page: null,
+        metadata: '{}',
+        status: 'ready',
+        ingest_generation: 0,
+        chunks_generation: 0,
+        created_at: t,
+        updated_at: t,
       });
       counts.documents++;
       user.documents.push(documentId);
       for (let position = 0; position < CHUNKS_PER_DOCUMENT; position++) {
-        insert.document_chunks({ id: randomUUID(), user_id: user.id, document_id: documentId, position, content: chunkText(), created_at: t, generation: 0 });
+        insert.document_chunks({
+          id: randomUUID(),
+          user_id: user.id,
+          document_id: documentId,
+          position,
+          content: chunkText(),
+          created_at: t,
+          generation: 0,
+        });
         counts.document_chunks++;
       }
     }

@@ -72,27 +72,39 @@ export async function stopSharedServers(ctx: BenchContext, servers: SharedServer
 }
 
 /** A closed-loop case on the three shared servers: a probe of each, then the rounds (load.ts, compare). */
-export async function closedLoop(servers: SharedServers, key: CaseKey, title: string, load: Load, seconds = OPTS.duration): Promise<Comparison> {
+export async function closedLoop(
+  servers: SharedServers,
+  key: CaseKey,
+  title: string,
+  load: Load,
+  seconds = OPTS.duration,
+): Promise<Comparison> {
   const procs = servers.all;
   for (const proc of procs) await probe(proc, load.requests[0], load.expectStatus);
   const result = await compare(key, title, procs, (proc, s) => measure(proc, load, s), { seconds, settle: load.settle });
   // Each server's memory after the case: which case raises the floor the peak RSS stands on.
   const memory = procs.map((proc) => ({ name: proc.name, ...memoryOf(proc.pid) }));
-  log(`${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (anon ${m.anonMiB}, file ${m.fileMiB}; peak so far ${m.peakRssMiB})`).join(', ')}`);
+  log(
+    `${title}: RSS after the case: ${memory.map((m) => `${m.name} ${m.rssMiB} MiB (anon ${m.anonMiB}, file ${m.fileMiB}; peak so far ${m.peakRssMiB})`).join(', ')}`,
+  );
   return result;
 }
 
 /** GET /agents/{id}: each user's first 10 agents. */
 export const getAgentLoad = (main: MainDatabase): Load => ({
   expectStatus: 200,
-  requests: main.users.flatMap((user) => user.agents.slice(0, 10).map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
+  requests: main.users.flatMap((user) =>
+    user.agents.slice(0, 10).map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) })),
+  ),
 });
 
 /** POST /tools: a SEARCH tool with a secret, one request per user. */
 export const postToolLoad = (main: MainDatabase): Load => ({
   expectStatus: 201,
   requests: main.users.map((user) => ({
-    method: 'POST', path: '/api/v1/tools', headers: jsonHeaders(user.tokens[0]),
+    method: 'POST',
+    path: '/api/v1/tools',
+    headers: jsonHeaders(user.tokens[0]),
     body: JSON.stringify({ name: 'bench search', type: 'SEARCH', metadata: { api_key: 'secret' } }),
   })),
 });
@@ -101,9 +113,9 @@ export const postToolLoad = (main: MainDatabase): Load => ({
 export function bareKoaTarget(target: string, c: Comparison): Target {
   return {
     target,
-    measured: `${c.ratios['bare Koa'].median} (rounds ${c.ratios['bare Koa'].spread.join('–')}), by CPU per request ${c.ratios['bare Koa'].cpu}; `
-      + `÷ plain node:http ${c.ratios.plain.median}, by CPU ${c.ratios.plain.cpu}`,
+    measured:
+      `${c.ratios['bare Koa'].median} (rounds ${c.ratios['bare Koa'].spread.join('–')}), by CPU per request ${c.ratios['bare Koa'].cpu}; ` +
+      `÷ plain node:http ${c.ratios.plain.median}, by CPU ${c.ratios.plain.cpu}`,
     pass: c.problems.length === 0 && c.ratios['bare Koa'].median >= 0.9,
   };
 }
-

@@ -28,8 +28,20 @@ export const PROVIDER_DESCRIPTION =
   'or `echo`, the built-in stand-in for trying the service and for tests: no server, any model name, it answers with the input ' +
   'and calls a tool for each input line `/tool <function> <JSON arguments>`.';
 
-const LlmPartSchema = v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters'));
-const ApiKeySchema = v.nullable(v.pipe(v.string('must be a string or null'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(4096, 'must be at most 4096 characters')));
+const LlmPartSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.minLength(1, 'must not be empty'),
+  v.maxLength(200, 'must be at most 200 characters'),
+);
+const ApiKeySchema = v.nullable(
+  v.pipe(
+    v.string('must be a string or null'),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(4096, 'must be at most 4096 characters'),
+  ),
+);
 const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
 
 /**
@@ -39,17 +51,19 @@ const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
  */
 function llmObject<Part extends v.GenericSchema<unknown, string | undefined>>(part: Part) {
   return v.pipe(
-    noArrays(v.looseObject(
-      {
-        model: part,
-        provider: v.pipe(part, v.description(PROVIDER_DESCRIPTION)),
-        baseUrl: v.optional(BaseUrlSchema),
-        base_url: v.optional(BaseUrlSchema),
-        apiKey: v.optional(ApiKeySchema),
-        api_key: v.optional(ApiKeySchema),
-      },
-      'must be an object with model and provider',
-    )),
+    noArrays(
+      v.looseObject(
+        {
+          model: part,
+          provider: v.pipe(part, v.description(PROVIDER_DESCRIPTION)),
+          baseUrl: v.optional(BaseUrlSchema),
+          base_url: v.optional(BaseUrlSchema),
+          apiKey: v.optional(ApiKeySchema),
+          api_key: v.optional(ApiKeySchema),
+        },
+        'must be an object with model and provider',
+      ),
+    ),
     v.check((llm) => jsonDepth(llm) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
     v.check((llm) => Buffer.byteLength(JSON.stringify(llm)) <= 16 * 1024, 'must be at most 16384 bytes as JSON'),
   );
@@ -177,11 +191,18 @@ export function llmEndpoint(llm: Llm, operator: OperatorModels): { endpoint: Mod
     const apiKey = llm.apiKey ?? (provider === 'ollama' ? OLLAMA_KEY : NO_KEY);
     return { endpoint: { baseUrl: url.href.replace(/\/+$/, ''), apiKey, model, userAimed: true } };
   }
-  if (provider === 'openai') return { endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: llm.apiKey ?? operator.openaiApiKey ?? NO_KEY, model, userAimed: false } };
-  if (provider === 'ollama') return { endpoint: { baseUrl: operator.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model, userAimed: false } };
+  if (provider === 'openai')
+    return {
+      endpoint: { baseUrl: operator.openaiBaseUrl, apiKey: llm.apiKey ?? operator.openaiApiKey ?? NO_KEY, model, userAimed: false },
+    };
+  if (provider === 'ollama')
+    return { endpoint: { baseUrl: operator.ollamaBaseUrl, apiKey: llm.apiKey ?? OLLAMA_KEY, model, userAimed: false } };
   if (provider === 'openai-compatible') return { problem: { path: 'llm.baseUrl', message: NEEDS_BASE_URL } };
   return {
-    problem: { path: 'llm.provider', message: `"${llm.provider.slice(0, 60)}" is not a provider this service runs; use one of ${providerList()} (or give llm.baseUrl)` },
+    problem: {
+      path: 'llm.provider',
+      message: `"${llm.provider.slice(0, 60)}" is not a provider this service runs; use one of ${providerList()} (or give llm.baseUrl)`,
+    },
   };
 }
 
@@ -195,7 +216,8 @@ export function llmEndpoint(llm: Llm, operator: OperatorModels): { endpoint: Mod
  * agent says which providers exist.
  */
 export function llmProblem(llm: Pick<Llm, 'provider' | 'baseUrl'>, options: { allowPrivateNetworks: boolean }): FieldIssue | undefined {
-  if (llm.baseUrl === null) return normalizeProvider(llm.provider) === 'openai-compatible' ? { path: 'llm.baseUrl', message: NEEDS_BASE_URL } : undefined;
+  if (llm.baseUrl === null)
+    return normalizeProvider(llm.provider) === 'openai-compatible' ? { path: 'llm.baseUrl', message: NEEDS_BASE_URL } : undefined;
   const url = parseBaseUrl(llm.baseUrl);
   if (!(url instanceof URL)) return url;
   const refused = refusedLiteralHost(url, options);

@@ -29,7 +29,7 @@ export function libraryRoute({ agents }: { agents: AgentStore }): Route {
     operationId: 'listLibraryAgents',
     summary: 'List the public agent library',
     description:
-      'Agents their owners listed (`isListed: true`), every user\'s, oldest first: only `id, name, description, avatarUrl, type, llm { model, provider }` — never prompts, keys, base URLs, documents or tools.',
+      "Agents their owners listed (`isListed: true`), every user's, oldest first: only `id, name, description, avatarUrl, type, llm { model, provider }` — never prompts, keys, base URLs, documents or tools.",
     tag: 'Agents',
     auth: true,
     query: ListQuerySchema,

@@ -68,7 +68,10 @@ export const AgentBriefSchema = v.strictObject({
   llm: v.strictObject({
     model: v.string(),
     provider: v.pipe(v.string(), v.description(PROVIDER_DESCRIPTION)),
-    baseUrl: v.pipe(v.nullable(v.string()), v.description("The model server (OpenAI-compatible); null: the operator's default for the provider.")),
+    baseUrl: v.pipe(
+      v.nullable(v.string()),
+      v.description("The model server (OpenAI-compatible); null: the operator's default for the provider."),
+    ),
     hasApiKey: v.pipe(v.boolean(), v.description('Whether a key is stored for the model server (it is never returned).')),
   }),
   hasMemory: v.boolean(),

@@ -134,7 +134,12 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
     `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`,
   );
   const sealOrNull = (value: string | null) => (value === null ? null : sealer.seal(value));
-  const openLlm = ({ model, provider, baseUrl, apiKey }: Llm): Llm => ({ model, provider, baseUrl, apiKey: apiKey === null ? null : sealer.open(apiKey) });
+  const openLlm = ({ model, provider, baseUrl, apiKey }: Llm): Llm => ({
+    model,
+    provider,
+    baseUrl,
+    apiKey: apiKey === null ? null : sealer.open(apiKey),
+  });
   const ownsPrompt = db.prepare(`SELECT 1 FROM prompts WHERE id = ? AND user_id = ?`).pluck();
   const ownsDocument = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND user_id = ?`).pluck();
   const countOwnedTags = db.prepare(`SELECT count(*) FROM tags WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`).pluck();
@@ -173,8 +178,24 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
     const id = newId();
     const now = timestamp();
     const { llm } = input;
-    insert.run(id, userId, input.name, input.type, llm.model, llm.provider, llm.baseUrl, sealOrNull(llm.apiKey), input.hasMemory ? 1 : 0,
-      input.promptId, input.documentId, input.description, input.avatarUrl, input.isListed ? 1 : 0, now, now);
+    insert.run(
+      id,
+      userId,
+      input.name,
+      input.type,
+      llm.model,
+      llm.provider,
+      llm.baseUrl,
+      sealOrNull(llm.apiKey),
+      input.hasMemory ? 1 : 0,
+      input.promptId,
+      input.documentId,
+      input.description,
+      input.avatarUrl,
+      input.isListed ? 1 : 0,
+      now,
+      now,
+    );
     setTags(id, input.tags);
     return table.get(userId, id)!;
   });

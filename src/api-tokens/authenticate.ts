@@ -16,7 +16,8 @@ export function authenticator(tokens: ApiTokenStore, limits: RateLimits): Authen
     const found = secret.length <= 256 ? tokens.findCaller(secret) : undefined;
     if (found === undefined) {
       // Only the holder of the secret learns that its account is disabled: holding it is proof enough.
-      if (secret.length <= 256 && tokens.isOfDisabledAccount(secret)) throw unauthorized("The API token's account is disabled by the service's operator.");
+      if (secret.length <= 256 && tokens.isOfDisabledAccount(secret))
+        throw unauthorized("The API token's account is disabled by the service's operator.");
       throw unauthorized('The API token is unknown or revoked.');
     }
     const nowMs = Date.now();

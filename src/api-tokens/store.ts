@@ -56,9 +56,9 @@ export function createApiTokenStore(db: Db) {
        FROM api_tokens t JOIN users u ON u.id = t.user_id
       WHERE t.token_digest = ? AND u.disabled_at IS NULL`,
   );
-  const selectDisabledOwner = db.prepare(
-    `SELECT 1 FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = ? AND u.disabled_at IS NOT NULL`,
-  ).pluck();
+  const selectDisabledOwner = db
+    .prepare(`SELECT 1 FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = ? AND u.disabled_at IS NOT NULL`)
+    .pluck();
   const updateDescription = db.prepare(
     `UPDATE api_tokens SET description = ?, updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${COLUMNS}`,
   );
@@ -108,7 +108,10 @@ export function createApiTokenStore(db: Db) {
      * Issues a sign-in token, but only while `user` still has the password hash that was verified;
      * undefined when the password changed, or the account was deleted or disabled, since.
      */
-    createForSignIn(user: { id: string; passwordHash: string }, input: { description: string; expiresAt: string }): ApiTokenRow | undefined {
+    createForSignIn(
+      user: { id: string; passwordHash: string },
+      input: { description: string; expiresAt: string },
+    ): ApiTokenRow | undefined {
       const now = timestamp();
       const token = newTokenSecret();
       const row: ApiTokenRow = {
@@ -121,7 +124,17 @@ export function createApiTokenStore(db: Db) {
         expiresAt: input.expiresAt,
         lastUsedAt: null,
       };
-      const { changes } = insertForVerifiedUser.run(row.id, row.description, token, digestToken(token), now, now, row.expiresAt, user.id, user.passwordHash);
+      const { changes } = insertForVerifiedUser.run(
+        row.id,
+        row.description,
+        token,
+        digestToken(token),
+        now,
+        now,
+        row.expiresAt,
+        user.id,
+        user.passwordHash,
+      );
       return changes === 1 ? row : undefined;
     },
 

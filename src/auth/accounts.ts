@@ -107,7 +107,11 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
     },
 
     /** Changes the caller's name and/or password (a new password needs the current one). */
-    async updateMe(caller: Caller, address: string, input: { name?: string; password?: string; currentPassword?: string }): Promise<UserRow> {
+    async updateMe(
+      caller: Caller,
+      address: string,
+      input: { name?: string; password?: string; currentPassword?: string },
+    ): Promise<UserRow> {
       const changesPassword = input.password !== undefined;
       const stored = changesPassword
         ? await checkOwnPassword(caller, address, input.currentPassword!, 'The current password is wrong.')

@@ -87,7 +87,9 @@ export class PasswordHasher {
       // one address holds up no one, and waits for its own hashes up to maxQueueWaitMs.
       const othersTooLong = maxWaitMs !== undefined && otherTurns > 0 && doneInMs(otherTurns) > maxWaitMs;
       if (lineFull || othersTooLong || (maxQueueWaitMs !== undefined && waitMs > maxQueueWaitMs)) {
-        return Promise.reject(unavailable('Too many password checks are waiting; try again shortly.', Math.max(1, Math.ceil(waitMs / 1000))));
+        return Promise.reject(
+          unavailable('Too many password checks are waiting; try again shortly.', Math.max(1, Math.ceil(waitMs / 1000))),
+        );
       }
       this.options.onWait?.(password);
     }

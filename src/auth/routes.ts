@@ -14,7 +14,10 @@ import { DeleteMeSchema, SignInResultSchema, SignInSchema, SignUpResultSchema, S
 
 // Here rather than in ./schema.ts: the answer of one public route, read by the console's sign-in page.
 const AuthOptionsSchema = v.strictObject({
-  signUp: v.pipe(v.boolean(), v.description('True when anyone may sign up; false when the operator creates accounts (`SIGN_UP=off`): sign-up answers 403.')),
+  signUp: v.pipe(
+    v.boolean(),
+    v.description('True when anyone may sign up; false when the operator creates accounts (`SIGN_UP=off`): sign-up answers 403.'),
+  ),
 });
 
 interface AuthDeps {

@@ -89,9 +89,9 @@ export function createIngestionStore(db: Db) {
   );
   const chunkColumns = `id, document_id AS documentId, position, content, created_at AS createdAt`;
   const shown = `generation IS (SELECT chunks_generation FROM documents WHERE id = document_id)`;
-  const selectChunkSeq = db.prepare(
-    `SELECT seq FROM document_chunks WHERE id = ? AND document_id = ? AND user_id = ? AND ${shown}`,
-  ).pluck();
+  const selectChunkSeq = db
+    .prepare(`SELECT seq FROM document_chunks WHERE id = ? AND document_id = ? AND user_id = ? AND ${shown}`)
+    .pluck();
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );

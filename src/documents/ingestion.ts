@@ -46,7 +46,6 @@ function tooManyChunks(characters: number, splitter: Splitter): IngestError {
   );
 }
 
-
 /**
  * Waiting documents by user, taken fairly: the next job is the first waiting document of the user
  * served longest ago (round-robin), and one user never runs more than max(1, concurrency - 1) jobs,
@@ -215,7 +214,10 @@ export class IngestionQueue {
         signal: this.aborter.signal,
       });
       progress.phase = 'extracting';
-      const extracted = await extractText(job.type as DocumentType, fetched.bytes, fetched.contentType, { fromPage: job.fromPage, toPage: job.toPage });
+      const extracted = await extractText(job.type as DocumentType, fetched.bytes, fetched.contentType, {
+        fromPage: job.fromPage,
+        toPage: job.toPage,
+      });
       // Storing chunks is one synchronous transaction: a tiny chunk_size on a big text would hold the
       // event loop (and memory) for minutes. Refuse before splitting, by the most chunks it could make.
       const step = Math.max(1, splitter.chunk_size - splitter.chunk_overlap);

@@ -69,7 +69,7 @@ export function documentRoutes({ documents, chunks, search: searchStore, ingesti
     operationId: 'searchDocuments',
     summary: "Search the caller's documents",
     description:
-      'Full-text search over the chunks of ready documents, ranked by BM25 over the caller\'s chunks. Every word of `q` must ' +
+      "Full-text search over the chunks of ready documents, ranked by BM25 over the caller's chunks. Every word of `q` must " +
       'match, in any of its forms (words are compared by their stem: `otter` finds "Otters"); ' +
       'punctuation and query syntax in `q` are ignored. Narrow it with `documentId` or `agentId` (its own `documentId` and its linked documents). ' +
       'The best 20 hits are answered; `limit` (1-100) asks for fewer or more.',
@@ -82,9 +82,14 @@ export function documentRoutes({ documents, chunks, search: searchStore, ingesti
       if (words === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
       const scope = { userId: caller.id, documentId: query.documentId, agentId: query.agentId };
       const hits = searchStore.find(scope, words, { match: 'all', limit: query.limit, snippet: { words: 24, marked: true } });
-      return hits.map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => (
-        { chunkId, documentId, documentName, position, score, snippet: snippetHtml(rawSnippet) }
-      ));
+      return hits.map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => ({
+        chunkId,
+        documentId,
+        documentName,
+        position,
+        score,
+        snippet: snippetHtml(rawSnippet),
+      }));
     },
   });
 
@@ -150,7 +155,7 @@ export function documentRoutes({ documents, chunks, search: searchStore, ingesti
       },
       delete: {
         answers: 'null',
-        description: "Its agent-document links and chunks are deleted; an agent that showed it shows its next linked document, or none.",
+        description: 'Its agent-document links and chunks are deleted; an agent that showed it shows its next linked document, or none.',
       },
     }),
   ];

@@ -33,27 +33,34 @@ const SPLITTER_TYPES: Record<string, 'character' | 'recursive'> = {
 };
 
 const SizeSchema = (min: number) =>
-  v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(min, `must be at least ${min}`), v.maxValue(100_000, 'must be at most 100000'));
+  v.pipe(
+    v.number('must be a whole number'),
+    v.integer('must be a whole number'),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(100_000, 'must be at most 100000'),
+  );
 
 /**
  * A text splitter. `type` defaults to character (LangChain's CharacterTextSplitter); chunk_size to
  * 1000; chunk_overlap to 200, or a fifth of a smaller chunk_size, and must stay below chunk_size.
  */
 export const SplitterSchema = v.pipe(
-  noArrays(v.object(
-    {
-      type: v.optional(
-        v.pipe(
-          v.picklist(Object.keys(SPLITTER_TYPES), `must be one of ${Object.keys(SPLITTER_TYPES).join(', ')}`),
-          v.transform((name) => SPLITTER_TYPES[name]),
+  noArrays(
+    v.object(
+      {
+        type: v.optional(
+          v.pipe(
+            v.picklist(Object.keys(SPLITTER_TYPES), `must be one of ${Object.keys(SPLITTER_TYPES).join(', ')}`),
+            v.transform((name) => SPLITTER_TYPES[name]),
+          ),
+          'character',
         ),
-        'character',
-      ),
-      chunk_size: v.optional(SizeSchema(1), 1000),
-      chunk_overlap: v.optional(SizeSchema(0)),
-    },
-    'must be an object or null',
-  )),
+        chunk_size: v.optional(SizeSchema(1), 1000),
+        chunk_overlap: v.optional(SizeSchema(0)),
+      },
+      'must be an object or null',
+    ),
+  ),
   v.transform((splitter) => ({
     type: splitter.type,
     chunk_size: splitter.chunk_size,
@@ -112,7 +119,12 @@ export const GetDocumentQuerySchema = v.object({
 
 /** The query of GET /documents/search. */
 export const SearchQuerySchema = v.object({
-  q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(1000, 'must be at most 1000 characters')),
+  q: v.pipe(
+    v.string('must be given once'),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(1000, 'must be at most 1000 characters'),
+  ),
   documentId: v.optional(IdSchema),
   agentId: v.optional(IdSchema),
   limit: v.pipe(limitSchema(100, 20), v.description('How many hits to answer, best first: a whole number from 1 to 100 (default 20).')),
@@ -167,7 +179,9 @@ export const DocumentSchema = v.strictObject({
   ),
   hasAuthorization: v.pipe(
     v.boolean(),
-    v.description('Whether credentials are stored for the URL (never returned). A change of `url` to another origin without `authorization` drops them.'),
+    v.description(
+      'Whether credentials are stored for the URL (never returned). A change of `url` to another origin without `authorization` drops them.',
+    ),
   ),
   Agent: AlwaysNull,
 });

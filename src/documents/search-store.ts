@@ -44,8 +44,9 @@ export function createSearchStore(db: Db) {
   // one whose re-ingestion failed has them still but is no longer searched or read by runs.
   const countMatches = db.prepare(`SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
   const selectMatches = db.prepare(`SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
-  const selectCandidates = db.prepare(
-    `SELECT c.seq, c.content
+  const selectCandidates = db
+    .prepare(
+      `SELECT c.seq, c.content
        FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
        JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation AND d.status <> 'failed'
@@ -54,12 +55,15 @@ export function createSearchStore(db: Db) {
         AND (@agentId IS NULL OR c.document_id IN
               (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
                UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL))`,
-  ).raw();
+    )
+    .raw();
   // Whether the agent has any document at all: most agents have none, and a run of each asks.
-  const selectAgentHasDocuments = db.prepare(
-    `SELECT EXISTS (SELECT 1 FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId)
+  const selectAgentHasDocuments = db
+    .prepare(
+      `SELECT EXISTS (SELECT 1 FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId)
          OR EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL)`,
-  ).pluck();
+    )
+    .pluck();
   // One hit and its snippet. The chunk is named twice: by the index's rowid, bound as a BigInt (a JS
   // number is bound as a REAL, and FTS5 then ignores `rowid = ?` and reads every match), which makes
   // FTS5 read that one row; and by c.seq, which holds for any binding, so the answer is that chunk's.
@@ -93,7 +97,12 @@ export function createSearchStore(db: Db) {
       holds = (chunk, word) => sets[word].has(rows[chunk][0]);
     }
     const stats = { chunks: countMatches.get(owner) as number, matching };
-    const scores = relevanceScores(rows.map((row) => row[1]), words, stats, holds);
+    const scores = relevanceScores(
+      rows.map((row) => row[1]),
+      words,
+      stats,
+      holds,
+    );
     const best = rows.map(([seq, content], i) => ({ seq, content, score: scores[i] }));
     best.sort((a, b) => b.score - a.score || a.seq - b.seq);
     const snippet = options.snippet.marked ? { open: '\u0001', close: '\u0002' } : { open: '', close: '' };

@@ -101,7 +101,13 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     seqOf: table.seqOf,
     /** One page of the user's documents, optionally only those with a status and/or a type. */
     list(userId: string, page: PageRequest, filter: { status?: string; type?: string } = {}): Page<DocumentRow> {
-      const raws = selectPage.all({ userId, afterSeq: page.afterSeq, limit: page.limit + 1, status: filter.status ?? null, type: filter.type ?? null });
+      const raws = selectPage.all({
+        userId,
+        afterSeq: page.afterSeq,
+        limit: page.limit + 1,
+        status: filter.status ?? null,
+        type: filter.type ?? null,
+      });
       return toPage((raws as Record<string, unknown>[]).map(fromRow), page.limit);
     },
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
@@ -111,8 +117,20 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     create(userId: string, input: DocumentInput): DocumentRow {
       checkPageRange(input);
       const now = timestamp();
-      const raw = insert.get(newId(), userId, input.name, input.type, input.url, input.from_page, input.to_page, sealed(input.authorization),
-        jsonText(input.splitter), jsonText(input.metadata), now, now);
+      const raw = insert.get(
+        newId(),
+        userId,
+        input.name,
+        input.type,
+        input.url,
+        input.from_page,
+        input.to_page,
+        sealed(input.authorization),
+        jsonText(input.splitter),
+        jsonText(input.metadata),
+        now,
+        now,
+      );
       return fromRow(raw as Record<string, unknown>);
     },
 

@@ -4,26 +4,37 @@
 
 /** Every error a client can get: its status, its stable code and when it happens. */
 export const ERRORS = [
-  { status: 400, code: 'invalid_json', when: 'The request body is not JSON, is cut short, or does not decompress as its Content-Encoding says.' },
-  { status: 401, code: 'unauthorized', when: 'No credential; an unknown, expired or revoked token, or one of a disabled account; a wrong sign-in.' },
+  {
+    status: 400,
+    code: 'invalid_json',
+    when: 'The request body is not JSON, is cut short, or does not decompress as its Content-Encoding says.',
+  },
+  {
+    status: 401,
+    code: 'unauthorized',
+    when: 'No credential; an unknown, expired or revoked token, or one of a disabled account; a wrong sign-in.',
+  },
   { status: 403, code: 'forbidden', when: 'Authenticated but not allowed (a body userId naming another user, a wrong current password).' },
   { status: 404, code: 'not_found', when: "An unknown route, or an id that does not exist or is another user's." },
   { status: 405, code: 'method_not_allowed', when: 'A known path with a method it does not serve (see the Allow header).' },
   { status: 409, code: 'conflict', when: 'A unique clash: email already registered, duplicate link, duplicate tag name.' },
   { status: 413, code: 'payload_too_large', when: 'The request body is over the limit (1 MiB by default).' },
-  { status: 415, code: 'unsupported_media_type', when: 'A request body that is not application/json, or in an unknown encoding or charset.' },
+  {
+    status: 415,
+    code: 'unsupported_media_type',
+    when: 'A request body that is not application/json, or in an unknown encoding or charset.',
+  },
   {
     status: 422,
     code: 'validation_failed',
-    when:
-      "A body, query or path parameter fails validation (a string that is not well-formed Unicode included), or a body reference is not one of the caller's records.",
+    when: "A body, query or path parameter fails validation (a string that is not well-formed Unicode included), or a body reference is not one of the caller's records.",
   },
   { status: 429, code: 'rate_limited', when: 'Too many requests; wait for the Retry-After header (seconds).' },
   { status: 500, code: 'internal', when: 'Anything unexpected (logged on the server with the request id).' },
   {
     status: 502,
     code: 'upstream_error',
-    when: "Running an agent: the model endpoint failed or refused (its status and message in words; never a key).",
+    when: 'Running an agent: the model endpoint failed or refused (its status and message in words; never a key).',
   },
   { status: 502, code: 'max_steps', when: 'Running an agent: the run made RUN_MAX_STEPS model calls without reaching an answer.' },
   {
@@ -34,8 +45,7 @@ export const ERRORS = [
   {
     status: 503,
     code: 'storage_unavailable',
-    when:
-      'The database file the service opened is no longer at its path (deleted, moved or replaced): writes are refused, since they would be lost, and /healthz answers the same until an operator restores the file and restarts the service.',
+    when: 'The database file the service opened is no longer at its path (deleted, moved or replaced): writes are refused, since they would be lost, and /healthz answers the same until an operator restores the file and restarts the service.',
   },
   {
     status: 503,
@@ -85,35 +95,26 @@ export type ErrorPresenter = (error: ApiError) => unknown;
 
 export const invalidJson = () => new ApiError(400, 'invalid_json', 'The request body could not be read as JSON.');
 
-export const unauthorized = (message = 'A valid API token is required.') =>
-  new ApiError(401, 'unauthorized', message);
+export const unauthorized = (message = 'A valid API token is required.') => new ApiError(401, 'unauthorized', message);
 
 export const forbidden = (message: string) => new ApiError(403, 'forbidden', message);
 
 export const notFound = (what = 'Resource') => new ApiError(404, 'not_found', `${what} not found.`);
 
-export const methodNotAllowed = (allowed: string) =>
-  new ApiError(405, 'method_not_allowed', `Method not allowed here; use ${allowed}.`);
+export const methodNotAllowed = (allowed: string) => new ApiError(405, 'method_not_allowed', `Method not allowed here; use ${allowed}.`);
 
 export const conflict = (message: string) => new ApiError(409, 'conflict', message);
 
 export const payloadTooLarge = (limitBytes: number) =>
   new ApiError(413, 'payload_too_large', `The request body is larger than ${limitBytes} bytes.`);
 
-export const unsupportedMediaType = () =>
-  new ApiError(415, 'unsupported_media_type', 'Send the request body as application/json.');
+export const unsupportedMediaType = () => new ApiError(415, 'unsupported_media_type', 'Send the request body as application/json.');
 
 export const validationFailed = (details: FieldIssue[]) =>
-  new ApiError(
-    422,
-    'validation_failed',
-    `Invalid ${details.map((issue) => issue.path || 'body').join(', ')}.`,
-    details,
-  );
+  new ApiError(422, 'validation_failed', `Invalid ${details.map((issue) => issue.path || 'body').join(', ')}.`, details);
 
 /** A body reference (promptId, tag id, ...) that is not one of the caller's records. */
-export const unknownReference = (path: string, what: string) =>
-  validationFailed([{ path, message: `No ${what} with this id.` }]);
+export const unknownReference = (path: string, what: string) => validationFailed([{ path, message: `No ${what} with this id.` }]);
 
 export const rateLimited = (retryAfterSeconds: number, what: string) =>
   new ApiError(429, 'rate_limited', `Too many ${what}; retry after ${retryAfterSeconds} s.`, undefined, retryAfterSeconds);
@@ -137,6 +138,12 @@ export const storageUnavailable = () =>
 
 /** A write failed because the disk is full. */
 export const storageFull = () =>
-  new ApiError(503, 'storage_full', 'The disk holding the database is full: nothing was stored. Try again later.', undefined, STORAGE_RETRY_AFTER_S);
+  new ApiError(
+    503,
+    'storage_full',
+    'The disk holding the database is full: nothing was stored. Try again later.',
+    undefined,
+    STORAGE_RETRY_AFTER_S,
+  );
 
 export const internal = () => new ApiError(500, 'internal', 'Internal server error.');

@@ -44,7 +44,13 @@ const settled: PasswordAttempt = { succeeded() {}, failed() {}, cancelled() {} }
 export function createRateLimits(config: RateLimitConfig): RateLimits {
   if (!config.enabled) {
     const pass: AppMiddleware = (_ctx, next) => next();
-    return { authAttempts: pass, beginSignIn: () => settled, beginPasswordCheck: () => settled, failedLately: () => false, checkToken() {} };
+    return {
+      authAttempts: pass,
+      beginSignIn: () => settled,
+      beginPasswordCheck: () => settled,
+      failedLately: () => false,
+      checkToken() {},
+    };
   }
   const byAddress = new RateLimiter({ capacity: config.authPerMinute, windowMs: MINUTE });
   // Failed password checks per email, whoever makes them.

@@ -42,7 +42,11 @@ export interface ResourceSpec<Row, S extends AnySchema, C extends AnySchema, U e
   create: Verb & { body: C; check?: (input: v.InferOutput<C>, caller: Caller) => void | Promise<void>; after?: (row: Row) => void };
   /** false: the resource declares its own GET of one record. */
   get?: Verb | false;
-  update?: Verb & { body: U; check?: (change: v.InferOutput<U>, caller: Caller, id: string) => void | Promise<void>; after?: (row: Row) => void };
+  update?: Verb & {
+    body: U;
+    check?: (change: v.InferOutput<U>, caller: Caller, id: string) => void | Promise<void>;
+    after?: (row: Row) => void;
+  };
   /** What DELETE answers: the deleted record (api-tokens) or null (everything else). */
   delete: Verb & { answers: 'record' | 'null' };
 }
@@ -97,20 +101,22 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
     }),
   ];
   if (spec.get !== false) {
-    routes.push(defineRoute({
-      ...common,
-      ...spec.get,
-      method: 'get',
-      path: `${path}/:id`,
-      operationId: `get${names.One}`,
-      summary: `Get ${article(names.one)}`,
-      success: { status: 200, description: `The ${names.one}.`, data: schema },
-      handler: ({ caller, params }) => {
-        const row = store.get(caller.id, params.id);
-        if (!row) throw missing();
-        return present(row, caller);
-      },
-    }));
+    routes.push(
+      defineRoute({
+        ...common,
+        ...spec.get,
+        method: 'get',
+        path: `${path}/:id`,
+        operationId: `get${names.One}`,
+        summary: `Get ${article(names.one)}`,
+        success: { status: 200, description: `The ${names.one}.`, data: schema },
+        handler: ({ caller, params }) => {
+          const row = store.get(caller.id, params.id);
+          if (!row) throw missing();
+          return present(row, caller);
+        },
+      }),
+    );
   }
   const { update } = spec;
   if (update && store.update) {

@@ -84,9 +84,12 @@ export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined
 export type Route = RouteSpec<boolean, any, any, Success>;
 
 /** Declares an endpoint. Only types it: mounting and documenting read the object as it is. */
-export function defineRoute<Auth extends boolean, Q extends AnySchema | undefined = undefined, B extends AnySchema | undefined = undefined, S extends Success = Success>(
-  spec: RouteSpec<Auth, Q, B, S>,
-): Route {
+export function defineRoute<
+  Auth extends boolean,
+  Q extends AnySchema | undefined = undefined,
+  B extends AnySchema | undefined = undefined,
+  S extends Success = Success,
+>(spec: RouteSpec<Auth, Q, B, S>): Route {
   return spec as unknown as Route;
 }
 
@@ -140,7 +143,8 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
     for (const name of parameters) params[name] = parse(route.params?.[name] ?? IdSchema, ctx.params[name], name) as string;
     if (route.query) {
       const unknown = Object.keys(ctx.query).filter((name) => !known.has(name));
-      if (unknown.length > 0) throw validationFailed(unknown.map((name) => ({ path: `query.${name}`, message: 'is not a query parameter of this endpoint' })));
+      if (unknown.length > 0)
+        throw validationFailed(unknown.map((name) => ({ path: `query.${name}`, message: 'is not a query parameter of this endpoint' })));
     }
     const query = route.query ? parse(route.query, ctx.query) : undefined;
     const body = route.body ? parseBody(ctx, route.body) : undefined;
@@ -238,7 +242,8 @@ export function mountRoutes(groups: RouteGroup[], authenticate: Authenticate): R
   const table = new RouteTable();
   for (const group of groups) {
     for (const route of group.routes) {
-      if (groupOfPath(fullPath(route)) !== group) throw new Error(`route ${route.operationId}: ${fullPath(route)} is outside its group's paths`);
+      if (groupOfPath(fullPath(route)) !== group)
+        throw new Error(`route ${route.operationId}: ${fullPath(route)} is outside its group's paths`);
       table.add(route.method, fullPath(route), serve(route, authenticate));
     }
   }

@@ -15,14 +15,21 @@ const CUT_OFF_GRACE_MS = 30_000;
 
 /** One event: `data` as `data:` lines (one per line of it), named when `name` is given. */
 export function formatEvent(name: string | undefined, data: string): string {
-  const lines = data.split(/\r\n|\r|\n/).map((line) => `data: ${line}`).join('\n');
+  const lines = data
+    .split(/\r\n|\r|\n/)
+    .map((line) => `data: ${line}`)
+    .join('\n');
   return `${name === undefined ? '' : `event: ${name}\n`}${lines}\n\n`;
 }
 
 /** Why a stream's `clientGone` fired: the client left, or stopped reading (`unreadBytes` waited). */
 export class ClientGone extends Error {
   constructor(readonly unreadBytes?: number) {
-    super(unreadBytes === undefined ? 'The client disconnected.' : `The client did not read the stream: more than ${unreadBytes} bytes waited to be sent.`);
+    super(
+      unreadBytes === undefined
+        ? 'The client disconnected.'
+        : `The client did not read the stream: more than ${unreadBytes} bytes waited to be sent.`,
+    );
     this.name = 'AbortError';
   }
 }

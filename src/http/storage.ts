@@ -30,7 +30,10 @@ export class StorageMonitor {
   assertFileInPlace(): void {
     const problem = databaseFileProblem(this.db);
     if (problem === undefined) return;
-    this.log.error({ msg: 'database file lost: writes since then are not in the file at DATABASE_PATH; stop the service and restore', problem });
+    this.log.error({
+      msg: 'database file lost: writes since then are not in the file at DATABASE_PATH; stop the service and restore',
+      problem,
+    });
     throw storageUnavailable();
   }
 
@@ -50,7 +53,8 @@ export class StorageMonitor {
   /** The answer to a write that threw `error`: 503 `storage_full` for a full disk, else `error` itself. */
   failed(error: unknown): unknown {
     if (!isDiskFull(error)) return error;
-    if (!this.full) this.log.error({ msg: 'the disk holding the database is full: writes fail until space is freed', error: (error as Error).message });
+    if (!this.full)
+      this.log.error({ msg: 'the disk holding the database is full: writes fail until space is freed', error: (error as Error).message });
     this.full = true;
     return storageFull();
   }

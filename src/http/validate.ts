@@ -15,7 +15,11 @@ export function parse<S extends AnySchema>(schema: S, input: unknown, prefix = '
 }
 
 /** `parse` for a schema with asynchronous checks. */
-export async function parseAsync<S extends v.GenericSchema | v.GenericSchemaAsync>(schema: S, input: unknown, prefix = ''): Promise<v.InferOutput<S>> {
+export async function parseAsync<S extends v.GenericSchema | v.GenericSchemaAsync>(
+  schema: S,
+  input: unknown,
+  prefix = '',
+): Promise<v.InferOutput<S>> {
   const result = await v.safeParseAsync(schema, input, { abortPipeEarly: true });
   if (result.success) return result.output;
   throw invalidFields(result.issues, prefix);

@@ -91,8 +91,8 @@ function decoderFor(label: string | undefined): TextDecoder | undefined {
 // windows-1252 at 0x80–0x9F (0 = unassigned, kept as the C1 control). Node 20's TextDecoder
 // decodes windows-1252 (and the iso-8859-1/latin1/ascii labels that mean it) as ISO-8859-1.
 const CP1252_HIGH = [
-  0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017d, 0,
-  0, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
+  0x20ac, 0, 0x201a, 0x0192, 0x201e, 0x2026, 0x2020, 0x2021, 0x02c6, 0x2030, 0x0160, 0x2039, 0x0152, 0, 0x017d, 0, 0, 0x2018, 0x2019,
+  0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x02dc, 0x2122, 0x0161, 0x203a, 0x0153, 0, 0x017e, 0x0178,
 ];
 
 function decodeWindows1252(bytes: Uint8Array): string {
@@ -162,7 +162,12 @@ function decodeText(bytes: Uint8Array, contentType: string | null, what: string)
 /** The delimiter of the first record: the most frequent of , ; tab | outside quotes (comma on a tie). */
 function sniffDelimiter(text: string, contentType: string | null): string {
   if (mediaType(contentType) === 'text/tab-separated-values') return '\t';
-  const counts = new Map<string, number>([[',', 0], [';', 0], ['\t', 0], ['|', 0]]);
+  const counts = new Map<string, number>([
+    [',', 0],
+    [';', 0],
+    ['\t', 0],
+    ['|', 0],
+  ]);
   let quoted = false;
   for (const char of text.slice(0, 64 * 1024)) {
     if (char === '"') quoted = !quoted;
@@ -222,17 +227,80 @@ interface DomNode {
 
 /** Elements whose whole content is dropped. */
 const DROPPED = new Set([
-  'script', 'style', 'noscript', 'template', 'nav', 'header', 'footer', 'aside', 'svg', 'math', 'form', 'button',
-  'input', 'select', 'textarea', 'option', 'label', 'iframe', 'object', 'embed', 'canvas', 'video', 'audio', 'map',
-  'dialog', 'head', 'title', 'meta', 'link', 'base',
+  'script',
+  'style',
+  'noscript',
+  'template',
+  'nav',
+  'header',
+  'footer',
+  'aside',
+  'svg',
+  'math',
+  'form',
+  'button',
+  'input',
+  'select',
+  'textarea',
+  'option',
+  'label',
+  'iframe',
+  'object',
+  'embed',
+  'canvas',
+  'video',
+  'audio',
+  'map',
+  'dialog',
+  'head',
+  'title',
+  'meta',
+  'link',
+  'base',
 ]);
 const DROPPED_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'dialog', 'alert']);
 
 /** Elements that stand as paragraphs of their own. */
 const BLOCKS = new Set([
-  'address', 'article', 'blockquote', 'body', 'caption', 'center', 'dd', 'details', 'dir', 'div', 'dl', 'dt',
-  'fieldset', 'figcaption', 'figure', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'hgroup', 'hr', 'html', 'legend', 'li',
-  'main', 'menu', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'thead', 'tfoot', 'tr', 'ul',
+  'address',
+  'article',
+  'blockquote',
+  'body',
+  'caption',
+  'center',
+  'dd',
+  'details',
+  'dir',
+  'div',
+  'dl',
+  'dt',
+  'fieldset',
+  'figcaption',
+  'figure',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'hgroup',
+  'hr',
+  'html',
+  'legend',
+  'li',
+  'main',
+  'menu',
+  'ol',
+  'p',
+  'pre',
+  'section',
+  'summary',
+  'table',
+  'tbody',
+  'thead',
+  'tfoot',
+  'tr',
+  'ul',
 ]);
 const CELLS = new Set(['td', 'th']);
 
@@ -515,7 +583,10 @@ async function pdfToText(bytes: Uint8Array, contentType: string | null, range: P
       parts.push({ page: number, text: pageText(content.items.flatMap((item) => ('str' in item ? [item as TextItemLike] : []))) });
       page.cleanup();
     }
-    const text = parts.map((part) => part.text).filter((part) => part !== '').join('\n\n');
+    const text = parts
+      .map((part) => part.text)
+      .filter((part) => part !== '')
+      .join('\n\n');
     if (text.trim() === '') {
       const which = from === to ? `page ${from}` : `pages ${from}–${to}`;
       throw new IngestError('no_text', `the PDF has no text on ${which} (a scanned PDF needs OCR, which is not done here)`);

@@ -64,8 +64,17 @@ export interface FetchedDocument {
 }
 
 const FORBIDDEN_HEADERS = new Set([
-  'host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'expect',
-  'accept-encoding', 'proxy-connection',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'expect',
+  'accept-encoding',
+  'proxy-connection',
 ]);
 const KNOWN_AUTH_KEYS = new Set(['bearer', 'token', 'username', 'password', 'authorization', 'headers', 'type']);
 
@@ -96,7 +105,8 @@ export function authorizationHeaders(authorization: Authorization | null | undef
       throw badAuthorization('field "headers" must be an object of header names and values');
     }
     for (const [name, raw] of Object.entries(auth.headers)) {
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw badAuthorization(`header name "${name.slice(0, 40)}" is not a valid header name`);
+      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))
+        throw badAuthorization(`header name "${name.slice(0, 40)}" is not a valid header name`);
       if (FORBIDDEN_HEADERS.has(name.toLowerCase())) throw badAuthorization(`header "${name}" cannot be set`);
       if (typeof raw !== 'string' && typeof raw !== 'number') throw badAuthorization(`header "${name}" must have a string value`);
       const value = String(raw);
@@ -180,7 +190,10 @@ export function refusedLiteralHost(url: URL, options: AddressRule = {}): IngestE
  * The addresses `url`'s host may be connected to: all its resolved addresses when every one passes
  * the address rule, else IngestError('refused_address'); IngestError('dns') when it does not resolve.
  */
-export async function vetHost(url: URL, options: Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed' | 'resolve'> = {}): Promise<ResolvedAddress[]> {
+export async function vetHost(
+  url: URL,
+  options: Pick<FetchOptions, 'allowPrivateNetworks' | 'isAddressAllowed' | 'resolve'> = {},
+): Promise<ResolvedAddress[]> {
   const host = bareHost(url);
   const literal = isIP(host);
   if (literal) {
@@ -209,7 +222,11 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   return (_hostname, options, callback) => {
     const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
     const list = wanted.length > 0 ? wanted : addresses;
-    if (options.all) callback(null, list.map(({ address, family }) => ({ address, family })));
+    if (options.all)
+      callback(
+        null,
+        list.map(({ address, family }) => ({ address, family })),
+      );
     else callback(null, list[0].address, list[0].family);
   };
 }
@@ -244,7 +261,9 @@ function send(
 }
 
 function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? 'identity')
+    .trim()
+    .toLowerCase();
   const decoder =
     encoding === 'gzip' || encoding === 'x-gzip'
       ? zlib.createGunzip()
@@ -255,7 +274,8 @@ function decoded(response: http.IncomingMessage): Readable {
           : encoding === 'identity' || encoding === ''
             ? null
             : undefined;
-  if (decoder === undefined) throw new IngestError('unsupported', `the URL answered with an unsupported Content-Encoding "${encoding.slice(0, 40)}"`);
+  if (decoder === undefined)
+    throw new IngestError('unsupported', `the URL answered with an unsupported Content-Encoding "${encoding.slice(0, 40)}"`);
   if (decoder === null) return response;
   return pipeline(response, decoder, () => {});
 }
@@ -294,8 +314,14 @@ export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     promise.then(
-      (value) => { signal.removeEventListener('abort', onAbort); resolve(value); },
-      (error) => { signal.removeEventListener('abort', onAbort); reject(error); },
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
     );
   });
 }
@@ -385,7 +411,19 @@ export type FetchFunction = (input: string | URL | Request, init?: RequestInit) 
 
 /** Headers sent only to the origin the caller addressed, never to one a redirect leads to. */
 const SAFE_ACROSS_ORIGINS = new Set(['accept', 'accept-language', 'content-type', 'user-agent']);
-const NOT_FORWARDED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'expect', 'proxy-connection', 'accept-encoding']);
+const NOT_FORWARDED = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'expect',
+  'proxy-connection',
+  'accept-encoding',
+]);
 const NO_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 async function requestBody(body: BodyInit | null | undefined): Promise<Buffer | null> {
@@ -459,7 +497,10 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
         continue;
       }
       const responseHeaders = new Headers();
-      const encoded = String(response.headers['content-encoding'] ?? 'identity').trim().toLowerCase() !== 'identity';
+      const encoded =
+        String(response.headers['content-encoding'] ?? 'identity')
+          .trim()
+          .toLowerCase() !== 'identity';
       for (const [name, value] of Object.entries(response.headers)) {
         if (value === undefined || name === 'content-encoding') continue;
         if (name === 'content-length' && (encoded || !options.keepContentLength)) continue;

@@ -27,7 +27,10 @@ export const boolean = (sql: FieldSql | string): Field => ({ sql: sqlOf(sql), ty
 /** A JSON column, or a subquery answering JSON text, read as its value (null stays null). */
 export const json = (sql: FieldSql | string): Field => ({ sql: sqlOf(sql), type: 'json' });
 
-const column = (name: string): FieldSql => (table) => `${table}.${name}`;
+const column =
+  (name: string): FieldSql =>
+  (table) =>
+    `${table}.${name}`;
 const sqlOf = (sql: FieldSql | string): FieldSql => (typeof sql === 'string' ? column(sql) : sql);
 
 export type FieldSpecs<Row> = { [Key in keyof Row]: FieldSpec };

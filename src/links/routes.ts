@@ -59,7 +59,8 @@ export function agentDocumentViaAgentsRoute({ agentDocuments }: { agentDocuments
     path: '/agents',
     operationId: 'createAgentDocumentViaAgents',
     summary: 'Create an agent-document link',
-    description: 'A body with `agentId` and no `name` creates an agent-document link instead and answers that link, like POST /agent-documents.',
+    description:
+      'A body with `agentId` and no `name` creates an agent-document link instead and answers that link, like POST /agent-documents.',
     tag: 'Agents',
     auth: true,
     when: isLinkBody,

@@ -58,7 +58,10 @@ const IGNORED_ACTIONS = ['trim', 'to_lower_case', 'check', 'forward'];
 
 /** `custom` schemas are opaque to the converter: each one used in a request is described here. */
 const CUSTOM_SCHEMAS = new Map<unknown, JsonSchema>([
-  [JsonObjectSchema.pipe[0], { type: 'object', description: 'A JSON object (its size and nesting depth are limited; a 422 names the limit).' }],
+  [
+    JsonObjectSchema.pipe[0],
+    { type: 'object', description: 'A JSON object (its size and nesting depth are limited; a 422 names the limit).' },
+  ],
 ]);
 
 /**
@@ -222,7 +225,10 @@ function operationsOf(routes: Route[]): Operation[] {
       route: { ...route, errors: [...new Set(all.flatMap((r) => r.errors ?? []))] },
       body: bodies.length > 1 ? v.union(bodies) : bodies[0],
       data: answers.length > 1 ? v.union(answers) : answers[0],
-      description: all.map((r) => r.description).filter(Boolean).join(' '),
+      description: all
+        .map((r) => r.description)
+        .filter(Boolean)
+        .join(' '),
     });
   }
   if (pending.size > 0) throw new Error(`A route with \`when\` has no route to pass to: ${[...pending.keys()].join(', ')}`);
@@ -303,7 +309,8 @@ export function buildOpenApiDocument(routes: Route[]): Json {
           type: 'apiKey',
           in: 'header',
           name: 'Autorization',
-          description: 'The same token in the `Autorization` header (the spelling the original clients send): the value is `Bearer <token>`.',
+          description:
+            'The same token in the `Autorization` header (the spelling the original clients send): the value is `Bearer <token>`.',
         },
       },
     },
@@ -327,7 +334,13 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
   for (const [name, entry] of Object.entries(queryEntries(route))) {
     const optional = entry.type === 'optional' || entry.type === 'exact_optional' || entry.type === 'nullish';
     const description = v.getDescription(entry) ?? QUERY_PARAMETER_DESCRIPTIONS[name];
-    parameters.push({ name, in: 'query', required: !optional, ...(description ? { description } : {}), schema: converted[`${key} query ${name}`] });
+    parameters.push({
+      name,
+      in: 'query',
+      required: !optional,
+      ...(description ? { description } : {}),
+      schema: converted[`${key} query ${name}`],
+    });
   }
 
   const described: Json = {

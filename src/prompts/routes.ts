@@ -14,7 +14,8 @@ export function promptRoutes({ prompts }: { prompts: PromptStore }) {
     store: prompts,
     create: {
       body: CreatePromptSchema,
-      description: 'Every `{name}` in the template must be listed in `input_variables` and every listed variable used (`{{` and `}}` are literal braces).',
+      description:
+        'Every `{name}` in the template must be listed in `input_variables` and every listed variable used (`{{` and `}}` are literal braces).',
     },
     update: { body: UpdatePromptSchema, description: 'The prompt as it would be after the change is checked as on create.' },
     delete: { answers: 'null', description: "Agents' `promptId` becomes null." },

@@ -12,7 +12,12 @@ const TemplateSchema = v.pipe(
 
 const InputVariablesSchema = v.pipe(
   v.array(
-    v.pipe(v.string('must be a string'), v.trim(), v.regex(VARIABLE_NAME, 'must be a variable name (letters, digits, _)'), v.maxLength(100, 'must be at most 100 characters')),
+    v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.regex(VARIABLE_NAME, 'must be a variable name (letters, digits, _)'),
+      v.maxLength(100, 'must be at most 100 characters'),
+    ),
     'must be an array of strings',
   ),
   v.maxLength(100, 'must list at most 100 variables'),

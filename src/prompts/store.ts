@@ -54,7 +54,15 @@ export function createPromptStore(db: Db) {
     create(userId: string, input: PromptInput): PromptRow {
       checkTemplate(input);
       const now = timestamp();
-      const row: PromptRow = { id: newId(), userId, name: input.name, template: input.template, inputVariables: input.input_variables, createdAt: now, updatedAt: now };
+      const row: PromptRow = {
+        id: newId(),
+        userId,
+        name: input.name,
+        template: input.template,
+        inputVariables: input.input_variables,
+        createdAt: now,
+        updatedAt: now,
+      };
       insert.run(row.id, userId, row.name, row.template, JSON.stringify(row.inputVariables), now, now);
       return row;
     },
@@ -69,7 +77,9 @@ export function createPromptStore(db: Db) {
         input_variables: change.input_variables ?? stored.inputVariables,
       };
       checkTemplate(next);
-      return PROMPT_ROW.fromRow(update.get(next.name, next.template, JSON.stringify(next.input_variables), timestamp(), id, userId) as Record<string, unknown>);
+      return PROMPT_ROW.fromRow(
+        update.get(next.name, next.template, JSON.stringify(next.input_variables), timestamp(), id, userId) as Record<string, unknown>,
+      );
     }),
   };
 }

@@ -104,7 +104,11 @@ export function templateMismatch(template: string, declared: string[]): FieldIss
   const missing = parsed.variables.filter((name) => !listed.has(name));
   const unused = declared.filter((name) => !used.has(name));
   const problems = [];
-  if (missing.length > 0) problems.push(`the template uses ${someNames(missing, (n) => `{${n}}`)} but input_variables does not list ${missing.length > 1 ? 'them' : 'it'}`);
-  if (unused.length > 0) problems.push(`input_variables lists ${someNames(unused)} but the template does not use ${unused.length > 1 ? 'them' : 'it'}`);
+  if (missing.length > 0)
+    problems.push(
+      `the template uses ${someNames(missing, (n) => `{${n}}`)} but input_variables does not list ${missing.length > 1 ? 'them' : 'it'}`,
+    );
+  if (unused.length > 0)
+    problems.push(`input_variables lists ${someNames(unused)} but the template does not use ${unused.length > 1 ? 'them' : 'it'}`);
   return problems.length > 0 ? { path: 'input_variables', message: problems.join('; ') } : undefined;
 }

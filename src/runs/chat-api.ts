@@ -49,11 +49,16 @@ const agents = {
 };
 
 function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const encoding = String(response.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip()
-      : encoding === 'deflate' ? zlib.createInflate()
-        : encoding === 'br' ? zlib.createBrotliDecompress()
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
           : null;
   if (decoder === null) return response;
   response.on('error', (error) => decoder.destroy(error));
@@ -128,22 +133,35 @@ function errorText(text: string): string {
 function statusFailure(status: number, text: string, endpoint: ModelEndpoint): RunFailure {
   const meaning = status === 401 || status === 403 ? " (check the agent's llm.apiKey or the operator's key)" : '';
   const said = errorText(text);
-  return new RunFailure('upstream_error', redact(`The model endpoint ${hostOf(endpoint)} answered ${status}${meaning}: ${said || 'no message'}`, endpoint));
+  return new RunFailure(
+    'upstream_error',
+    redact(`The model endpoint ${hostOf(endpoint)} answered ${status}${meaning}: ${said || 'no message'}`, endpoint),
+  );
 }
 
 const unreadable = (endpoint: ModelEndpoint, why: string) =>
-  new RunFailure('upstream_error', redact(`The model endpoint ${hostOf(endpoint)} sent an answer that could not be read: ${why}`, endpoint));
+  new RunFailure(
+    'upstream_error',
+    redact(`The model endpoint ${hostOf(endpoint)} sent an answer that could not be read: ${why}`, endpoint),
+  );
 
 const answerTooLarge = (endpoint: ModelEndpoint) => () =>
-  new RunFailure('upstream_error', `The model endpoint ${hostOf(endpoint)} sent an answer larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB.`);
+  new RunFailure(
+    'upstream_error',
+    `The model endpoint ${hostOf(endpoint)} sent an answer larger than ${MAX_ANSWER_BYTES / 1024 / 1024} MiB.`,
+  );
 
 const eventTooLarge = (endpoint: ModelEndpoint) => () =>
-  new RunFailure('upstream_error', `The model endpoint ${hostOf(endpoint)} streamed an event (or a line) longer than ${MAX_EVENT_CHARS / 1024 / 1024} Mi characters; the run was stopped.`);
+  new RunFailure(
+    'upstream_error',
+    `The model endpoint ${hostOf(endpoint)} streamed an event (or a line) longer than ${MAX_EVENT_CHARS / 1024 / 1024} Mi characters; the run was stopped.`,
+  );
 
 /** Why the endpoint could not be reached (nothing of it answered). */
 function unreachable(error: unknown, endpoint: ModelEndpoint): RunFailure {
   const host = hostOf(endpoint);
-  if (isIngestError(error)) return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${error.message}`, endpoint));
+  if (isIngestError(error))
+    return new RunFailure('upstream_error', redact(`Could not reach the model endpoint ${host}: ${error.message}`, endpoint));
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   return new RunFailure('upstream_error', `Could not reach the model endpoint ${host}${code ? ` (${code})` : ''}.`);
 }
@@ -152,7 +170,10 @@ function unreachable(error: unknown, endpoint: ModelEndpoint): RunFailure {
 function broken(error: unknown, endpoint: ModelEndpoint): RunFailure {
   if (error instanceof RunFailure) return error;
   const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (error as { cause?: NodeJS.ErrnoException } | undefined)?.cause?.code;
-  return new RunFailure('upstream_error', `The connection to the model endpoint ${hostOf(endpoint)} broke before the answer was complete${code ? ` (${code})` : ''}.`);
+  return new RunFailure(
+    'upstream_error',
+    `The connection to the model endpoint ${hostOf(endpoint)} broke before the answer was complete${code ? ` (${code})` : ''}.`,
+  );
 }
 
 /** The chat-completions call for every endpoint; a user's endpoints get the guarded fetch (`fetch` replaces it in tests). */
@@ -203,10 +224,19 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
     },
 
     async *stream(endpoint, params, signal) {
-      const answer = await open(endpoint, Object.assign({}, params, { stream: true, stream_options: { include_usage: true } }), 'text/event-stream', signal);
+      const answer = await open(
+        endpoint,
+        Object.assign({}, params, { stream: true, stream_options: { include_usage: true } }),
+        'text/event-stream',
+        signal,
+      );
       let done = false;
       try {
-        for await (const { event, data } of serverEvents(answer.body, { maxBytes: MAX_ANSWER_BYTES, tooLarge: answerTooLarge(endpoint), eventTooLarge: eventTooLarge(endpoint) })) {
+        for await (const { event, data } of serverEvents(answer.body, {
+          maxBytes: MAX_ANSWER_BYTES,
+          tooLarge: answerTooLarge(endpoint),
+          eventTooLarge: eventTooLarge(endpoint),
+        })) {
           // Read on to the end after [DONE], so the kept-alive connection can be used again.
           if (done || data === '[DONE]') {
             done = true;
@@ -221,7 +251,10 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
           const error = (chunk as { error?: unknown } | null)?.error;
           if (event === 'error' || (error !== undefined && error !== null)) {
             const said = errorText(JSON.stringify(error ?? chunk));
-            throw new RunFailure('upstream_error', redact(`The model endpoint ${hostOf(endpoint)} reported an error while answering: ${said || 'no message'}`, endpoint));
+            throw new RunFailure(
+              'upstream_error',
+              redact(`The model endpoint ${hostOf(endpoint)} reported an error while answering: ${said || 'no message'}`, endpoint),
+            );
           }
           if (typeof chunk === 'object' && chunk !== null) yield chunk as ChatCompletionChunk;
         }

@@ -40,7 +40,10 @@ export function createChildRuns({ agents, slots, chains, begin, execute }: Child
     let prepared: PreparedRun;
     try {
       const admission = slots.admit(null, parent.deadline, parent.signal);
-      prepared = await begin(parent.userId, agent, { input, variables: {}, sessionId: null, stream: false }, admission, { runId: parent.runId, depth: parent.depth });
+      prepared = await begin(parent.userId, agent, { input, variables: {}, sessionId: null, stream: false }, admission, {
+        runId: parent.runId,
+        depth: parent.depth,
+      });
     } catch (error) {
       if (!(error instanceof RunFailure)) throw error;
       if (error.code === 'not_found') throw new Error('The agent this tool calls no longer exists.');

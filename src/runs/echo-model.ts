@@ -73,7 +73,12 @@ function reactTurn(messages: ChatCompletionMessageParam[]): { input: string; obs
   while (at >= 1 && messages[at].role === 'user' && messages[at - 1].role === 'assistant') {
     const text = textOf(messages[at]);
     if (!text.startsWith('Observation:')) break;
-    observations.unshift(text.slice('Observation:'.length).replace(/\n?Thought:\s*$/, '').trim());
+    observations.unshift(
+      text
+        .slice('Observation:'.length)
+        .replace(/\n?Thought:\s*$/, '')
+        .trim(),
+    );
     at -= 2;
   }
   return { input: textOf(messages[at]), observations };
@@ -88,7 +93,8 @@ function reply(params: ChatParams): EchoReply {
     const { input, observations } = reactTurn(messages);
     const calls = toolLines(input);
     const next = calls[observations.length];
-    if (next) return { content: `Thought: the input asks for ${next.name}.\nAction: ${next.name}\nAction Input: ${next.arguments}`, toolCalls: [] };
+    if (next)
+      return { content: `Thought: the input asks for ${next.name}.\nAction: ${next.name}\nAction Input: ${next.arguments}`, toolCalls: [] };
     const answer = calls.length > 0 ? observations.join('\n') : input;
     return { content: cutAtStop(`Thought: I now know the final answer\nFinal Answer: ${answer}`, stops), toolCalls: [] };
   }
@@ -116,7 +122,9 @@ function usageOf(params: ChatParams, answer: EchoReply) {
   let prompt = 0;
   for (const message of params.messages) {
     prompt += textOf(message).length;
-    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) prompt += call.type === 'function' ? call.function.name.length + call.function.arguments.length : 0;
+    if (message.role === 'assistant')
+      for (const call of message.tool_calls ?? [])
+        prompt += call.type === 'function' ? call.function.name.length + call.function.arguments.length : 0;
   }
   if (params.tools) prompt += JSON.stringify(params.tools).length;
   const completion = answer.content.length + answer.toolCalls.reduce((sum, call) => sum + call.name.length + call.arguments.length, 0);
@@ -151,7 +159,13 @@ export const echoChatApi: ChatApi = {
             content: answer.content,
             refusal: null,
             ...(answer.toolCalls.length > 0
-              ? { tool_calls: answer.toolCalls.map((call) => ({ id: call.id, type: 'function' as const, function: { name: call.name, arguments: call.arguments } })) }
+              ? {
+                  tool_calls: answer.toolCalls.map((call) => ({
+                    id: call.id,
+                    type: 'function' as const,
+                    function: { name: call.name, arguments: call.arguments },
+                  })),
+                }
               : {}),
           },
         },
@@ -164,7 +178,10 @@ export const echoChatApi: ChatApi = {
   async *stream(endpoint, params, signal) {
     const answer = reply(params);
     const created = Math.floor(Date.now() / 1000);
-    const chunk = (delta: ChatCompletionChunk.Choice.Delta, finish: ChatCompletionChunk.Choice['finish_reason'] = null): ChatCompletionChunk => ({
+    const chunk = (
+      delta: ChatCompletionChunk.Choice.Delta,
+      finish: ChatCompletionChunk.Choice['finish_reason'] = null,
+    ): ChatCompletionChunk => ({
       id: 'echo',
       object: 'chat.completion.chunk',
       created,

@@ -54,7 +54,12 @@ export function createRunEngine(deps: RunEngineDeps) {
 
   const { prepare, begin } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
   const execute = createExecutor({
-    stores, config, log, chains, chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks }), tools: deps.tools,
+    stores,
+    config,
+    log,
+    chains,
+    chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks }),
+    tools: deps.tools,
     // A tool's context offers its run's children (the AGENT kind); runChildAgent is made below, called later.
     runChild: (parent, agentId, input) => runChildAgent(parent, agentId, input),
   });

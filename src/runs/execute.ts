@@ -108,7 +108,11 @@ export function createExecutor(deps: ExecuteDeps) {
       prepared.events.emit({ name: 'run', data: { runId, sessionId: prepared.sessionId } });
       if (signal.aborted) throw signal.reason;
       const toolContext: ToolCallContext = {
-        signal, deadline: admission.deadline, runId, userId, depth: prepared.depth,
+        signal,
+        deadline: admission.deadline,
+        runId,
+        userId,
+        depth: prepared.depth,
         runChild: (agentId, input) => deps.runChild(toolContext, agentId, input),
       };
 
@@ -120,8 +124,9 @@ export function createExecutor(deps: ExecuteDeps) {
       const toolSet = await deps.tools(agent, { id: userId }, toolContext);
       warnings.push(...toolSet.warnings);
 
-      const history = prepared.conversation
-        ?? (prepared.remembers && prepared.sessionId !== null
+      const history =
+        prepared.conversation ??
+        (prepared.remembers && prepared.sessionId !== null
           ? stores.memory.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
           : []);
       const messages: ChatMessage[] = [
@@ -130,21 +135,41 @@ export function createExecutor(deps: ExecuteDeps) {
         { role: 'user', content: prepared.input },
       ];
       const model = createModelCall({
-        endpoint, api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi, maxSteps: config.runs.maxSteps, signal, streaming, emitToken,
+        endpoint,
+        api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi,
+        maxSteps: config.runs.maxSteps,
+        signal,
+        streaming,
+        emitToken,
       });
       usage = model.usage;
       const chat: typeof model.chat = async (request) => {
         const reply = await model.chat(request);
         return Object.assign(reply, { content: boundAnswer(reply.content) });
       };
-      const callTool = createToolCaller(toolSet.tools, toolContext, steps, {
-        toolCall: (data) => emit({ name: 'tool_call', data }),
-        toolResult: (data) => emit({ name: 'tool_result', data }),
-      }, { maxCalls: config.runBounds.maxToolCalls, warn });
+      const callTool = createToolCaller(
+        toolSet.tools,
+        toolContext,
+        steps,
+        {
+          toolCall: (data) => emit({ name: 'tool_call', data }),
+          toolResult: (data) => emit({ name: 'tool_result', data }),
+        },
+        { maxCalls: config.runBounds.maxToolCalls, warn },
+      );
 
-      const output = boundAnswer(await strategies[agent.type]({
-        messages, tools: toolSet.tools, streaming, signal, chat, callTool, emitToken, warn,
-      }));
+      const output = boundAnswer(
+        await strategies[agent.type]({
+          messages,
+          tools: toolSet.tools,
+          streaming,
+          signal,
+          chat,
+          callTool,
+          emitToken,
+          warn,
+        }),
+      );
       if (signal.aborted) throw signal.reason;
       const recorded = await ended('succeeded', output, null, true);
       // Deleted while it ran: its runs went with it, so there is no run to answer with.
@@ -153,7 +178,17 @@ export function createExecutor(deps: ExecuteDeps) {
       } else {
         outcome = {
           ok: true,
-          result: { runId, sessionId: prepared.sessionId, output, model: endpoint.model, steps, sources, warnings, usage: usage(), ms: Math.round(performance.now() - started) },
+          result: {
+            runId,
+            sessionId: prepared.sessionId,
+            output,
+            model: endpoint.model,
+            steps,
+            sources,
+            warnings,
+            usage: usage(),
+            ms: Math.round(performance.now() - started),
+          },
         };
       }
     } catch (error) {
@@ -169,7 +204,11 @@ export function createExecutor(deps: ExecuteDeps) {
       chains.delete(runId);
       admission.release();
     }
-    prepared.events.emit(outcome.ok ? { name: 'done', data: outcome.result } : { name: 'error', data: { code: outcome.failure.code, message: outcome.failure.message } });
+    prepared.events.emit(
+      outcome.ok
+        ? { name: 'done', data: outcome.result }
+        : { name: 'error', data: { code: outcome.failure.code, message: outcome.failure.message } },
+    );
     return outcome;
   }
 

@@ -61,7 +61,10 @@ export class RunAbort extends Error {
 export function cancelAbort(reason: unknown): RunAbort {
   if (reason instanceof RunAbort) return reason;
   if (reason instanceof ClientGone && reason.unreadBytes !== undefined) {
-    return new RunAbort('cancelled', `The client did not read the stream: more than ${reason.unreadBytes} bytes waited to be sent, so the run was cancelled.`);
+    return new RunAbort(
+      'cancelled',
+      `The client did not read the stream: more than ${reason.unreadBytes} bytes waited to be sent, so the run was cancelled.`,
+    );
   }
   return new RunAbort('cancelled');
 }
@@ -91,7 +94,9 @@ export function abortFailure(signal: AbortSignal, timeoutMs: number, during: 'ch
     );
   }
   if (kind === 'shutdown') {
-    return during === 'check' ? shuttingDown() : new RunFailure('unavailable', 'The service is shutting down; the run was stopped. Run it again.');
+    return during === 'check'
+      ? shuttingDown()
+      : new RunFailure('unavailable', 'The service is shutting down; the run was stopped. Run it again.');
   }
   return new RunFailure('cancelled', said ?? 'The client disconnected; the run was cancelled.');
 }

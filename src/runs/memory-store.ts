@@ -52,9 +52,11 @@ export function createMemoryStore(db: Db) {
        FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
       WHERE s.agent_id = ? AND s.id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
   );
-  const selectMessageSeq = db.prepare(
-    `SELECT m.seq FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq WHERE s.agent_id = ? AND s.id = ? AND m.id = ?`,
-  ).pluck();
+  const selectMessageSeq = db
+    .prepare(
+      `SELECT m.seq FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq WHERE s.agent_id = ? AND s.id = ? AND m.id = ?`,
+    )
+    .pluck();
   // The newest `limit` messages whose sizes, added up from the newest, stay within `maxBytes`: only
   // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying it.
   const selectRecentMessages = db.prepare(
@@ -88,8 +90,16 @@ export function createMemoryStore(db: Db) {
      * The last `limit` messages of a session, oldest first (empty for a new session): the newest
      * whole turns that fit in `maxBytes` of UTF-8 together.
      */
-    recentMessages(agentId: string, sessionId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): { role: 'user' | 'assistant'; content: string }[] {
-      const messages = selectRecentMessages.all({ agentId, sessionId, limit, maxBytes }) as { role: 'user' | 'assistant'; content: string }[];
+    recentMessages(
+      agentId: string,
+      sessionId: string,
+      limit: number,
+      maxBytes = Number.MAX_SAFE_INTEGER,
+    ): { role: 'user' | 'assistant'; content: string }[] {
+      const messages = selectRecentMessages.all({ agentId, sessionId, limit, maxBytes }) as {
+        role: 'user' | 'assistant';
+        content: string;
+      }[];
       // An answer whose question did not fit is left out too: a turn is replayed whole or not at all.
       return messages[0]?.role === 'assistant' ? messages.slice(1) : messages;
     },

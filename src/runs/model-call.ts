@@ -31,7 +31,11 @@ function wireMessage(message: ChatMessage): ChatCompletionMessageParam {
       return {
         role: 'assistant',
         content: message.content === '' ? null : message.content,
-        tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })),
+        tool_calls: message.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
       };
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
@@ -42,7 +46,10 @@ function wireMessage(message: ChatMessage): ChatCompletionMessageParam {
 
 /** The functions offered, as the chat-completions API takes them. */
 const wireTools = (functions: FunctionSpec[]): ChatCompletionTool[] =>
-  functions.map((spec) => ({ type: 'function', function: { name: spec.name, description: spec.description, parameters: spec.parameters } }));
+  functions.map((spec) => ({
+    type: 'function',
+    function: { name: spec.name, description: spec.description, parameters: spec.parameters },
+  }));
 
 /** The run's `chat`, and the usage its calls reported (null while none did). */
 export function createModelCall(options: ModelCallOptions): { chat(request: ChatRequest): Promise<ModelReply>; usage(): RunUsage | null } {
@@ -64,7 +71,13 @@ export function createModelCall(options: ModelCallOptions): { chat(request: Chat
     // The answer is the endpoint's JSON, whatever it holds: anything not shaped as expected is left out.
     const toolCalls = (Array.isArray(message?.tool_calls) ? message.tool_calls : []).flatMap((call) =>
       call?.type === 'function' && typeof call.function?.name === 'string'
-        ? [{ id: String(call.id ?? ''), name: call.function.name, arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '' }]
+        ? [
+            {
+              id: String(call.id ?? ''),
+              name: call.function.name,
+              arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '',
+            },
+          ]
         : [],
     );
     return { content: typeof message?.content === 'string' ? message.content : '', toolCalls };

@@ -28,7 +28,10 @@ export async function checkEndpoint(
 ): Promise<void> {
   if (!endpoint.userAimed) return;
   try {
-    await raceAbort(vetHost(new URL(endpoint.baseUrl), { allowPrivateNetworks: options.allowPrivateNetworks, resolve: options.resolve }), options.signal);
+    await raceAbort(
+      vetHost(new URL(endpoint.baseUrl), { allowPrivateNetworks: options.allowPrivateNetworks, resolve: options.resolve }),
+      options.signal,
+    );
   } catch (error) {
     if (!isIngestError(error)) throw error;
     throw invalidRun([{ path: 'llm.baseUrl', message: error.message }]);

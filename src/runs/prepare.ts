@@ -51,7 +51,13 @@ export function createPreparer(deps: PrepareDeps) {
    * Checks an admitted run and records it; releases the admission and throws a RunFailure when it
    * cannot run (the endpoint check stops at the deadline or a shutdown like the run would).
    */
-  async function begin(userId: string, agent: RunAgent, request: RunRequest, admission: Admission, parent: ParentRun): Promise<PreparedRun> {
+  async function begin(
+    userId: string,
+    agent: RunAgent,
+    request: RunRequest,
+    admission: Admission,
+    parent: ParentRun,
+  ): Promise<PreparedRun> {
     try {
       const endpoint = resolveEndpoint(agent.llm, config.runs);
       const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
@@ -59,7 +65,11 @@ export function createPreparer(deps: PrepareDeps) {
       const instructions = request.instructions ?? [];
       const system = instructions.length === 0 ? prompted : [prompted ?? DEFAULT_SYSTEM_MESSAGE, ...instructions].join('\n\n');
       try {
-        await checkEndpoint(endpoint, { allowPrivateNetworks: config.allowPrivateNetworks, signal: admission.signal, resolve: deps.resolveHost });
+        await checkEndpoint(endpoint, {
+          allowPrivateNetworks: config.allowPrivateNetworks,
+          signal: admission.signal,
+          resolve: deps.resolveHost,
+        });
       } catch (error) {
         throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
       }
@@ -71,8 +81,20 @@ export function createPreparer(deps: PrepareDeps) {
       const parentRunId = parent?.runId ?? null;
       const runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model });
       return {
-        runId, userId, agent, endpoint, system, input: request.input, sessionId, remembers: usesMemory && sessionId !== null, conversation, stream: request.stream,
-        parentRunId, depth: parent === null ? 0 : parent.depth + 1, admission, events: deps.emitterOf({ runId, userId, agentId: agent.id, parentRunId }),
+        runId,
+        userId,
+        agent,
+        endpoint,
+        system,
+        input: request.input,
+        sessionId,
+        remembers: usesMemory && sessionId !== null,
+        conversation,
+        stream: request.stream,
+        parentRunId,
+        depth: parent === null ? 0 : parent.depth + 1,
+        admission,
+        events: deps.emitterOf({ runId, userId, agentId: agent.id, parentRunId }),
       };
     } catch (error) {
       admission.release();

@@ -11,7 +11,10 @@ export const OBSERVATION = '\nObservation:';
 /** The instructions appended to the system message: the tool list and the format (LangChain's MRKL prompt). */
 export function reactInstructions(tools: ToolFunction[]): string {
   const list = tools
-    .map((tool) => `${tool.name}: ${tool.description.replace(/\s+/g, ' ')} Arguments (JSON Schema): ${JSON.stringify((tool.parameters as { properties?: unknown }).properties ?? {})}`)
+    .map(
+      (tool) =>
+        `${tool.name}: ${tool.description.replace(/\s+/g, ' ')} Arguments (JSON Schema): ${JSON.stringify((tool.parameters as { properties?: unknown }).properties ?? {})}`,
+    )
     .join('\n');
   return [
     'Answer the following questions as best you can. You have access to the following tools:',
@@ -59,7 +62,12 @@ export function parseReactOutput(raw: string): ReactOutput {
   const text = cutAtObservation(raw);
   const { action, input, final } = scanReact(text);
   if (action && input && (final === undefined || action.start < final)) {
-    return { kind: 'action', action: stripEnds(text.slice(action.end, input.start).trim(), '`\'"[', '`\'"]'), actionInput: text.slice(input.end).trim(), text };
+    return {
+      kind: 'action',
+      action: stripEnds(text.slice(action.end, input.start).trim(), '`\'"[', '`\'"]'),
+      actionInput: text.slice(input.end).trim(),
+      text,
+    };
   }
   if (final !== undefined) return { kind: 'final', answer: text.slice(final + FINAL_ANSWER.length).trim(), text };
   return { kind: 'invalid', text };
@@ -193,7 +201,12 @@ export interface ReactRun {
   tools: ToolFunction[];
   streaming: boolean;
   /** One model call, counted against the step limit (which fails the run). `onText` sees streamed text as it comes. */
-  chat(request: { messages: ChatMessage[]; stop?: string[]; streamTokens?: boolean; onText?: (text: string) => void }): Promise<{ content: string }>;
+  chat(request: {
+    messages: ChatMessage[];
+    stop?: string[];
+    streamTokens?: boolean;
+    onText?: (text: string) => void;
+  }): Promise<{ content: string }>;
   /** Runs one call and records it as a step; a failure comes back as `error`. */
   callTool(call: { id: string; name: string; arguments: string }): Promise<{ output?: string; error?: string }>;
   /** Sends text to a streamed client. */
@@ -214,7 +227,12 @@ export async function reactStrategy(run: ReactRun): Promise<string> {
   let invalidInARow = 0;
   for (let call = 1; ; call += 1) {
     const filter = run.streaming ? createFinalAnswerFilter((text) => run.emitToken(text)) : undefined;
-    const reply = await run.chat({ messages, stop: [OBSERVATION], streamTokens: false, onText: filter ? (text) => filter.push(text) : undefined });
+    const reply = await run.chat({
+      messages,
+      stop: [OBSERVATION],
+      streamTokens: false,
+      onText: filter ? (text) => filter.push(text) : undefined,
+    });
     const parsed = parseReactOutput(reply.content);
     if (parsed.kind === 'final') {
       if (filter) {
@@ -234,18 +252,26 @@ export async function reactStrategy(run: ReactRun): Promise<string> {
         if (run.streaming) run.emitToken(output);
         return output;
       }
-      messages.push({ role: 'user', content: 'Observation: Invalid format: write either "Action:" and "Action Input:", or "Final Answer:".\nThought:' });
+      messages.push({
+        role: 'user',
+        content: 'Observation: Invalid format: write either "Action:" and "Action Input:", or "Final Answer:".\nThought:',
+      });
       continue;
     }
     invalidInARow = 0;
-    const tool = run.tools.find((candidate) => candidate.name === parsed.action)
-      ?? run.tools.find((candidate) => candidate.name.toLowerCase() === parsed.action.toLowerCase());
+    const tool =
+      run.tools.find((candidate) => candidate.name === parsed.action) ??
+      run.tools.find((candidate) => candidate.name.toLowerCase() === parsed.action.toLowerCase());
     let observation: string;
     if (!tool) {
       observation = `${parsed.action.slice(0, 100)} is not a valid tool, try one of [${run.tools.map((candidate) => candidate.name).join(', ')}].`;
     } else {
       const args = reactArguments(tool, parsed.actionInput);
-      const result = await run.callTool({ id: `react_${call}`, name: tool.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
+      const result = await run.callTool({
+        id: `react_${call}`,
+        name: tool.name,
+        arguments: typeof args === 'string' ? args : JSON.stringify(args),
+      });
       observation = result.error !== undefined ? `Error: ${result.error}` : (result.output ?? '');
     }
     messages.push({ role: 'user', content: `Observation: ${observation}\nThought:` });

@@ -95,22 +95,28 @@ function streamRun(engine: RunEngine, prepared: PreparedRun, events: (sse: SseSt
     const write = events(sse);
     prepared.events.subscribe(write);
     // `execute` never throws; should it all the same, the stream still ends.
-    void engine.execute(prepared, { cancel: sse.clientGone }).catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
+    void engine
+      .execute(prepared, { cancel: sse.clientGone })
+      .catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
   }, keepAliveMs);
 }
 
 /** A streamed invoke: each event as a named JSON event; the end is sent even to a client that was cut off. */
-const invokeEvents = (sse: SseStream): RunEventListener => (event) => {
-  if (isEndEvent(event)) sse.end(formatEvent(event.name, JSON.stringify(event.data)));
-  else sse.event(event.name, event.data);
-};
+const invokeEvents =
+  (sse: SseStream): RunEventListener =>
+  (event) => {
+    if (isEndEvent(event)) sse.end(formatEvent(event.name, JSON.stringify(event.data)));
+    else sse.event(event.name, event.data);
+  };
 
 /** A streamed predict (the original API): the tokens as raw `data:` lines, a failure as an `error` event, then `[END]`. */
-const predictEvents = (sse: SseStream): RunEventListener => (event) => {
-  if (event.name === 'token') sse.text(event.data.text);
-  else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
-  else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
-};
+const predictEvents =
+  (sse: SseStream): RunEventListener =>
+  (event) => {
+    if (event.name === 'token') sse.text(event.data.text);
+    else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
+    else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
+  };
 
 export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
   const tag = 'Runs';
@@ -167,12 +173,23 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       success: {
         status: 200,
         description: 'The answer text (or, streamed, its tokens).',
-        stream: { events: { '(unnamed)': 'a piece of the answer, as text; the last is `[END]`.', error: 'the failure, as text, followed by `data: [END]`.' } },
+        stream: {
+          events: {
+            '(unnamed)': 'a piece of the answer, as text; the last is `[END]`.',
+            error: 'the failure, as text, followed by `data: [END]`.',
+          },
+        },
         json: v.string(),
       },
       handler: async ({ ctx, caller, params, body }) => {
         const stream = body.has_streaming ?? body.hasStreaming ?? false;
-        const request = { input: body.input.input, variables: body.input.variables, sessionId: body.session ?? null, defaultSessionId: DEFAULT_SESSION, stream };
+        const request = {
+          input: body.input.input,
+          variables: body.input.variables,
+          sessionId: body.session ?? null,
+          defaultSessionId: DEFAULT_SESSION,
+          stream,
+        };
         const prepared = await engine.prepare(caller.id, params.id, request).catch(httpError);
         // Sent with the answer, a failure of the run and the stream alike.
         if (prepared.sessionId !== null) ctx.set('X-Session-Id', encodeURIComponent(prepared.sessionId));
@@ -192,10 +209,18 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       tag,
       auth: true,
       query: ListQuerySchema,
-      success: { status: 200, description: "A page of the agent's runs, newest first, their long parts cut (`truncated`).", page: RunListItemSchema },
+      success: {
+        status: 200,
+        description: "A page of the agent's runs, newest first, their long parts cut (`truncated`).",
+        page: RunListItemSchema,
+      },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
-        const page = runs.listAgentRuns(caller.id, params.id, pageRequest(query, (id) => runs.seqOfRun(caller.id, id, params.id)));
+        const page = runs.listAgentRuns(
+          caller.id,
+          params.id,
+          pageRequest(query, (id) => runs.seqOfRun(caller.id, id, params.id)),
+        );
         return { rows: page.rows.map(presentRunListItem), hasMore: page.hasMore };
       },
     }),
@@ -221,9 +246,16 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       tag,
       auth: true,
       query: ListQuerySchema,
-      success: { status: 200, description: "A page of the caller's runs, every agent's, newest first, their long parts cut (`truncated`).", page: RunListItemSchema },
+      success: {
+        status: 200,
+        description: "A page of the caller's runs, every agent's, newest first, their long parts cut (`truncated`).",
+        page: RunListItemSchema,
+      },
       handler: ({ caller, query }) => {
-        const page = runs.listUserRuns(caller.id, pageRequest(query, (id) => runs.seqOfRun(caller.id, id)));
+        const page = runs.listUserRuns(
+          caller.id,
+          pageRequest(query, (id) => runs.seqOfRun(caller.id, id)),
+        );
         return { rows: page.rows.map(presentRunListItem), hasMore: page.hasMore };
       },
     }),
@@ -238,7 +270,10 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       success: { status: 200, description: 'A page of sessions, oldest first.', page: SessionSchema },
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
-        const page = memory.listSessions(params.id, pageRequest(query, (id) => memory.seqOfSession(params.id, id)));
+        const page = memory.listSessions(
+          params.id,
+          pageRequest(query, (id) => memory.seqOfSession(params.id, id)),
+        );
         return page;
       },
     }),
@@ -256,7 +291,11 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       handler: ({ caller, params, query }) => {
         agentOf(caller.id, params.id);
         if (!memory.getSession(params.id, params.sessionId)) throw notFound('Session');
-        return memory.listMessages(params.id, params.sessionId, pageRequest(query, (id) => memory.seqOfMessage(params.id, params.sessionId, id)));
+        return memory.listMessages(
+          params.id,
+          params.sessionId,
+          pageRequest(query, (id) => memory.seqOfMessage(params.id, params.sessionId, id)),
+        );
       },
     }),
     defineRoute({

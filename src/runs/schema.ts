@@ -45,14 +45,20 @@ export const InvokeSchema = v.object({
 export const PredictSchema = v.object({
   input: v.pipe(
     JsonObjectSchema,
-    v.check((values) => typeof values.input === 'string' && values.input.length > 0 && values.input.length <= MAX_INPUT_CHARS, `must hold "input": a string of 1 to ${MAX_INPUT_CHARS} characters`),
+    v.check(
+      (values) => typeof values.input === 'string' && values.input.length > 0 && values.input.length <= MAX_INPUT_CHARS,
+      `must hold "input": a string of 1 to ${MAX_INPUT_CHARS} characters`,
+    ),
     v.check(
       (values) => Object.values(values).every((value) => ['string', 'number', 'boolean'].includes(typeof value)),
       'must be an object of strings (numbers and booleans are read as text)',
     ),
     v.transform((values) => {
       const { input, ...variables } = values;
-      return { input: input as string, variables: Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(value)])) };
+      return {
+        input: input as string,
+        variables: Object.fromEntries(Object.entries(variables).map(([name, value]) => [name, String(value)])),
+      };
     }),
   ),
   has_streaming: v.optional(v.boolean('must be true or false')),
@@ -88,7 +94,10 @@ const WarningsSchema = v.pipe(v.array(v.string()), v.description('Why something 
 /** What invoke answers (and the `done` event carries). */
 export const RunResultSchema = v.strictObject({
   runId: Id,
-  sessionId: v.pipe(v.nullable(v.string()), v.description('The session remembered (new when none was given); null for an agent without memory unless one was given.')),
+  sessionId: v.pipe(
+    v.nullable(v.string()),
+    v.description('The session remembered (new when none was given); null for an agent without memory unless one was given.'),
+  ),
   output: v.string(),
   model: v.string(),
   steps: v.array(StepSchema),
@@ -160,7 +169,7 @@ export const INVOKE_EVENTS = {
   token: '`{ text }`: a piece of the answer as the model writes it.',
   tool_call: '`{ id, tool, function, input }`: the model called a tool.',
   tool_result: '`{ id, output }` or `{ id, error }`: what the tool answered.',
-  sources: "`[{ documentId, documentName, chunkId, position, snippet }]`: the document excerpts given to the model.",
+  sources: '`[{ documentId, documentName, chunkId, position, snippet }]`: the document excerpts given to the model.',
   done: 'the non-streamed answer (`runId, sessionId, output, model, steps, sources, warnings, usage, ms`), last.',
   error: '`{ code, message }` (upstream_error, upstream_timeout, max_steps, unavailable), last.',
 };

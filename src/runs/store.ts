@@ -91,7 +91,8 @@ const RUN_ROW = columnMap<RunRow>(RUN_FIELDS);
 /** A run as a list holds it: the record with long texts cut (ending in …) and at most LIST_STEPS steps. */
 export type RunListRow = RunRow & { truncated: boolean };
 
-const cut = (value: string, chars: number) => `CASE WHEN length(${value}) > ${chars} THEN substr(${value}, 1, ${chars}) || '…' ELSE ${value} END`;
+const cut = (value: string, chars: number) =>
+  `CASE WHEN length(${value}) > ${chars} THEN substr(${value}, 1, ${chars}) || '…' ELSE ${value} END`;
 const isCut = (value: string, chars: number) => `coalesce(length(${value}) > ${chars}, 0)`;
 
 // A list of runs is read through SQLite's JSON functions, so a run whose answer or steps are huge
@@ -109,7 +110,9 @@ const LIST_RUN_ROW = columnMap<RunListRow>({
      FROM (SELECT value FROM json_each(${r}.steps) LIMIT ${LIST_STEPS}))`,
   ),
   truncated: boolean(
-    (r) => `(${isCut(`${r}.input`, LIST_TEXT_CHARS)} OR ${isCut(`${r}.output`, LIST_TEXT_CHARS)} OR json_array_length(${r}.steps) > ${LIST_STEPS}
+    (
+      r,
+    ) => `(${isCut(`${r}.input`, LIST_TEXT_CHARS)} OR ${isCut(`${r}.output`, LIST_TEXT_CHARS)} OR json_array_length(${r}.steps) > ${LIST_STEPS}
     OR EXISTS (SELECT 1 FROM json_each(${r}.steps)
                 WHERE ${isCut("value -> 'input'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'output'", LIST_STEP_CHARS)} OR ${isCut("value ->> 'error'", LIST_STEP_CHARS)}))`,
   ),
@@ -160,18 +163,25 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   );
   const selectUserRuns = db.prepare(`SELECT ${LIST_RUN_COLUMNS} FROM agent_runs WHERE user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`);
 
-  const finishInTransaction = db.transaction(
-    (runId: string, end: RunEnd, turn: RunMemory | null): boolean => {
-      const now = timestamp();
-      const changed = finishRun.run(
-        end.status, end.output, end.error, JSON.stringify(end.steps), JSON.stringify(end.sources), JSON.stringify(end.warnings),
-        end.usage === null ? null : JSON.stringify(end.usage), now, end.ms, runId,
+  const finishInTransaction = db.transaction((runId: string, end: RunEnd, turn: RunMemory | null): boolean => {
+    const now = timestamp();
+    const changed =
+      finishRun.run(
+        end.status,
+        end.output,
+        end.error,
+        JSON.stringify(end.steps),
+        JSON.stringify(end.sources),
+        JSON.stringify(end.warnings),
+        end.usage === null ? null : JSON.stringify(end.usage),
+        now,
+        end.ms,
+        runId,
       ).changes > 0;
-      // Only a successful turn is remembered: a failed one would teach the model a half answer.
-      if (changed && turn && end.status === 'succeeded' && end.output !== null) memoryStore.rememberTurn(turn, end.output, runId, now);
-      return changed;
-    },
-  );
+    // Only a successful turn is remembered: a failed one would teach the model a half answer.
+    if (changed && turn && end.status === 'succeeded' && end.output !== null) memoryStore.rememberTurn(turn, end.output, runId, now);
+    return changed;
+  });
 
   // Ends of runs waiting for the next commit (see finishRunSoon).
   type Queued = { runId: string; end: RunEnd; memory: RunMemory | null; resolve(changed: boolean): void; reject(error: unknown): void };
@@ -213,7 +223,14 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
      * makes the WAL, this row included, durable; a run left `running` by a crash is marked failed at
      * the next start.
      */
-    startRun(input: { userId: string; agentId: string; parentRunId: string | null; sessionId: string | null; input: string; model: string }): { id: string; startedAt: string } | undefined {
+    startRun(input: {
+      userId: string;
+      agentId: string;
+      parentRunId: string | null;
+      sessionId: string | null;
+      input: string;
+      model: string;
+    }): { id: string; startedAt: string } | undefined {
       const id = newId();
       const startedAt = timestamp();
       syncNormal.run();
@@ -265,7 +282,10 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
 
     /** A page of the agent's runs as a list holds them, newest first (`afterSeq` 0: from the newest). */
     listAgentRuns(userId: string, agentId: string, page: PageRequest): Page<RunListRow> {
-      const raws = selectAgentRuns.all(agentId, userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<string, unknown>[];
+      const raws = selectAgentRuns.all(agentId, userId, page.afterSeq || Number.MAX_SAFE_INTEGER, page.limit + 1) as Record<
+        string,
+        unknown
+      >[];
       return toPage(raws.map(listRunFromRow), page.limit);
     },
 

@@ -63,9 +63,13 @@ export const nativeToolsStrategy: RunStrategy = async (run) => {
     run.messages.push({ role: 'assistant', content: reply.content, toolCalls: calls });
     for (const [index, call] of calls.entries()) {
       const result = await run.callTool(call);
-      const content = result.error === undefined ? result.output ?? '' : `Error: ${result.error}`;
+      const content = result.error === undefined ? (result.output ?? '') : `Error: ${result.error}`;
       const last = index === calls.length - 1;
-      run.messages.push({ role: 'tool', toolCallId: call.id, content: last && note ? `${content}\n\n[Note: ${note} Ask for at most ${MAX_TOOL_CALLS_PER_REPLY} at once.]` : content });
+      run.messages.push({
+        role: 'tool',
+        toolCallId: call.id,
+        content: last && note ? `${content}\n\n[Note: ${note} Ask for at most ${MAX_TOOL_CALLS_PER_REPLY} at once.]` : content,
+      });
     }
   }
 };

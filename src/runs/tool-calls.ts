@@ -45,7 +45,9 @@ export function createToolCaller(
     if (tooLong) {
       result = { error: `The arguments are longer than ${MAX_TOOL_ARGUMENT_CHARS} characters; the call was not run.` };
     } else if (!tool) {
-      result = { error: `There is no function named "${call.name.slice(0, 64)}"; use one of: ${tools.map((t) => t.name).join(', ') || 'none'}.` };
+      result = {
+        error: `There is no function named "${call.name.slice(0, 64)}"; use one of: ${tools.map((t) => t.name).join(', ') || 'none'}.`,
+      };
     } else if (typeof input === 'string') {
       result = { error: 'The arguments are not valid JSON; send a JSON object.' };
     } else {

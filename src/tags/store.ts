@@ -40,7 +40,9 @@ function uniqueName<T>(write: () => T): T {
 export function createTagStore(db: Db) {
   const table = ownedTable(db, 'tags', TAG_ROW);
   const insert = db.prepare(`INSERT INTO tags (id, user_id, name, color, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
-  const update = db.prepare(`UPDATE tags SET name = coalesce(?, name), color = coalesce(?, color), updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_ROW.select('tags')}`);
+  const update = db.prepare(
+    `UPDATE tags SET name = coalesce(?, name), color = coalesce(?, color), updated_at = ? WHERE id = ? AND user_id = ? RETURNING ${TAG_ROW.select('tags')}`,
+  );
 
   return {
     get: table.get,

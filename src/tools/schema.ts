@@ -16,7 +16,11 @@ const fields = {
   metadata: JsonObjectSchema,
 };
 
-export const CreateToolSchema = v.object({ ...fields, description: v.optional(fields.description, null), metadata: v.optional(fields.metadata, {}) });
+export const CreateToolSchema = v.object({
+  ...fields,
+  description: v.optional(fields.description, null),
+  metadata: v.optional(fields.metadata, {}),
+});
 export const UpdateToolSchema = v.partial(v.object(fields));
 export type ToolInput = v.InferOutput<typeof CreateToolSchema>;
 export type ToolChange = v.InferOutput<typeof UpdateToolSchema>;

@@ -50,7 +50,8 @@ export function createToolStore(db: Db, sealer: Sealer) {
   );
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
 
-  const unseal = (sealed: string | null): Record<string, unknown> => (sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {});
+  const unseal = (sealed: string | null): Record<string, unknown> =>
+    sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {};
 
   /** The agents a tool's kind names in its metadata (AGENT's `agentId`) must be the user's own, where named: else a 422. */
   function checkAgentReferences(userId: string, type: string, metadata: Record<string, unknown>): void {
@@ -70,7 +71,16 @@ export function createToolStore(db: Db, sealer: Sealer) {
       checkAgentReferences(userId, type, change.metadata ?? unseal(stored.metadata));
     }
     const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
-    return update.get(change.name ?? null, change.type ?? null, change.description === undefined ? 0 : 1, change.description ?? null, metadata, timestamp(), id, userId) as ToolRow | undefined;
+    return update.get(
+      change.name ?? null,
+      change.type ?? null,
+      change.description === undefined ? 0 : 1,
+      change.description ?? null,
+      metadata,
+      timestamp(),
+      id,
+      userId,
+    ) as ToolRow | undefined;
   });
 
   return {
@@ -96,7 +106,16 @@ export function createToolStore(db: Db, sealer: Sealer) {
     create(userId: string, input: ToolInput): ToolRow {
       checkAgentReferences(userId, input.type, input.metadata);
       const now = timestamp();
-      return insert.get(newId(), userId, input.name, input.type, input.description, sealer.seal(JSON.stringify(input.metadata)), now, now) as ToolRow;
+      return insert.get(
+        newId(),
+        userId,
+        input.name,
+        input.type,
+        input.description,
+        sealer.seal(JSON.stringify(input.metadata)),
+        now,
+        now,
+      ) as ToolRow;
     },
 
     /** Changes what `change` names (checked as on create, in one transaction); undefined when the user has no such tool. */

@@ -57,9 +57,9 @@ export function createUserAdminStore(db: Db) {
   // Every table with a user_id column holds records of one user (the schema's rule), whatever tables
   // later versions add. Names come from sqlite_master, quoted as identifiers: never client input.
   const ownedTables = () =>
-    (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]).filter(
-      (name) => (db.prepare(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'user_id'`).pluck().get(name) as number) > 0,
-    );
+    (
+      db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).pluck().all() as string[]
+    ).filter((name) => (db.prepare(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'user_id'`).pluck().get(name) as number) > 0);
 
   return {
     countUsers(): number {
@@ -112,7 +112,10 @@ export function createUserAdminStore(db: Db) {
     countOwnedRecords(id: string): Record<string, number> {
       const counts: Record<string, number> = {};
       for (const table of ownedTables()) {
-        const rows = db.prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}" WHERE user_id = ?`).pluck().get(id) as number;
+        const rows = db
+          .prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}" WHERE user_id = ?`)
+          .pluck()
+          .get(id) as number;
         if (rows > 0) counts[table] = rows;
       }
       return counts;

@@ -28,14 +28,10 @@ const COLUMNS = USER_ROW.select('users');
 export type UserStore = ReturnType<typeof createUserStore>;
 
 export function createUserStore(db: Db) {
-  const insert = db.prepare(
-    `INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
-  );
+  const insert = db.prepare(`INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
   const selectByEmail = db.prepare(`SELECT ${COLUMNS} FROM users WHERE email = ?`);
   const selectById = db.prepare(`SELECT ${COLUMNS} FROM users WHERE id = ?`);
-  const update = db.prepare(
-    `UPDATE users SET name = ?, password_hash = ?, updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`,
-  );
+  const update = db.prepare(`UPDATE users SET name = ?, password_hash = ?, updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`);
   const remove = db.prepare(`DELETE FROM users WHERE id = ?`);
   const revokeOtherTokens = db.prepare(`DELETE FROM api_tokens WHERE user_id = ? AND id <> ?`);
   const tokenStillValid = db.prepare(`SELECT 1 FROM api_tokens WHERE id = ? AND user_id = ?`).pluck();
@@ -62,7 +58,15 @@ export function createUserStore(db: Db) {
     /** Creates a user; a clash on email raises SQLITE_CONSTRAINT_UNIQUE (answered as 409). */
     create(input: { email: string; name: string; passwordHash: string }): UserRow {
       const now = timestamp();
-      const user = { id: newId(), email: input.email, name: input.name, passwordHash: input.passwordHash, createdAt: now, updatedAt: now, disabledAt: null };
+      const user = {
+        id: newId(),
+        email: input.email,
+        name: input.name,
+        passwordHash: input.passwordHash,
+        createdAt: now,
+        updatedAt: now,
+        disabledAt: null,
+      };
       insert.run(user.id, user.email, user.name, user.passwordHash, now, now);
       return user;
     },
@@ -89,7 +93,12 @@ export function createUserStore(db: Db) {
      * The caller changes their own account through token `tokenId`; `revokeOthers` revokes every
      * other token. Undefined when that token is gone by now (revoked, or the account deleted).
      */
-    updateOwnAccount(id: string, tokenId: string, change: { name: string; passwordHash: string }, revokeOthers: boolean): UserRow | undefined {
+    updateOwnAccount(
+      id: string,
+      tokenId: string,
+      change: { name: string; passwordHash: string },
+      revokeOthers: boolean,
+    ): UserRow | undefined {
       return updateOwnAccount(id, tokenId, change, revokeOthers);
     },
 

@@ -43,37 +43,64 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   // enough runs at once per user that 50 connections and 100 streams are never answered 429.
   // With the loop monitor, for the open-streams case's table of stalls.
   const svc = await ctx.service('service (agent runs)', seeded.path, {
-    nodeArgs: ctx.profileArgs, monitor: true,
+    nodeArgs: ctx.profileArgs,
+    monitor: true,
     env: { ...modelEnv, ALLOW_PRIVATE_NETWORKS: 'on', RUN_CONCURRENCY_PER_USER: '1000' },
   });
   const plain = await startReference('plain', 'plain', plainDb, modelEnv);
   const invokeBody = { input: 'What does the leave policy say about parental leave?', variables: { who: 'the team', language: 'English' } };
-  const invokes = (extra: object) => seeded.users.flatMap((user) => user.agents.filter((_, j) => j % 2 === 0).map((id) => ({
-    method: 'POST', path: `/api/v1/agents/${id}/invoke`, headers: jsonHeaders(user.tokens[0]), body: JSON.stringify({ ...invokeBody, ...extra }),
-  })));
+  const invokes = (extra: object) =>
+    seeded.users.flatMap((user) =>
+      user.agents
+        .filter((_, j) => j % 2 === 0)
+        .map((id) => ({
+          method: 'POST',
+          path: `/api/v1/agents/${id}/invoke`,
+          headers: jsonHeaders(user.tokens[0]),
+          body: JSON.stringify({ ...invokeBody, ...extra }),
+        })),
+    );
   const invoke: Load = { expectStatus: 200, requests: invokes({}) };
   const streamed = invokes({ stream: true });
   const held = invokes({ stream: true, input: `${invokeBody.input} (${HOLD_MARKER})` });
   const direct = {
-    method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-    body: JSON.stringify({ model: 'gpt-4o', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'system', content: 'Say hello to the team in English.' }, { role: 'user', content: invokeBody.input }] }),
+    method: 'POST',
+    path: '/v1/chat/completions',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+    body: JSON.stringify({
+      model: 'gpt-4o',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [
+        { role: 'system', content: 'Say hello to the team in English.' },
+        { role: 'user', content: invokeBody.input },
+      ],
+    }),
   };
   const getAgent: Load = {
     expectStatus: 200,
-    requests: seeded.users.flatMap((user) => user.agents.map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) }))),
+    requests: seeded.users.flatMap((user) =>
+      user.agents.map((id) => ({ method: 'GET', path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[0]) })),
+    ),
   };
   for (const proc of [svc, plain]) await probe(proc, invoke.requests[0], 200);
   const runs: Record<string, unknown> = {};
   const targets: Target[] = [];
 
   // 1. Throughput, closed loop, service vs plain node:http.
-  const throughput = await compare('agent-runs', 'POST /agents/{id}/invoke, plain JSON (fake model answering at once)', [svc, plain], (proc, s) => measure(proc, invoke, s));
+  const throughput = await compare(
+    'agent-runs',
+    'POST /agents/{id}/invoke, plain JSON (fake model answering at once)',
+    [svc, plain],
+    (proc, s) => measure(proc, invoke, s),
+  );
   runs.throughput = { ratio: throughput.ratios.plain, sides: throughput.sides.map(({ rounds, ...side }) => side) };
   targets.push({
     target: THROUGHPUT,
-    measured: `${throughput.ratios.plain.median} (rounds ${throughput.ratios.plain.spread.join('–')}), by CPU per request ${throughput.ratios.plain.cpu}; `
-      + `${fmt(throughput.sides[0].rps)} vs ${fmt(throughput.sides[1].rps)} req/s`
-      + (throughput.problems.length ? `; ${throughput.problems.join('; ')}` : ''),
+    measured:
+      `${throughput.ratios.plain.median} (rounds ${throughput.ratios.plain.spread.join('–')}), by CPU per request ${throughput.ratios.plain.cpu}; ` +
+      `${fmt(throughput.sides[0].rps)} vs ${fmt(throughput.sides[1].rps)} req/s` +
+      (throughput.problems.length ? `; ${throughput.problems.join('; ')}` : ''),
     pass: throughput.problems.length === 0 && throughput.ratios.plain.median >= 0.5,
   });
 
@@ -81,16 +108,25 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   // the fake model's first content chunk, asked directly.
   const seconds = Math.max(OPTS.duration, OPTS.quick ? 2 : 5);
   let next = 0;
-  const ttft = await compare('agent-runs', 'streamed invoke, one at a time: time to first token (ms; req/s = streams a second)', [svc, fake], (proc, s) =>
-    proc === fake ? timeToFirstToken(fake, direct, 'model-chunk', s) : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s), { seconds });
+  const ttft = await compare(
+    'agent-runs',
+    'streamed invoke, one at a time: time to first token (ms; req/s = streams a second)',
+    [svc, fake],
+    (proc, s) =>
+      proc === fake
+        ? timeToFirstToken(fake, direct, 'model-chunk', s)
+        : timeToFirstToken(svc, streamed[next++ % streamed.length], 'token-event', s),
+    { seconds },
+  );
   const [ttftService, ttftDirect] = ttft.raw;
   const overheads = ttftService.map((r, k) => round(r.p50 - ttftDirect[k].p50, 2));
   const overhead = round(median(overheads), 2);
   runs.timeToFirstToken = { overheadP50Ms: overhead, perRound: overheads, service: ttft.sides[0], direct: ttft.sides[1] };
   targets.push({
     target: FIRST_TOKEN,
-    measured: `${fmt(overhead, 2)} ms (rounds ${fmt(Math.min(...overheads), 2)}–${fmt(Math.max(...overheads), 2)}): p50 ${fmt(ttft.sides[0].p50, 2)} vs ${fmt(ttft.sides[1].p50, 2)} ms, p99 ${fmt(ttft.sides[0].p99, 2)} vs ${fmt(ttft.sides[1].p99, 2)} ms`
-      + (ttft.problems.length ? `; ${ttft.problems.join('; ')}` : ''),
+    measured:
+      `${fmt(overhead, 2)} ms (rounds ${fmt(Math.min(...overheads), 2)}–${fmt(Math.max(...overheads), 2)}): p50 ${fmt(ttft.sides[0].p50, 2)} vs ${fmt(ttft.sides[1].p50, 2)} ms, p99 ${fmt(ttft.sides[0].p99, 2)} vs ${fmt(ttft.sides[1].p99, 2)} ms` +
+      (ttft.problems.length ? `; ${ttft.problems.join('; ')}` : ''),
     pass: ttft.problems.length === 0 && overhead <= 2,
   });
 
@@ -99,29 +135,47 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   const idle: Proc = { ...svc, name: 'idle' };
   const busy: Proc = { ...svc, name: `${streams} open streams` };
   const firstTokens: number[] = [];
-  const openCase = await compare('agent-runs', `GET /agents/{id} at ${fmt(rate)}/s offered (open loop): idle vs ${streams} open streamed runs`, [busy, idle], async (proc, s) => {
-    if (proc === idle) return paced(svc, getAgent, rate, s);
-    const open = await openStreams(svc, Array.from({ length: streams }, (_, k) => held[k % held.length]));
-    firstTokens.push(...open.firstTokenMs);
-    // Measured once the opening is over: the cost of streams being open, not of starting 100 runs.
-    await waitIdle(svc.pid);
-    try {
-      return await paced(svc, getAgent, rate, s);
-    } finally {
-      await open.close();
-    }
-  }, { seconds, settle: 0, rounds: OPTS.openLoopRounds }); // paced() settles each run itself
+  const openCase = await compare(
+    'agent-runs',
+    `GET /agents/{id} at ${fmt(rate)}/s offered (open loop): idle vs ${streams} open streamed runs`,
+    [busy, idle],
+    async (proc, s) => {
+      if (proc === idle) return paced(svc, getAgent, rate, s);
+      const open = await openStreams(
+        svc,
+        Array.from({ length: streams }, (_, k) => held[k % held.length]),
+      );
+      firstTokens.push(...open.firstTokenMs);
+      // Measured once the opening is over: the cost of streams being open, not of starting 100 runs.
+      await waitIdle(svc.pid);
+      try {
+        return await paced(svc, getAgent, rate, s);
+      } finally {
+        await open.close();
+      }
+    },
+    { seconds, settle: 0, rounds: OPTS.openLoopRounds },
+  ); // paced() settles each run itself
   const [withStreams, idleRounds] = openCase.raw;
   const idleP99 = median(idleRounds.map((r) => r.p99));
   const busyP99 = median(withStreams.map((r) => r.p99));
   const perRound = withStreams.map((r, k) => round(r.p99 / idleRounds[k].p99, 2));
   firstTokens.sort((a, b) => a - b);
-  runs.openStreams = { rate, streams, idleP99, busyP99, perRound, heldFirstTokenP50: round(percentile(firstTokens, 50), 2), heldFirstTokenMax: round(firstTokens.at(-1) ?? NaN, 2) };
+  runs.openStreams = {
+    rate,
+    streams,
+    idleP99,
+    busyP99,
+    perRound,
+    heldFirstTokenP50: round(percentile(firstTokens, 50), 2),
+    heldFirstTokenMax: round(firstTokens.at(-1) ?? NaN, 2),
+  };
   targets.push({
     target: OPEN_STREAMS,
-    measured: `${fmt(busyP99, 2)} ms vs ${fmt(idleP99, 2)} ms idle (${fmt(busyP99 / idleP99, 2)}×; rounds ${perRound.join(', ')}); `
-      + `the ${streams} streams had their first token after ${fmt(percentile(firstTokens, 50), 1)} ms (median), ${fmt(firstTokens.at(-1) ?? NaN, 1)} ms (slowest)`
-      + (openCase.problems.length ? `; ${openCase.problems.join('; ')}` : ''),
+    measured:
+      `${fmt(busyP99, 2)} ms vs ${fmt(idleP99, 2)} ms idle (${fmt(busyP99 / idleP99, 2)}×; rounds ${perRound.join(', ')}); ` +
+      `the ${streams} streams had their first token after ${fmt(percentile(firstTokens, 50), 1)} ms (median), ${fmt(firstTokens.at(-1) ?? NaN, 1)} ms (slowest)` +
+      (openCase.problems.length ? `; ${openCase.problems.join('; ')}` : ''),
     pass: openCase.problems.length === 0 && busyP99 <= 2 * idleP99,
   });
   for (const problem of [...throughput.problems, ...ttft.problems, ...openCase.problems]) log(`⚠ agent runs: ${problem}`);

@@ -8,7 +8,10 @@ import type { SharedCase } from '../case.js';
 import type { Target } from '../report.js';
 
 /** What is offered at which rate; the service's own time is checked for the GET. */
-const RATES: [string, (main: MainDatabase) => Load, number][] = [['GET /agents/{id}', getAgentLoad, 1000], ['POST /tools', postToolLoad, 300]];
+const RATES: [string, (main: MainDatabase) => Load, number][] = [
+  ['GET /agents/{id}', getAgentLoad, 1000],
+  ['POST /tools', postToolLoad, 300],
+];
 const p99Target = (title: string, rate: number) => `${title} at ${fmt(rate)} req/s: p99 ≤ 1.5× plain node:http's at the same rate`;
 const ownTimeTarget = (title: string, rate: number) => `${title} at ${fmt(rate)} req/s: the service's own time p99 ≤ 1 ms (request log)`;
 
@@ -26,17 +29,29 @@ export const fixedRate: SharedCase = {
     const targets: Target[] = [];
     for (const [title, loadOf, rate] of RATES) {
       const load = loadOf(main);
-      const result = await compare('fixed-rate', `${title} at ${fmt(rate)} req/s offered`, [logged, servers.plain], (proc, s) => paced(proc, load, rate, s), {
-        seconds,
-        settle: 0, // paced() settles each run itself
-        rounds: OPTS.openLoopRounds,
-      });
+      const result = await compare(
+        'fixed-rate',
+        `${title} at ${fmt(rate)} req/s offered`,
+        [logged, servers.plain],
+        (proc, s) => paced(proc, load, rate, s),
+        {
+          seconds,
+          settle: 0, // paced() settles each run itself
+          rounds: OPTS.openLoopRounds,
+        },
+      );
       const [s, b] = result.raw as PacedResult[][];
       const serviceP99 = median(s.map((r) => r.p99));
       const baselineP99 = median(b.map((r) => r.p99));
       const inside = s.map((r) => r.inside).filter((x) => x !== undefined);
       const insideP99 = inside.length ? median(inside.map((x) => x!.p99)) : NaN;
-      fixed[title] = { rate, service: result.sides[0], baseline: result.sides[1], insideP50: inside.length ? median(inside.map((x) => x!.p50)) : NaN, insideP99 };
+      fixed[title] = {
+        rate,
+        service: result.sides[0],
+        baseline: result.sides[1],
+        insideP50: inside.length ? median(inside.map((x) => x!.p50)) : NaN,
+        insideP99,
+      };
       rows.push({ ...result, title: `${title} at ${fmt(rate)}/s offered (open loop)` });
       const clean = result.problems.length === 0;
       targets.push({

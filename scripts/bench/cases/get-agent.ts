@@ -13,8 +13,9 @@ export const getAgent: SharedCase = {
   async run({ main, servers }) {
     const result = await closedLoop(servers, 'get-agent', 'GET /agents/{id}', getAgentLoad(main));
     const cores = (rounds: { serverCores: number | null }[]) => round(median(rounds.map((r) => r.serverCores ?? NaN)), 2);
-    const note = `CPU of the server during GET /agents/{id}: ${result.sides.map((s) => `${s.name} ${cores(s.rounds)} cores`).join(', ')}; `
-      + `with ${OPTS.connections} connections always busy, mean latency is ${OPTS.connections} ÷ req/s.`;
+    const note =
+      `CPU of the server during GET /agents/{id}: ${result.sides.map((s) => `${s.name} ${cores(s.rounds)} cores`).join(', ')}; ` +
+      `with ${OPTS.connections} connections always busy, mean latency is ${OPTS.connections} ÷ req/s.`;
     return { rows: [result], targets: [bareKoaTarget(TARGET, result)], notes: [note] };
   },
 };

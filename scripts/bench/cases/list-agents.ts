@@ -19,11 +19,13 @@ export const listAgents: SharedCase = {
     const first = ['GET /agents?limit=1', 'GET /agents?limit=10', 'GET /agents?limit=100'].map((k) => statements[k]);
     const after = ['GET /agents?limit=1&after=', 'GET /agents?limit=100&after='].map((k) => statements[k]);
     return {
-      targets: [{
-        target: TARGET,
-        measured: `${first.join(' / ')} for pages of 1 / 10 / 100; ${after.join(' / ')} for 1 / 100 after a cursor`,
-        pass: first.every((n) => n === first[0]) && after.every((n) => n === after[0]),
-      }],
+      targets: [
+        {
+          target: TARGET,
+          measured: `${first.join(' / ')} for pages of 1 / 10 / 100; ${after.join(' / ')} for 1 / 100 after a cursor`,
+          pass: first.every((n) => n === first[0]) && after.every((n) => n === after[0]),
+        },
+      ],
       results: { statements },
     };
   },

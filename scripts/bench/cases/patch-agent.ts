@@ -11,10 +11,14 @@ export const patchAgent: SharedCase = {
   async run({ main, servers }) {
     const load: Load = {
       expectStatus: 200,
-      requests: main.heavy.flatMap((user) => user.agents.slice(100, 110).map((id) => ({
-        method: 'PATCH', path: `/api/v1/agents/${id}`, headers: jsonHeaders(user.tokens[0]),
-        body: JSON.stringify({ name: 'renamed agent', hasMemory: true }),
-      }))),
+      requests: main.heavy.flatMap((user) =>
+        user.agents.slice(100, 110).map((id) => ({
+          method: 'PATCH',
+          path: `/api/v1/agents/${id}`,
+          headers: jsonHeaders(user.tokens[0]),
+          body: JSON.stringify({ name: 'renamed agent', hasMemory: true }),
+        })),
+      ),
     };
     return { rows: [await closedLoop(servers, 'patch-agent', 'PATCH /agents/{id}', load)] };
   },

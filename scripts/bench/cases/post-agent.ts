@@ -12,10 +12,16 @@ export const postAgent: SharedCase = {
     const load: Load = {
       expectStatus: 201,
       requests: main.users.map((user) => ({
-        method: 'POST', path: '/api/v1/agents', headers: jsonHeaders(user.tokens[0]),
+        method: 'POST',
+        path: '/api/v1/agents',
+        headers: jsonHeaders(user.tokens[0]),
         body: JSON.stringify({
-          name: 'bench agent', type: 'REACT', llm: { model: 'gpt-4o', provider: 'openai', apiKey: 'sk-bench' },
-          hasMemory: true, promptId: user.prompts[0], tags: [user.tags[0], user.tags[1]],
+          name: 'bench agent',
+          type: 'REACT',
+          llm: { model: 'gpt-4o', provider: 'openai', apiKey: 'sk-bench' },
+          hasMemory: true,
+          promptId: user.prompts[0],
+          tags: [user.tags[0], user.tags[1]],
         }),
       })),
     };

@@ -13,16 +13,31 @@ const sizes = [1000, OPTS.scaleAgents];
 
 /** What is measured at both sizes, over the one user's agents (spread over the whole list). */
 const LOADS: [string, (user: SeededUser) => Load][] = [
-  ['GET /agents/{id}', (user) => {
-    const n = user.agents.length;
-    const spread = Array.from({ length: 500 }, (_, k) => user.agents[Math.floor((k * (n - 1)) / 499)]);
-    return { expectStatus: 200, requests: spread.map((id, k) => ({ path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[k % user.tokens.length]) })) };
-  }],
-  ['GET /agents?limit=100 (first page)', (user) => ({ expectStatus: 200, requests: user.tokens.map((token) => ({ path: '/api/v1/agents?limit=100', headers: bearer(token) })) })],
-  ['GET /agents?limit=100&after= (200 from the end)', (user) => ({
-    expectStatus: 200,
-    requests: user.tokens.map((token) => ({ path: `/api/v1/agents?limit=100&after=${user.agents[user.agents.length - 201]}`, headers: bearer(token) })),
-  })],
+  [
+    'GET /agents/{id}',
+    (user) => {
+      const n = user.agents.length;
+      const spread = Array.from({ length: 500 }, (_, k) => user.agents[Math.floor((k * (n - 1)) / 499)]);
+      return {
+        expectStatus: 200,
+        requests: spread.map((id, k) => ({ path: `/api/v1/agents/${id}`, headers: bearer(user.tokens[k % user.tokens.length]) })),
+      };
+    },
+  ],
+  [
+    'GET /agents?limit=100 (first page)',
+    (user) => ({ expectStatus: 200, requests: user.tokens.map((token) => ({ path: '/api/v1/agents?limit=100', headers: bearer(token) })) }),
+  ],
+  [
+    'GET /agents?limit=100&after= (200 from the end)',
+    (user) => ({
+      expectStatus: 200,
+      requests: user.tokens.map((token) => ({
+        path: `/api/v1/agents?limit=100&after=${user.agents[user.agents.length - 201]}`,
+        headers: bearer(token),
+      })),
+    }),
+  ],
 ];
 const target = (title: string) => `${title} at ${fmt(sizes[1])} agents within 1.5× of 1,000 (req/s)`;
 
@@ -44,7 +59,11 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   const procsBySize: Proc[] = [];
   for (const [i, agents] of sizes.entries()) procsBySize.push(await ctx.service(`service@${fmt(agents)}`, seededBySize[i].path));
   const seeding = sizes.map((agents, i) => ({
-    agents, ms: seededBySize[i].ms, mib: round(seededBySize[i].mib, 1), bytesPerAgent: Math.round((seededBySize[i].mib * 2 ** 20) / agents), counts: seededBySize[i].counts,
+    agents,
+    ms: seededBySize[i].ms,
+    mib: round(seededBySize[i].mib, 1),
+    bytesPerAgent: Math.round((seededBySize[i].mib * 2 ** 20) / agents),
+    counts: seededBySize[i].counts,
   }));
   const results: Record<string, unknown> = { seeding };
   const rows: Comparison[] = [];
@@ -52,7 +71,9 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   for (const [title, loadOf] of LOADS) {
     const loads = seededBySize.map((s) => loadOf(s.users[0]));
     for (const [i, proc] of procsBySize.entries()) await probe(proc, loads[i].requests.at(-1)!, 200);
-    const result = await compare('scale', `${title}: ${fmt(sizes[0])} vs ${fmt(sizes[1])} agents`, procsBySize, (proc, s) => measure(proc, loads[procsBySize.indexOf(proc)], s));
+    const result = await compare('scale', `${title}: ${fmt(sizes[0])} vs ${fmt(sizes[1])} agents`, procsBySize, (proc, s) =>
+      measure(proc, loads[procsBySize.indexOf(proc)], s),
+    );
     rows.push(result);
     // ratios[large] = req/s at 1,000 ÷ req/s at the large size: the slowdown.
     const slowdown = Object.values(result.ratios)[0];

@@ -29,7 +29,8 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     expectStatus: 401,
     connections: 50,
     requests: Array.from({ length: 5000 }, (_, k) => ({
-      method: 'POST', path: '/api/v1/auth/sign-in',
+      method: 'POST',
+      path: '/api/v1/auth/sign-in',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.${(k >> 16) & 255}.${(k >> 8) & 255}.${k & 255}` },
       body: JSON.stringify({ email: `flood-${k}@example.com`, password: 'guess' }),
     })),
@@ -45,7 +46,8 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     const timer = setTimeout(() => controller.abort(), 30_000);
     try {
       const response = await fetch(`${svc.url}/api/v1/auth/sign-in`, {
-        method: 'POST', signal: controller.signal,
+        method: 'POST',
+        signal: controller.signal,
         // Each attempt is another person at another address: one address signing in four times a
         // second would meet the per-address limit (429), which is not what this case measures.
         headers: { 'content-type': 'application/json', 'x-forwarded-for': `192.0.2.${(attempts.length % 250) + 1}` },

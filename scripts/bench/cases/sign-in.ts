@@ -21,7 +21,9 @@ export const signIn: SharedCase = {
       connections: 2,
       settle: 0,
       requests: main.users.map((user) => ({
-        method: 'POST', path: '/api/v1/auth/sign-in', headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        path: '/api/v1/auth/sign-in',
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: user.email, password: PASSWORD }),
       })),
     };

@@ -111,7 +111,9 @@ export async function send(method: string, path: string, options: Options = {}):
   } catch {
     // not an envelope (a proxy's page, say): the status speaks for itself
   }
-  const details = Array.isArray(failure.details) ? (failure.details as FieldIssue[]).filter((issue) => typeof issue?.path === 'string') : [];
+  const details = Array.isArray(failure.details)
+    ? (failure.details as FieldIssue[]).filter((issue) => typeof issue?.path === 'string')
+    : [];
   const error = new ApiError(
     response.status,
     failure.code ?? 'http_' + response.status,

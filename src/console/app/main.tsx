@@ -73,10 +73,14 @@ function App() {
 
   return (
     <>
-      <a class="skip" href="#main" onClick={(event) => {
-        event.preventDefault();
-        document.getElementById('page-title')?.focus();
-      }}>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(event) => {
+          event.preventDefault();
+          document.getElementById('page-title')?.focus();
+        }}
+      >
         Skip to content
       </a>
       <header class="top">
@@ -102,12 +106,18 @@ function App() {
         </div>
       </header>
       <main id="main">
-        <Page parts={route.parts} query={route.query} user={user} onUserChange={setUser} onDeleted={() => {
-          session.clear();
-          setNotice('Your account was deleted.');
-          setUser(null);
-          navigate('/');
-        }} />
+        <Page
+          parts={route.parts}
+          query={route.query}
+          user={user}
+          onUserChange={setUser}
+          onDeleted={() => {
+            session.clear();
+            setNotice('Your account was deleted.');
+            setUser(null);
+            navigate('/');
+          }}
+        />
       </main>
       <Footer />
     </>
@@ -169,7 +179,11 @@ function Footer() {
   return (
     <footer class="bottom">
       <a href="docs">API reference</a>
-      {version && <span class="muted" data-testid="version">Version {version}</span>}
+      {version && (
+        <span class="muted" data-testid="version">
+          Version {version}
+        </span>
+      )}
     </footer>
   );
 }

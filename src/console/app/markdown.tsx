@@ -211,7 +211,7 @@ function forwardIndex(text: string, test: (char: string) => boolean) {
 /** Where each run of backticks starts, by its length, to find a code span's closing run forward only. */
 function backtickRuns(text: string) {
   const runs = new Map<number, { starts: number[]; next: number }>();
-  for (let at = 0; at < text.length; ) {
+  for (let at = 0; at < text.length;) {
     if (text[at] !== '`') {
       at += 1;
       continue;
@@ -380,7 +380,16 @@ function inline(text: string, links = true): ComponentChildren[] {
         unwind(open);
         const frame = stack.pop()!;
         const content = frame.children;
-        const node = mark.length === 1 ? <em>{content}</em> : mark.length === 2 ? <strong>{content}</strong> : <strong><em>{content}</em></strong>;
+        const node =
+          mark.length === 1 ? (
+            <em>{content}</em>
+          ) : mark.length === 2 ? (
+            <strong>{content}</strong>
+          ) : (
+            <strong>
+              <em>{content}</em>
+            </strong>
+          );
         stack[stack.length - 1].children.push(node);
       } else if (mark.length <= 3 && !intraword && open < 0 && !isSpace(after)) {
         flush();

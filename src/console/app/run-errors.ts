@@ -14,7 +14,8 @@ export interface RunFailureView {
 
 /** The words a user sees for a failed run. */
 export function runErrorText({ code, message, details = [], retryAfter }: RunFailureView): string {
-  const said = details.length > 0 ? details.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ') : message;
+  const said =
+    details.length > 0 ? details.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ') : message;
   switch (code) {
     case 'upstream_timeout':
       return `The model did not answer in time. ${said}`;

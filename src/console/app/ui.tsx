@@ -44,7 +44,12 @@ export function formErrors(error: unknown, knownFields: string[]): FormErrors {
   if (!(error instanceof ApiError)) return { message: describeError(error), fields: [] };
   const fields = error.details.filter((issue) => knownFields.some((field) => belongsTo(issue.path, field)));
   const others = error.details.filter((issue) => !fields.includes(issue));
-  const message = others.length > 0 ? others.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ') : fields.length > 0 ? 'Please correct the fields marked below.' : describeError(error);
+  const message =
+    others.length > 0
+      ? others.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ')
+      : fields.length > 0
+        ? 'Please correct the fields marked below.'
+        : describeError(error);
   return { message, fields };
 }
 
@@ -52,13 +57,16 @@ const belongsTo = (path: string, field: string) => path === field || path.starts
 
 /** The messages that concern `field` (its own path or one inside it). */
 export function fieldMessages(errors: FormErrors, field: string): string[] {
-  return errors.fields.filter((issue) => belongsTo(issue.path, field)).map((issue) => (issue.path === field ? issue.message : `${issue.path.slice(field.length + 1)}: ${issue.message}`));
+  return errors.fields
+    .filter((issue) => belongsTo(issue.path, field))
+    .map((issue) => (issue.path === field ? issue.message : `${issue.path.slice(field.length + 1)}: ${issue.message}`));
 }
 
 /** A failure in words a user can act on. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.status === 429) return `Too many requests right now${error.retryAfter ? `; try again in ${error.retryAfter} s` : ''}. ${error.message}`;
+    if (error.status === 429)
+      return `Too many requests right now${error.retryAfter ? `; try again in ${error.retryAfter} s` : ''}. ${error.message}`;
     return error.message;
   }
   if (error instanceof Error) return error.message;
@@ -149,27 +157,64 @@ interface InputProps {
   readOnly?: boolean;
 }
 
-export function TextField(props: { label: string; name: string; value: string; onInput: (value: string) => void; errors?: FormErrors; hint?: ComponentChildren } & InputProps) {
+export function TextField(
+  props: {
+    label: string;
+    name: string;
+    value: string;
+    onInput: (value: string) => void;
+    errors?: FormErrors;
+    hint?: ComponentChildren;
+  } & InputProps,
+) {
   const { label, name, value, onInput, errors, hint, type = 'text', ...rest } = props;
   // Preact's input typings are a union keyed by `type`; every type listed in InputProps takes these attributes.
   const inputType = type as 'text';
   return (
     <Field label={label} name={name} errors={errors} hint={hint}>
-      {(aria) => <input {...rest} {...aria} type={inputType} name={name} value={value} onInput={(event) => onInput(event.currentTarget.value)} />}
+      {(aria) => (
+        <input {...rest} {...aria} type={inputType} name={name} value={value} onInput={(event) => onInput(event.currentTarget.value)} />
+      )}
     </Field>
   );
 }
 
-export function TextArea(props: { label: string; name: string; value: string; onInput: (value: string) => void; errors?: FormErrors; hint?: ComponentChildren; rows?: number; required?: boolean }) {
+export function TextArea(props: {
+  label: string;
+  name: string;
+  value: string;
+  onInput: (value: string) => void;
+  errors?: FormErrors;
+  hint?: ComponentChildren;
+  rows?: number;
+  required?: boolean;
+}) {
   const { label, name, value, onInput, errors, hint, rows = 4, required } = props;
   return (
     <Field label={label} name={name} errors={errors} hint={hint}>
-      {(aria) => <textarea {...aria} name={name} rows={rows} required={required} value={value} onInput={(event) => onInput(event.currentTarget.value)} />}
+      {(aria) => (
+        <textarea
+          {...aria}
+          name={name}
+          rows={rows}
+          required={required}
+          value={value}
+          onInput={(event) => onInput(event.currentTarget.value)}
+        />
+      )}
     </Field>
   );
 }
 
-export function Select(props: { label: string; name: string; value: string; onChange: (value: string) => void; options: (string | [string, string])[]; errors?: FormErrors; hint?: ComponentChildren }) {
+export function Select(props: {
+  label: string;
+  name: string;
+  value: string;
+  onChange: (value: string) => void;
+  options: (string | [string, string])[];
+  errors?: FormErrors;
+  hint?: ComponentChildren;
+}) {
   const { label, name, value, onChange, options, errors, hint } = props;
   return (
     <Field label={label} name={name} errors={errors} hint={hint}>
@@ -189,11 +234,23 @@ export function Select(props: { label: string; name: string; value: string; onCh
   );
 }
 
-export function Checkbox(props: { label: string; name: string; checked: boolean; onChange: (checked: boolean) => void; hint?: ComponentChildren }) {
+export function Checkbox(props: {
+  label: string;
+  name: string;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+  hint?: ComponentChildren;
+}) {
   const id = useId();
   return (
     <div class="field checkbox">
-      <input type="checkbox" id={id} name={props.name} checked={props.checked} onChange={(event) => props.onChange(event.currentTarget.checked)} />
+      <input
+        type="checkbox"
+        id={id}
+        name={props.name}
+        checked={props.checked}
+        onChange={(event) => props.onChange(event.currentTarget.checked)}
+      />
       <label for={id}>{props.label}</label>
       {props.hint && <p class="hint">{props.hint}</p>}
     </div>

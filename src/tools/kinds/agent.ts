@@ -11,7 +11,8 @@ const QUERY_SCHEMA = {
   additionalProperties: false,
 };
 
-const describe = (agentName?: string) => `Asks ${agentName ? `the agent "${agentName}"` : 'another agent'} a question and returns its answer.`;
+const describe = (agentName?: string) =>
+  `Asks ${agentName ? `the agent "${agentName}"` : 'another agent'} a question and returns its answer.`;
 
 export const agent = defineKind({
   type: 'AGENT',

@@ -6,14 +6,7 @@ import { openApi } from './openapi.js';
 import { automationNla, engineAlpha, hostedModel } from './plain-http.js';
 import { search } from './search.js';
 
-export const TOOL_KINDS = [
-  search,
-  engineAlpha,
-  hostedModel,
-  automationNla,
-  agent,
-  openApi,
-] as const;
+export const TOOL_KINDS = [search, engineAlpha, hostedModel, automationNla, agent, openApi] as const;
 
 /** The `type` of a tool: one of the kinds'. */
 export type ToolType = (typeof TOOL_KINDS)[number]['type'];

@@ -60,6 +60,7 @@ export const offered = (fn: ToolFunction): Built => ({ ok: true, value: { functi
 /** The one string field `field` of the model's arguments, or a ToolError saying what was expected. */
 export function stringArgument(args: unknown, field: string): string {
   const value = typeof args === 'object' && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>)[field] : undefined;
-  if (typeof value !== 'string' || value.trim() === '') throw new ToolError(`invalid arguments: expected {"${field}": "<non-empty string>"}`);
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new ToolError(`invalid arguments: expected {"${field}": "<non-empty string>"}`);
   return value;
 }

@@ -22,7 +22,8 @@ export function searchUrl(base: URL, query: string): URL {
   return url;
 }
 
-const describe = () => 'Searches the web. Returns the top 5 results (title, url, content) as JSON. Use it for recent events or facts you do not know.';
+const describe = () =>
+  'Searches the web. Returns the top 5 results (title, url, content) as JSON. Use it for recent events or facts you do not know.';
 
 export const search = defineKind({
   type: 'SEARCH',
@@ -44,7 +45,9 @@ export const search = defineKind({
         const query = stringArgument(args, 'query');
         const answer = await callHttp({ url: searchUrl(url, query), method: 'GET', headers }, { ...http, ...context }).catch((error) => {
           if (error instanceof ToolError && / answered HTTP 403/.test(error.message)) {
-            throw new ToolError(`${error.message} (a SearXNG instance answers 403 when its JSON format is off: add "json" to search.formats in its settings.yml)`);
+            throw new ToolError(
+              `${error.message} (a SearXNG instance answers 403 when its JSON format is off: add "json" to search.formats in its settings.yml)`,
+            );
           }
           throw error;
         });

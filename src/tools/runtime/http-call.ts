@@ -123,7 +123,9 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions): Promis
       read = await readCapped(response, maxBytes + Math.max(0, ...secrets.map((secret) => Buffer.byteLength(secret))));
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
-      throw new ToolError(timer.signal.aborted ? describeFailure(error, call.url, true, timeoutMs) : `the answer from ${call.url.host} was cut off`);
+      throw new ToolError(
+        timer.signal.aborted ? describeFailure(error, call.url, true, timeoutMs) : `the answer from ${call.url.host} was cut off`,
+      );
     }
     if (response.status >= 300 && response.status < 400) {
       throw new ToolError(`${call.url.host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
@@ -135,7 +137,12 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions): Promis
     }
     const text = cutRedacted(whole, secrets, (text) => cutToBytes(text, maxBytes));
     const truncated = read.truncated || text !== whole;
-    return { status: response.status, contentType: response.headers.get('content-type') ?? '', text: truncated ? `${text}\n[the answer was cut at ${formatKiB(maxBytes)}]` : text, truncated };
+    return {
+      status: response.status,
+      contentType: response.headers.get('content-type') ?? '',
+      text: truncated ? `${text}\n[the answer was cut at ${formatKiB(maxBytes)}]` : text,
+      truncated,
+    };
   } finally {
     clearTimeout(timeout);
   }
@@ -193,15 +200,26 @@ export type MetadataResult<T> = { ok: true; value: T } | { ok: false; reason: st
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const FORBIDDEN_HEADERS = new Set([
-  'host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer', 'keep-alive', 'expect',
-  'accept-encoding', 'proxy-connection', 'content-type',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'upgrade',
+  'te',
+  'trailer',
+  'keep-alive',
+  'expect',
+  'accept-encoding',
+  'proxy-connection',
+  'content-type',
 ]);
 
 /** `metadata.headers` as request headers (absent → none), or why they cannot be sent. Never echoes a value. */
 export function headersFromMetadata(metadata: Record<string, unknown>): MetadataResult<Record<string, string>> {
   const raw = metadata.headers;
   if (raw === undefined || raw === null) return { ok: true, value: {} };
-  if (typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, reason: 'metadata.headers must be an object of header names and values' };
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    return { ok: false, reason: 'metadata.headers must be an object of header names and values' };
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (!HEADER_NAME.test(name)) return { ok: false, reason: `metadata.headers has an invalid header name "${name.slice(0, 40)}"` };
@@ -237,7 +255,8 @@ export function targetFromMetadata(metadata: Record<string, unknown>): MetadataR
   return { ok: true, value: { url: url.value, headers: headers.value } };
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The types of the `url` and `headers` a web tool's metadata may give (what they say is read when a run builds the tool). */
 export const webTargetEntries = {

@@ -98,7 +98,14 @@ function loadLibraries(): Promise<Libraries> {
     // meta-schema or optimising the code it costs about a third (every problem is still reported,
     // so the model can mend all its arguments at once).
     newAjv: () =>
-      new ajv.Ajv({ strict: false, validateFormats: false, allErrors: true, addUsedSchema: false, validateSchema: false, code: { optimize: false } }),
+      new ajv.Ajv({
+        strict: false,
+        validateFormats: false,
+        allErrors: true,
+        addUsedSchema: false,
+        validateSchema: false,
+        code: { optimize: false },
+      }),
     parseYaml: (text: string) => yaml.parse(text, { maxAliasCount: 100 }),
   }));
   return libraries;
@@ -122,7 +129,8 @@ function parseSpecText(text: string, libs: Libraries): Json {
 
 /** Refuses a document nested deeper than SCHEMA_LIMITS.depth (measured without recursion): everything after may then recurse over it. */
 function checkDepth(doc: Json): Json {
-  if (jsonDepth(doc, SCHEMA_LIMITS.depth) > SCHEMA_LIMITS.depth) throw new OverLimit(`the spec nests more than ${SCHEMA_LIMITS.depth} levels deep`, 'document');
+  if (jsonDepth(doc, SCHEMA_LIMITS.depth) > SCHEMA_LIMITS.depth)
+    throw new OverLimit(`the spec nests more than ${SCHEMA_LIMITS.depth} levels deep`, 'document');
   return doc;
 }
 
@@ -137,7 +145,10 @@ function resolvePointer(doc: Json, ref: string): unknown {
   if (!ref.startsWith('#/') && ref !== '#') throw new Unsupported(`it uses the external reference "${ref.slice(0, 80)}"`);
   const nowhere = () => new Unsupported(`the reference "${ref.slice(0, 80)}" points nowhere`);
   let node: unknown = doc;
-  for (const raw of ref.slice(2).split('/').filter((part, i, all) => !(all.length === 1 && part === ''))) {
+  for (const raw of ref
+    .slice(2)
+    .split('/')
+    .filter((part, i, all) => !(all.length === 1 && part === ''))) {
     let key: string;
     try {
       key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
@@ -162,7 +173,18 @@ function deref(doc: Json, node: unknown, seen: string[] = []): unknown {
 
 const DATA_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required']);
 const MAP_KEYWORDS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
-const DROPPED_KEYWORDS = new Set(['example', 'xml', 'externalDocs', 'discriminator', '$schema', '$id', 'nullable', 'readOnly', 'writeOnly', 'deprecated']);
+const DROPPED_KEYWORDS = new Set([
+  'example',
+  'xml',
+  'externalDocs',
+  'discriminator',
+  '$schema',
+  '$id',
+  'nullable',
+  'readOnly',
+  'writeOnly',
+  'deprecated',
+]);
 
 /** What the schemas read so far have spent of SCHEMA_LIMITS; `operation` names the one being read. */
 class SchemaBudget {
@@ -184,7 +206,10 @@ class SchemaBudget {
       throw new OverLimit(`its schema nests more than ${SCHEMA_LIMITS.depth} levels deep once $refs are inlined`, 'operation');
     }
     if (this.parts - this.operationStart > SCHEMA_LIMITS.operationParts) {
-      throw new OverLimit(`its schema comes to more than ${SCHEMA_LIMITS.operationParts} parts once $refs are inlined (the limit for one operation)`, 'operation');
+      throw new OverLimit(
+        `its schema comes to more than ${SCHEMA_LIMITS.operationParts} parts once $refs are inlined (the limit for one operation)`,
+        'operation',
+      );
     }
     if (this.parts > SCHEMA_LIMITS.parts) {
       throw new OverLimit(
@@ -291,7 +316,9 @@ function serverOf(doc: Json, specUrl: URL | null): URL {
     server = new URL(raw ?? '/', specUrl ?? undefined);
   } catch {
     throw new Unsupported(
-      specUrl ? `its server URL "${String(raw).slice(0, 100)}" is not a URL` : 'an inline spec needs an absolute URL in "servers" (where its API is)',
+      specUrl
+        ? `its server URL "${String(raw).slice(0, 100)}" is not a URL`
+        : 'an inline spec needs an absolute URL in "servers" (where its API is)',
     );
   }
   if (server.protocol !== 'http:' && server.protocol !== 'https:') throw new Unsupported('its server URL is not http or https');
@@ -321,18 +348,32 @@ function lazyCheck(schema: Json, newAjv: () => Ajv): Operation['check'] {
       }
     }
     if (validate(args)) return [];
-    return (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` ("${String(e.params.additionalProperty).slice(0, 40)}")` : ''}`);
+    return (validate.errors ?? [])
+      .slice(0, 5)
+      .map(
+        (e) =>
+          `${e.instancePath || 'arguments'} ${e.message ?? 'is invalid'}${e.params && 'additionalProperty' in e.params ? ` ("${String(e.params.additionalProperty).slice(0, 40)}")` : ''}`,
+      );
   };
 }
 
 /** One operation as an Operation, or Unsupported saying why not; its schemas are counted against `budget`. */
-function buildOperation(doc: Json, budget: SchemaBudget, newAjv: () => Ajv, path: string, method: string, op: Json, shared: unknown[]): Operation {
+function buildOperation(
+  doc: Json,
+  budget: SchemaBudget,
+  newAjv: () => Ajv,
+  path: string,
+  method: string,
+  op: Json,
+  shared: unknown[],
+): Operation {
   const operationId = typeof op.operationId === 'string' && op.operationId.trim() !== '' ? op.operationId : `${method}_${path}`;
   budget.startOperation(operationId);
   const byKey = new Map<string, Json>();
   for (const raw of [...shared, ...(Array.isArray(op.parameters) ? op.parameters : [])]) {
     const param = deref(doc, raw);
-    if (!isObject(param) || typeof param.name !== 'string' || typeof param.in !== 'string') throw new Unsupported('a parameter has no name or location');
+    if (!isObject(param) || typeof param.name !== 'string' || typeof param.in !== 'string')
+      throw new Unsupported('a parameter has no name or location');
     byKey.set(`${param.in}:${param.name}`, param);
   }
   const parameters: Parameter[] = [];
@@ -345,7 +386,8 @@ function buildOperation(doc: Json, budget: SchemaBudget, newAjv: () => Ajv, path
       if (param.required === true) throw new Unsupported(`it needs the cookie parameter "${name}"`);
       continue;
     }
-    if (where !== 'path' && where !== 'query' && where !== 'header') throw new Unsupported(`parameter "${name}" is in "${where.slice(0, 20)}"`);
+    if (where !== 'path' && where !== 'query' && where !== 'header')
+      throw new Unsupported(`parameter "${name}" is in "${where.slice(0, 20)}"`);
     if (Object.hasOwn(properties, name)) throw new Unsupported(`it has two parameters named "${name}"`);
     const content = isObject(param.content) ? Object.values(param.content).find(isObject) : undefined;
     budget.text += name.length;
@@ -365,7 +407,8 @@ function buildOperation(doc: Json, budget: SchemaBudget, newAjv: () => Ajv, path
   if (isObject(body) && isObject(body.content)) {
     const jsonType = Object.keys(body.content).find((type) => /^application\/(.+\+)?json(;|$)/i.test(type.trim()));
     if (jsonType === undefined) {
-      if (body.required === true) throw new Unsupported(`its request body is not JSON (${Object.keys(body.content).join(', ').slice(0, 80)})`);
+      if (body.required === true)
+        throw new Unsupported(`its request body is not JSON (${Object.keys(body.content).join(', ').slice(0, 80)})`);
     } else {
       bodyField = Object.hasOwn(properties, 'body') ? 'requestBody' : 'body';
       if (Object.hasOwn(properties, bodyField)) throw new Unsupported('it has parameters named both "body" and "requestBody"');
@@ -377,7 +420,16 @@ function buildOperation(doc: Json, budget: SchemaBudget, newAjv: () => Ajv, path
     }
   }
   const schema: Json = { type: 'object', properties, required, additionalProperties: false };
-  return { operationId, method, path, description: operationDescription(op, method, path), parameters, bodyField, schema, check: lazyCheck(schema, newAjv) };
+  return {
+    operationId,
+    method,
+    path,
+    description: operationDescription(op, method, path),
+    parameters,
+    bodyField,
+    schema,
+    check: lazyCheck(schema, newAjv),
+  };
 }
 
 /**
@@ -450,7 +502,8 @@ async function loadDocument(
   deadline: number,
 ): Promise<{ doc: Json; specUrl: URL | null }> {
   if (hasInlineSpec(metadata)) return { doc: inlineDocument(metadata.spec, libs), specUrl: null };
-  if (typeof metadata.url !== 'string' || metadata.url === '') throw new Unsupported('metadata.url (where the OpenAPI spec is) or metadata.spec is missing');
+  if (typeof metadata.url !== 'string' || metadata.url === '')
+    throw new Unsupported('metadata.url (where the OpenAPI spec is) or metadata.spec is missing');
   let specUrl: URL;
   try {
     specUrl = new URL(metadata.url);
@@ -461,7 +514,10 @@ async function loadDocument(
   let answer;
   try {
     // The spec is fetched without metadata.headers: they are meant for the API, and the spec may live elsewhere.
-    answer = await callHttp({ url: specUrl, method: 'GET' }, { fetch: http.fetch, signal, deadline, maxBytes: SPEC_MAX_BYTES, timeoutMs: SPEC_TIMEOUT_MS });
+    answer = await callHttp(
+      { url: specUrl, method: 'GET' },
+      { fetch: http.fetch, signal, deadline, maxBytes: SPEC_MAX_BYTES, timeoutMs: SPEC_TIMEOUT_MS },
+    );
   } catch (error) {
     if (error instanceof ToolError) throw new Unsupported(`its spec could not be fetched: ${error.message}`);
     throw error;
@@ -517,7 +573,11 @@ function asText(value: unknown): string {
 }
 
 /** The request an operation makes for validated `args`: always at the service's server. */
-export function requestFor(service: OpenApiService, op: Operation, args: Json): { url: URL; headers: Record<string, string>; json?: unknown } {
+export function requestFor(
+  service: OpenApiService,
+  op: Operation,
+  args: Json,
+): { url: URL; headers: Record<string, string>; json?: unknown } {
   const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
     const value = asText(args[name]);
     if (value === '.' || value === '..') throw new ToolError(`invalid arguments: "${name}" cannot be "${value}"`);
@@ -526,7 +586,7 @@ export function requestFor(service: OpenApiService, op: Operation, args: Json): 
   const base = service.server.href.replace(/\/$/, '');
   const url = new URL(base + (path.startsWith('/') ? path : `/${path}`));
   if (url.origin !== service.server.origin || !url.pathname.startsWith(service.server.pathname.replace(/\/$/, ''))) {
-    throw new ToolError('invalid arguments: they would leave the API\'s server');
+    throw new ToolError("invalid arguments: they would leave the API's server");
   }
   const headers: Record<string, string> = {};
   for (const param of op.parameters) {
@@ -560,7 +620,11 @@ export async function openApiTools(
     if (error instanceof Unsupported) return { ok: false, reason: error.message };
     throw error;
   }
-  if (service.operations.length === 0) return { ok: false, reason: 'its spec has no operation that can be offered' + (service.warnings.length ? ` (${service.warnings[0]})` : '') };
+  if (service.operations.length === 0)
+    return {
+      ok: false,
+      reason: 'its spec has no operation that can be offered' + (service.warnings.length ? ` (${service.warnings[0]})` : ''),
+    };
   const functions = service.operations.map((op): ToolFunction => ({
     name: name(`${tool.name}_${op.operationId}`),
     description: tool.description ? `${tool.description}: ${op.description}` : op.description,

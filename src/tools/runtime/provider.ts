@@ -87,7 +87,9 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
 }
 
 /** The provider app.ts gives the run engine: reads the agent's linked tools (metadata unsealed) and builds their functions. */
-export function createToolProvider(options: ToolProviderDeps & { listToolsForRun: (userId: string, agentId: string) => ToolRecord[] }): ToolProvider {
+export function createToolProvider(
+  options: ToolProviderDeps & { listToolsForRun: (userId: string, agentId: string) => ToolRecord[] },
+): ToolProvider {
   return (agent, caller, context: ToolCallContext) =>
     buildToolSet(options, {
       userId: caller.id,

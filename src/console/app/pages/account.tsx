@@ -1,7 +1,20 @@
 // The account (name, password, deletion) and its API tokens.
 import { useState } from 'preact/hooks';
 import { call, session, type ApiToken, type User } from '../api.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, TextField, Time, usePagedList, type FormErrors } from '../ui.js';
+import {
+  ConfirmButton,
+  describeError,
+  Empty,
+  ErrorNotice,
+  formErrors,
+  Loading,
+  noErrors,
+  PageTitle,
+  TextField,
+  Time,
+  usePagedList,
+  type FormErrors,
+} from '../ui.js';
 
 export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onUserChange: (user: User) => void; onDeleted: () => void }) {
   const [name, setName] = useState(user.name);
@@ -69,8 +82,27 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
       <form class="card" onSubmit={changePassword}>
         <h2>Password</h2>
         <ErrorNotice error={passwordErrors.message} />
-        <TextField label="Current password" name="currentPassword" type="password" value={currentPassword} onInput={setCurrentPassword} errors={passwordErrors} required autoComplete="current-password" />
-        <TextField label="New password" name="password" type="password" value={password} onInput={setPassword} errors={passwordErrors} required autoComplete="new-password" hint="At least 8 characters." />
+        <TextField
+          label="Current password"
+          name="currentPassword"
+          type="password"
+          value={currentPassword}
+          onInput={setCurrentPassword}
+          errors={passwordErrors}
+          required
+          autoComplete="current-password"
+        />
+        <TextField
+          label="New password"
+          name="password"
+          type="password"
+          value={password}
+          onInput={setPassword}
+          errors={passwordErrors}
+          required
+          autoComplete="new-password"
+          hint="At least 8 characters."
+        />
         <button type="submit" class="primary">
           Change password
         </button>
@@ -79,7 +111,15 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
         <h2>Delete the account</h2>
         <p>This deletes the account and everything in it: agents, documents, tools, prompts, tags, runs and tokens. It cannot be undone.</p>
         <ErrorNotice error={deleteErrors.message} />
-        <TextField label="Password" name="password" type="password" value={deletePassword} onInput={setDeletePassword} errors={deleteErrors} autoComplete="current-password" />
+        <TextField
+          label="Password"
+          name="password"
+          type="password"
+          value={deletePassword}
+          onInput={setDeletePassword}
+          errors={deleteErrors}
+          autoComplete="current-password"
+        />
         <ConfirmButton label="Delete account" question="Delete the account and everything in it?" onConfirm={deleteAccount} />
       </form>
     </section>
@@ -93,7 +133,6 @@ export function TokensPage() {
   const [errors, setErrors] = useState<FormErrors>(noErrors);
   const [created, setCreated] = useState<ApiToken>();
   const [copied, setCopied] = useState(false);
-
 
   async function create(event: Event) {
     event.preventDefault();
@@ -134,11 +173,20 @@ export function TokensPage() {
   return (
     <section>
       <PageTitle>API tokens</PageTitle>
-      <p>Tokens let scripts and other programs call the API as you: send one as <code>Authorization: Bearer &lt;token&gt;</code>.</p>
+      <p>
+        Tokens let scripts and other programs call the API as you: send one as <code>Authorization: Bearer &lt;token&gt;</code>.
+      </p>
       <form class="card" onSubmit={create}>
         <h2>New token</h2>
         <ErrorNotice error={errors.message} />
-        <TextField label="Description" name="description" value={description} onInput={setDescription} errors={errors} hint="What the token is for, e.g. “backup script”." />
+        <TextField
+          label="Description"
+          name="description"
+          value={description}
+          onInput={setDescription}
+          errors={errors}
+          hint="What the token is for, e.g. “backup script”."
+        />
         <button type="submit" class="primary">
           Create token
         </button>
@@ -196,7 +244,9 @@ export function TokensPage() {
                   <td>
                     <ConfirmButton
                       label="Revoke"
-                      question={token.id === session.tokenId() ? 'Revoke the token of this session? You will be signed out.' : 'Revoke this token?'}
+                      question={
+                        token.id === session.tokenId() ? 'Revoke the token of this session? You will be signed out.' : 'Revoke this token?'
+                      }
                       onConfirm={() => revoke(token)}
                     />
                   </td>

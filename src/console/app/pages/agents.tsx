@@ -49,8 +49,9 @@ export function AgentsPage() {
         <Empty>
           <p>You have no agents yet.</p>
           <p>
-            <a href={href('/agents/new')}>Create your first agent</a>: give it a name and a model. A <a href={href('/prompts')}>prompt</a> sets its instructions;{' '}
-            <a href={href('/documents')}>documents</a> and <a href={href('/tools')}>tools</a> can be linked to it afterwards.
+            <a href={href('/agents/new')}>Create your first agent</a>: give it a name and a model. A <a href={href('/prompts')}>prompt</a>{' '}
+            sets its instructions; <a href={href('/documents')}>documents</a> and <a href={href('/tools')}>tools</a> can be linked to it
+            afterwards.
           </p>
         </Empty>
       ) : (
@@ -133,12 +134,19 @@ export function AgentFormPage({ id }: { id?: string }) {
   const [errors, setErrors] = useState<FormErrors>(noErrors);
   const [loadError, setLoadError] = useState<string>();
   const [busy, setBusy] = useState(false);
-  const set = <K extends keyof AgentFormValues>(key: K) => (value: AgentFormValues[K]) => setValues((current) => ({ ...current, [key]: value }));
+  const set =
+    <K extends keyof AgentFormValues>(key: K) =>
+    (value: AgentFormValues[K]) =>
+      setValues((current) => ({ ...current, [key]: value }));
 
   useEffect(() => {
     (async () => {
       try {
-        const [allPrompts, allTags, existing] = await Promise.all([listAll<Prompt>('/prompts'), listAll<Tag>('/tags'), id ? get<Agent>(`/agents/${encodeURIComponent(id)}`) : undefined]);
+        const [allPrompts, allTags, existing] = await Promise.all([
+          listAll<Prompt>('/prompts'),
+          listAll<Tag>('/tags'),
+          id ? get<Agent>(`/agents/${encodeURIComponent(id)}`) : undefined,
+        ]);
         setPrompts(allPrompts);
         setTags(allTags);
         if (existing) {
@@ -210,10 +218,22 @@ export function AgentFormPage({ id }: { id?: string }) {
         <Select label="Type" name="type" value={values.type} onChange={set('type')} options={AGENT_TYPES} errors={errors} />
         <fieldset>
           <legend>Language model</legend>
-          <Field label="Provider" name="llm.provider" errors={errors} hint="openai, ollama, openai-compatible (any OpenAI-compatible server; give its base URL), or echo (built in, no model server: it answers with your message).">
+          <Field
+            label="Provider"
+            name="llm.provider"
+            errors={errors}
+            hint="openai, ollama, openai-compatible (any OpenAI-compatible server; give its base URL), or echo (built in, no model server: it answers with your message)."
+          >
             {(aria) => (
               <>
-                <input {...aria} name="llm.provider" list="providers" required value={values.provider} onInput={(event) => set('provider')(event.currentTarget.value)} />
+                <input
+                  {...aria}
+                  name="llm.provider"
+                  list="providers"
+                  required
+                  value={values.provider}
+                  onInput={(event) => set('provider')(event.currentTarget.value)}
+                />
                 <datalist id="providers">
                   {PROVIDERS.map((provider) => (
                     <option key={provider} value={provider} />
@@ -222,8 +242,24 @@ export function AgentFormPage({ id }: { id?: string }) {
               </>
             )}
           </Field>
-          <TextField label="Model" name="llm.model" value={values.model} onInput={set('model')} errors={errors} required hint="For example gpt-4o-mini or llama3.2." />
-          <TextField label="Base URL" name="llm.baseUrl" type="url" value={values.baseUrl} onInput={set('baseUrl')} errors={errors} hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1." />
+          <TextField
+            label="Model"
+            name="llm.model"
+            value={values.model}
+            onInput={set('model')}
+            errors={errors}
+            required
+            hint="For example gpt-4o-mini or llama3.2."
+          />
+          <TextField
+            label="Base URL"
+            name="llm.baseUrl"
+            type="url"
+            value={values.baseUrl}
+            onInput={set('baseUrl')}
+            errors={errors}
+            hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1."
+          />
           <TextField
             label="API key"
             name="llm.apiKey"
@@ -232,9 +268,15 @@ export function AgentFormPage({ id }: { id?: string }) {
             value={values.apiKey}
             onInput={set('apiKey')}
             errors={errors}
-            hint={agent?.llm.hasApiKey ? 'A key is stored. It is never shown; type a new one to replace it.' : 'Optional. Write-only: it is stored sealed and never shown again.'}
+            hint={
+              agent?.llm.hasApiKey
+                ? 'A key is stored. It is never shown; type a new one to replace it.'
+                : 'Optional. Write-only: it is stored sealed and never shown again.'
+            }
           />
-          {agent?.llm.hasApiKey && <Checkbox label="Remove the stored API key" name="removeApiKey" checked={values.removeApiKey} onChange={set('removeApiKey')} />}
+          {agent?.llm.hasApiKey && (
+            <Checkbox label="Remove the stored API key" name="removeApiKey" checked={values.removeApiKey} onChange={set('removeApiKey')} />
+          )}
           {llmErrors.length > 0 && (
             <p class="field-error" role="alert">
               {llmErrors.join('; ')}
@@ -242,7 +284,15 @@ export function AgentFormPage({ id }: { id?: string }) {
           )}
         </fieldset>
         <TextArea label="Description" name="description" value={values.description} onInput={set('description')} errors={errors} rows={2} />
-        <TextField label="Avatar URL" name="avatarUrl" type="url" value={values.avatarUrl} onInput={set('avatarUrl')} errors={errors} hint="Optional: an https address of an image." />
+        <TextField
+          label="Avatar URL"
+          name="avatarUrl"
+          type="url"
+          value={values.avatarUrl}
+          onInput={set('avatarUrl')}
+          errors={errors}
+          hint="Optional: an https address of an image."
+        />
         <Select
           label="Prompt"
           name="promptId"
@@ -274,8 +324,18 @@ export function AgentFormPage({ id }: { id?: string }) {
             ))
           )}
         </fieldset>
-        <Checkbox label="Memory: remember earlier turns of a conversation" name="hasMemory" checked={values.hasMemory} onChange={set('hasMemory')} />
-        <Checkbox label="Listed in the public library (name, description, avatar and model only)" name="isListed" checked={values.isListed} onChange={set('isListed')} />
+        <Checkbox
+          label="Memory: remember earlier turns of a conversation"
+          name="hasMemory"
+          checked={values.hasMemory}
+          onChange={set('hasMemory')}
+        />
+        <Checkbox
+          label="Listed in the public library (name, description, avatar and model only)"
+          name="isListed"
+          checked={values.isListed}
+          onChange={set('isListed')}
+        />
         <p class="actions">
           <button type="submit" class="primary" disabled={busy}>
             {id ? 'Save agent' : 'Create agent'}
@@ -320,7 +380,9 @@ export function AgentDetailPage({ id }: { id: string }) {
         <a href={href('/agents')}>Agents</a>
       </p>
       <div class="title-row">
-        {agent.avatarUrl && /^https:\/\//.test(agent.avatarUrl) && <img class="avatar" src={agent.avatarUrl} alt="" referrerPolicy="no-referrer" />}
+        {agent.avatarUrl && /^https:\/\//.test(agent.avatarUrl) && (
+          <img class="avatar" src={agent.avatarUrl} alt="" referrerPolicy="no-referrer" />
+        )}
         <PageTitle>{agent.name}</PageTitle>
       </div>
       {agent.description && <p>{agent.description}</p>}
@@ -352,7 +414,13 @@ export function AgentDetailPage({ id }: { id: string }) {
         <dt>Listed in the library</dt>
         <dd>{agent.isListed ? 'yes' : 'no'}</dd>
         <dt>Tags</dt>
-        <dd>{agent.tags.length ? agent.tags.map((tag) => <TagChip key={tag.id} name={tag.name} color={tag.color} />) : <span class="muted">none</span>}</dd>
+        <dd>
+          {agent.tags.length ? (
+            agent.tags.map((tag) => <TagChip key={tag.id} name={tag.name} color={tag.color} />)
+          ) : (
+            <span class="muted">none</span>
+          )}
+        </dd>
       </dl>
       <LinkedList<DocumentRecord> agentId={id} kind="documents" />
       <LinkedList<Tool> agentId={id} kind="tools" />
@@ -378,7 +446,10 @@ function LinkedList<Target extends { id: string; name: string }>({ agentId, kind
 
   const load = async () => {
     try {
-      const [linked, all] = await Promise.all([listAll<Link>(`${linkPath}?agentId=${encodeURIComponent(agentId)}`), listAll<Target>(`/${kind}`)]);
+      const [linked, all] = await Promise.all([
+        listAll<Link>(`${linkPath}?agentId=${encodeURIComponent(agentId)}`),
+        listAll<Target>(`/${kind}`),
+      ]);
       setLinks(linked);
       setChoices(all);
     } catch (failure) {
@@ -464,8 +535,8 @@ function LinkedList<Target extends { id: string; name: string }>({ agentId, kind
       )}
       {notReady > 0 && (
         <p class="hint" data-testid="documents-not-ready">
-          {notReady === 1 ? '1 document is' : `${notReady} documents are`} not ready (still being ingested, or failed) and can be linked once{' '}
-          {notReady === 1 ? 'it is' : 'they are'}. See <a href={href('/documents')}>Documents</a>.
+          {notReady === 1 ? '1 document is' : `${notReady} documents are`} not ready (still being ingested, or failed) and can be linked
+          once {notReady === 1 ? 'it is' : 'they are'}. See <a href={href('/documents')}>Documents</a>.
         </p>
       )}
     </section>

@@ -73,7 +73,17 @@ export function AuthPage({ notice, onSignedIn }: { notice?: string; onSignedIn: 
       <form onSubmit={submit} aria-label={signingUp ? 'Create an account' : 'Sign in'}>
         <h2>{signingUp ? 'Create an account' : 'Sign in'}</h2>
         <ErrorNotice error={errors.message} />
-        {signingUp && <TextField label="Name" name="name" value={name} onInput={setName} errors={errors} autoComplete="name" hint="Optional: the part of your email before @ otherwise." />}
+        {signingUp && (
+          <TextField
+            label="Name"
+            name="name"
+            value={name}
+            onInput={setName}
+            errors={errors}
+            autoComplete="name"
+            hint="Optional: the part of your email before @ otherwise."
+          />
+        )}
         <TextField label="Email" name="email" type="email" value={email} onInput={setEmail} errors={errors} required autoComplete="email" />
         <TextField
           label="Password"

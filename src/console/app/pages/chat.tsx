@@ -3,7 +3,20 @@
 // and deleted; the prompt's variables are asked for (and remembered per agent); Stop aborts the
 // request, which cancels the run.
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, call, get, list, MAX_INPUT_CHARS, rememberedVariables, send, type Agent, type ChatMessage, type ChatSession, type Prompt, type Source } from '../api.js';
+import {
+  ApiError,
+  call,
+  get,
+  list,
+  MAX_INPUT_CHARS,
+  rememberedVariables,
+  send,
+  type Agent,
+  type ChatMessage,
+  type ChatSession,
+  type Prompt,
+  type Source,
+} from '../api.js';
 import { Markdown } from '../markdown.js';
 import { runErrorText } from '../run-errors.js';
 import { readEvents } from '../sse.js';
@@ -85,7 +98,8 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
     endRef.current?.scrollIntoView?.({ block: 'end' });
   }, [turns]);
 
-  const update = (key: number, change: (turn: Turn) => Turn) => setTurns((all) => all.map((turn) => (turn.key === key ? change(turn) : turn)));
+  const update = (key: number, change: (turn: Turn) => Turn) =>
+    setTurns((all) => all.map((turn) => (turn.key === key ? change(turn) : turn)));
 
   function pickSession(next: string | undefined) {
     if (running || (next && next === sessionId)) return;
@@ -142,12 +156,21 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
         } else if (name === 'tool_call') {
           update(key, (turn) => ({ ...turn, steps: [...turn.steps, { id: payload.id, tool: payload.tool, input: payload.input }] }));
         } else if (name === 'tool_result') {
-          update(key, (turn) => ({ ...turn, steps: turn.steps.map((step) => (step.id === payload.id ? { ...step, output: payload.output, error: payload.error } : step)) }));
+          update(key, (turn) => ({
+            ...turn,
+            steps: turn.steps.map((step) => (step.id === payload.id ? { ...step, output: payload.output, error: payload.error } : step)),
+          }));
         } else if (name === 'sources') {
           update(key, (turn) => ({ ...turn, sources: payload }));
         } else if (name === 'done') {
           ended = true;
-          update(key, (turn) => ({ ...turn, answer: payload.output ?? turn.answer, sources: payload.sources ?? turn.sources, warnings: payload.warnings ?? [], state: 'done' }));
+          update(key, (turn) => ({
+            ...turn,
+            answer: payload.output ?? turn.answer,
+            sources: payload.sources ?? turn.sources,
+            warnings: payload.warnings ?? [],
+            state: 'done',
+          }));
         } else if (name === 'error') {
           ended = true;
           update(key, (turn) => ({ ...turn, state: 'failed', error: runErrorText({ code: payload.code, message: payload.message }) }));
@@ -160,7 +183,12 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
       } else if (failure instanceof ApiError) {
         // Refused before the agent saw it: the message goes back into the box (unless a new one is there).
         setInput((current) => current || text);
-        const said = runErrorText({ code: failure.code, message: failure.message, details: failure.details, retryAfter: failure.retryAfter });
+        const said = runErrorText({
+          code: failure.code,
+          message: failure.message,
+          details: failure.details,
+          retryAfter: failure.retryAfter,
+        });
         update(key, (turn) => ({ ...turn, state: 'failed', error: said }));
       } else {
         update(key, (turn) => ({ ...turn, state: 'failed', error: describeError(failure) }));
@@ -197,7 +225,13 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
                 <ul>
                   {sessions.map((session) => (
                     <li key={session.id} class={session.id === sessionId ? 'current' : undefined}>
-                      <button type="button" class="link" aria-current={session.id === sessionId ? 'true' : undefined} onClick={() => pickSession(session.id)} disabled={!!running}>
+                      <button
+                        type="button"
+                        class="link"
+                        aria-current={session.id === sessionId ? 'true' : undefined}
+                        onClick={() => pickSession(session.id)}
+                        disabled={!!running}
+                      >
                         <span class="session-title">{session.title?.replace(/\s+/g, ' ').trim() || 'Untitled session'}</span>
                         <span class="muted">
                           <Time value={session.updatedAt} /> · {session.messages} messages
@@ -225,7 +259,14 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
               <fieldset>
                 <legend>Prompt variables</legend>
                 {variables.map((name) => (
-                  <TextField key={name} label={name} name={`variables.${name}`} value={values[name] ?? ''} onInput={(value) => setValues((current) => ({ ...current, [name]: value }))} required />
+                  <TextField
+                    key={name}
+                    label={name}
+                    name={`variables.${name}`}
+                    value={values[name] ?? ''}
+                    onInput={(value) => setValues((current) => ({ ...current, [name]: value }))}
+                    required
+                  />
                 ))}
               </fieldset>
             )}
@@ -274,7 +315,17 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
 function turnsOf(messages: ChatMessage[]): Turn[] {
   const turns: Turn[] = [];
   for (const message of messages) {
-    if (message.role === 'user') turns.push({ key: ++turnKeys, input: message.content, answer: '', steps: [], sources: [], warnings: [], state: 'done', runId: message.runId ?? undefined });
+    if (message.role === 'user')
+      turns.push({
+        key: ++turnKeys,
+        input: message.content,
+        answer: '',
+        steps: [],
+        sources: [],
+        warnings: [],
+        state: 'done',
+        runId: message.runId ?? undefined,
+      });
     else if (turns.length > 0) turns[turns.length - 1].answer = message.content;
   }
   return turns;
@@ -293,7 +344,8 @@ function TurnView({ turn }: { turn: Turn }) {
             <li key={step.id} class="step">
               <details>
                 <summary>
-                  Tool <strong>{step.tool}</strong> {step.error !== undefined ? '— failed' : step.output === undefined ? '— running…' : '— done'}
+                  Tool <strong>{step.tool}</strong>{' '}
+                  {step.error !== undefined ? '— failed' : step.output === undefined ? '— running…' : '— done'}
                 </summary>
                 <p>Input</p>
                 <JsonText value={step.input} />
@@ -320,7 +372,13 @@ function TurnView({ turn }: { turn: Turn }) {
           <h3 class="visually-hidden">Agent</h3>
           <div class="answer">
             {/* Markdown is read again at every token: a long answer is drawn as text until it ends. */}
-            {turn.state === 'streaming' && turn.answer.length > LIVE_MARKDOWN_CHARS ? <p class="text">{turn.answer}</p> : turn.answer ? <Markdown text={turn.answer} /> : <p class="text">…</p>}
+            {turn.state === 'streaming' && turn.answer.length > LIVE_MARKDOWN_CHARS ? (
+              <p class="text">{turn.answer}</p>
+            ) : turn.answer ? (
+              <Markdown text={turn.answer} />
+            ) : (
+              <p class="text">…</p>
+            )}
           </div>
         </div>
       )}
@@ -340,7 +398,8 @@ function TurnView({ turn }: { turn: Turn }) {
           <ol>
             {turn.sources.map((source) => (
               <li key={source.chunkId}>
-                <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a> <span class="muted">(chunk {source.position + 1})</span>
+                <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a>{' '}
+                <span class="muted">(chunk {source.position + 1})</span>
                 <blockquote>{source.snippet}</blockquote>
               </li>
             ))}

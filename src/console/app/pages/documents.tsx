@@ -3,7 +3,24 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, get, listAll, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
 import { snippetParts } from '../snippet.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, href, Loading, navigate, noErrors, PageTitle, Select, StatusBadge, TextField, Time, usePagedList, type FormErrors } from '../ui.js';
+import {
+  ConfirmButton,
+  describeError,
+  Empty,
+  ErrorNotice,
+  formErrors,
+  href,
+  Loading,
+  navigate,
+  noErrors,
+  PageTitle,
+  Select,
+  StatusBadge,
+  TextField,
+  Time,
+  usePagedList,
+  type FormErrors,
+} from '../ui.js';
 
 const DOCUMENT_TYPES: [string, string][] = [
   ['URL', 'URL (a web page)'],
@@ -86,7 +103,8 @@ export function DocumentsPage() {
         </button>
       </div>
       <p>
-        Documents are fetched from a URL, split into chunks and searched when a linked agent answers. <a href={href('/search')}>Search your documents</a>.
+        Documents are fetched from a URL, split into chunks and searched when a linked agent answers.{' '}
+        <a href={href('/search')}>Search your documents</a>.
       </p>
       {showForm && (
         <DocumentForm
@@ -170,9 +188,16 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
     event.preventDefault();
     setWorking(true);
     setErrors(noErrors);
-    const splitter = values.chunk_size || values.chunk_overlap || values.splitter !== 'character' ? { type: values.splitter, chunk_size: number(values.chunk_size), chunk_overlap: number(values.chunk_overlap) } : null;
+    const splitter =
+      values.chunk_size || values.chunk_overlap || values.splitter !== 'character'
+        ? { type: values.splitter, chunk_size: number(values.chunk_size), chunk_overlap: number(values.chunk_overlap) }
+        : null;
     const authorization =
-      values.auth === 'bearer' ? { bearer: values.bearer } : values.auth === 'basic' ? { username: values.username, password: values.password } : null;
+      values.auth === 'bearer'
+        ? { bearer: values.bearer }
+        : values.auth === 'basic'
+          ? { username: values.username, password: values.password }
+          : null;
     try {
       await call('POST', '/documents', {
         name: values.name,
@@ -197,11 +222,36 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
       <ErrorNotice error={errors.message} />
       <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
       <Select label="Type" name="type" value={values.type} onChange={set('type')} options={DOCUMENT_TYPES} errors={errors} />
-      <TextField label="URL" name="url" type="url" value={values.url} onInput={set('url')} errors={errors} required hint="An http(s) address the service can reach." />
+      <TextField
+        label="URL"
+        name="url"
+        type="url"
+        value={values.url}
+        onInput={set('url')}
+        errors={errors}
+        required
+        hint="An http(s) address the service can reach."
+      />
       {values.type === 'PDF' && (
         <div class="row">
-          <TextField label="First page" name="from_page" type="number" min="1" value={values.from_page} onInput={set('from_page')} errors={errors} />
-          <TextField label="Last page" name="to_page" type="number" min="1" value={values.to_page} onInput={set('to_page')} errors={errors} />
+          <TextField
+            label="First page"
+            name="from_page"
+            type="number"
+            min="1"
+            value={values.from_page}
+            onInput={set('from_page')}
+            errors={errors}
+          />
+          <TextField
+            label="Last page"
+            name="to_page"
+            type="number"
+            min="1"
+            value={values.to_page}
+            onInput={set('to_page')}
+            errors={errors}
+          />
         </div>
       )}
       <fieldset data-field="splitter">
@@ -218,8 +268,24 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
             ]}
             errors={errors}
           />
-          <TextField label="Chunk size" name="splitter.chunk_size" type="number" value={values.chunk_size} onInput={set('chunk_size')} errors={errors} placeholder="1000" />
-          <TextField label="Overlap" name="splitter.chunk_overlap" type="number" value={values.chunk_overlap} onInput={set('chunk_overlap')} errors={errors} placeholder="200" />
+          <TextField
+            label="Chunk size"
+            name="splitter.chunk_size"
+            type="number"
+            value={values.chunk_size}
+            onInput={set('chunk_size')}
+            errors={errors}
+            placeholder="1000"
+          />
+          <TextField
+            label="Overlap"
+            name="splitter.chunk_overlap"
+            type="number"
+            value={values.chunk_overlap}
+            onInput={set('chunk_overlap')}
+            errors={errors}
+            placeholder="200"
+          />
         </div>
       </fieldset>
       <fieldset data-field="authorization">
@@ -237,11 +303,33 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
           errors={errors}
           hint="Stored sealed, never shown again, and sent only to this URL's origin."
         />
-        {values.auth === 'bearer' && <TextField label="Token" name="authorization.bearer" type="password" autoComplete="off" value={values.bearer} onInput={set('bearer')} />}
+        {values.auth === 'bearer' && (
+          <TextField
+            label="Token"
+            name="authorization.bearer"
+            type="password"
+            autoComplete="off"
+            value={values.bearer}
+            onInput={set('bearer')}
+          />
+        )}
         {values.auth === 'basic' && (
           <div class="row">
-            <TextField label="User name" name="authorization.username" autoComplete="off" value={values.username} onInput={set('username')} />
-            <TextField label="Password" name="authorization.password" type="password" autoComplete="off" value={values.password} onInput={set('password')} />
+            <TextField
+              label="User name"
+              name="authorization.username"
+              autoComplete="off"
+              value={values.username}
+              onInput={set('username')}
+            />
+            <TextField
+              label="Password"
+              name="authorization.password"
+              type="password"
+              autoComplete="off"
+              value={values.password}
+              onInput={set('password')}
+            />
           </div>
         )}
       </fieldset>
@@ -331,7 +419,11 @@ export function DocumentPage({ id }: { id: string }) {
           </>
         )}
         <dt>Splitter</dt>
-        <dd>{document.splitter ? `${document.splitter.type}, ${document.splitter.chunk_size} characters, ${document.splitter.chunk_overlap} overlap` : 'default (character)'}</dd>
+        <dd>
+          {document.splitter
+            ? `${document.splitter.type}, ${document.splitter.chunk_size} characters, ${document.splitter.chunk_overlap} overlap`
+            : 'default (character)'}
+        </dd>
         <dt>Chunks</dt>
         <dd>{document.index?.chunks ?? '—'}</dd>
         <dt>Ingested</dt>
@@ -345,7 +437,12 @@ export function DocumentPage({ id }: { id: string }) {
       ) : !chunks ? (
         <Loading />
       ) : chunks.length === 0 ? (
-        <Empty>No chunks: {document.status === 'failed' ? 'ingestion failed (see the error above); fix the document and ingest it again.' : 'the document held no text.'}</Empty>
+        <Empty>
+          No chunks:{' '}
+          {document.status === 'failed'
+            ? 'ingestion failed (see the error above); fix the document and ingest it again.'
+            : 'the document held no text.'}
+        </Empty>
       ) : (
         <ol class="chunks">
           {chunks.map((chunk) => (
@@ -377,7 +474,10 @@ export function SearchPage({ initial, documentId }: { initial: string; documentI
     try {
       const params = new URLSearchParams({ q: query });
       if (documentId) params.set('documentId', documentId);
-      const [found, documents] = await Promise.all([get<SearchHit[]>(`/documents/search?${params}`), names.size ? undefined : listAll<DocumentRecord>('/documents')]);
+      const [found, documents] = await Promise.all([
+        get<SearchHit[]>(`/documents/search?${params}`),
+        names.size ? undefined : listAll<DocumentRecord>('/documents'),
+      ]);
       if (documents) setNames(new Map(documents.map((document) => [document.id, document.name])));
       setHits(found);
     } catch (failure) {
@@ -392,7 +492,15 @@ export function SearchPage({ initial, documentId }: { initial: string; documentI
     <section>
       <PageTitle>Search documents</PageTitle>
       <form class="row search" role="search" onSubmit={search}>
-        <TextField label="Words to find" name="q" type="search" value={query} onInput={setQuery} errors={errors} hint={documentId ? 'In one document.' : 'Across every ready document; every word must match.'} />
+        <TextField
+          label="Words to find"
+          name="q"
+          type="search"
+          value={query}
+          onInput={setQuery}
+          errors={errors}
+          hint={documentId ? 'In one document.' : 'Across every ready document; every word must match.'}
+        />
         <button type="submit" class="primary">
           Search
         </button>
@@ -405,7 +513,8 @@ export function SearchPage({ initial, documentId }: { initial: string; documentI
           <ol class="hits" aria-label="Results">
             {hits.map((hit) => (
               <li key={hit.chunkId}>
-                <a href={href(`/documents/${hit.documentId}`)}>{names.get(hit.documentId) ?? 'Document'}</a> <span class="muted">(chunk {hit.position + 1})</span>
+                <a href={href(`/documents/${hit.documentId}`)}>{names.get(hit.documentId) ?? 'Document'}</a>{' '}
+                <span class="muted">(chunk {hit.position + 1})</span>
                 <p class="snippet">
                   {snippetParts(hit.snippet).map((part, index) => (part.marked ? <mark key={index}>{part.text}</mark> : part.text))}
                 </p>

@@ -4,7 +4,22 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { ToolType } from '../../../tools/kinds/index.js';
 import { call, type Prompt, type Tag, type Tool } from '../api.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, formErrors, Loading, noErrors, PageTitle, Select, TagChip, TextArea, TextField, usePagedList, type FormErrors } from '../ui.js';
+import {
+  ConfirmButton,
+  describeError,
+  Empty,
+  ErrorNotice,
+  formErrors,
+  Loading,
+  noErrors,
+  PageTitle,
+  Select,
+  TagChip,
+  TextArea,
+  TextField,
+  usePagedList,
+  type FormErrors,
+} from '../ui.js';
 
 type Values = Record<string, string>;
 
@@ -49,7 +64,6 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
   const [values, setValues] = useState<Values>(spec.blank);
   const [errors, setErrors] = useState<FormErrors>(noErrors);
 
-
   function open(record: T | 'new') {
     setEditing(record);
     setValues(record === 'new' ? spec.blank : spec.valuesOf(record));
@@ -73,7 +87,15 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
       setEditing(undefined);
       await load();
     } catch (failure) {
-      setErrors(inLabels(formErrors(failure, spec.fields.map((field) => field.name)), spec.fields));
+      setErrors(
+        inLabels(
+          formErrors(
+            failure,
+            spec.fields.map((field) => field.name),
+          ),
+          spec.fields,
+        ),
+      );
     }
   }
 
@@ -98,18 +120,34 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
         </button>
       </div>
       {editing && (
-        <form class="card form" onSubmit={submit} noValidate aria-label={editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}>
+        <form
+          class="card form"
+          onSubmit={submit}
+          noValidate
+          aria-label={editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}
+        >
           <h2>{editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}</h2>
           <ErrorNotice error={errors.message} />
           {spec.fields.map((field) => {
-            const common = { key: field.name, label: field.label, name: field.name, value: values[field.name] ?? '', errors, hint: field.hint };
+            const common = {
+              key: field.name,
+              label: field.label,
+              name: field.name,
+              value: values[field.name] ?? '',
+              errors,
+              hint: field.hint,
+            };
             if (field.kind === 'textarea') return <TextArea {...common} onInput={set(field.name)} rows={6} required={field.required} />;
             if (field.kind === 'select') return <Select {...common} onChange={set(field.name)} options={field.options ?? []} />;
             if (field.kind === 'color') {
               return (
                 <div class="row color" key={field.name}>
                   <TextField {...common} onInput={set(field.name)} required={field.required} />
-                  <span class="swatch big" style={{ backgroundColor: /^#[0-9a-f]{3,8}$/i.test(common.value) ? common.value : 'transparent' }} aria-hidden="true" />
+                  <span
+                    class="swatch big"
+                    style={{ backgroundColor: /^#[0-9a-f]{3,8}$/i.test(common.value) ? common.value : 'transparent' }}
+                    aria-hidden="true"
+                  />
                 </div>
               );
             }
@@ -206,10 +244,17 @@ const PROMPTS: ResourceSpec<Prompt> = {
   path: '/prompts',
   title: 'Prompts',
   singular: 'prompt',
-  empty: 'No prompts yet. A prompt is an agent’s instructions; write {name} for a value asked for in the chat, and list each such name as a variable.',
+  empty:
+    'No prompts yet. A prompt is an agent’s instructions; write {name} for a value asked for in the chat, and list each such name as a variable.',
   fields: [
     { name: 'name', label: 'Name', required: true },
-    { name: 'template', label: 'Template', kind: 'textarea', required: true, hint: 'Write {variable} where a value goes; {{ and }} are literal braces. {input} is the user’s message.' },
+    {
+      name: 'template',
+      label: 'Template',
+      kind: 'textarea',
+      required: true,
+      hint: 'Write {variable} where a value goes; {{ and }} are literal braces. {input} is the user’s message.',
+    },
     { name: 'input_variables', label: 'Variables', hint: 'The names used in the template, separated by commas, e.g. topic, tone.' },
   ],
   blank: { name: '', template: '', input_variables: '' },

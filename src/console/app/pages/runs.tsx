@@ -50,7 +50,9 @@ export function RunsPage({ agentId }: { agentId: string }) {
                   <td data-label="Status">
                     <StatusBadge status={run.status} />
                   </td>
-                  <td data-label="Input" class="clip">{run.input}</td>
+                  <td data-label="Input" class="clip">
+                    {run.input}
+                  </td>
                   <td data-label="Time">{run.ms === null ? '—' : `${(run.ms / 1000).toFixed(2)} s`}</td>
                   <td data-label="Tokens">{tokensOf(run) ?? '—'}</td>
                   <td data-label="Steps">{run.steps.length}</td>
@@ -91,7 +93,8 @@ export function RunPage({ id }: { id: string }) {
   return (
     <section>
       <p class="crumbs">
-        <a href={href('/agents')}>Agents</a> › <a href={href(`/agents/${run.agentId}`)}>{agent?.name ?? 'Agent'}</a> › <a href={href(`/agents/${run.agentId}/runs`)}>Runs</a>
+        <a href={href('/agents')}>Agents</a> › <a href={href(`/agents/${run.agentId}`)}>{agent?.name ?? 'Agent'}</a> ›{' '}
+        <a href={href(`/agents/${run.agentId}/runs`)}>Runs</a>
       </p>
       <PageTitle>Run</PageTitle>
       <dl class="facts">
@@ -185,7 +188,8 @@ export function RunPage({ id }: { id: string }) {
         <ol>
           {run.sources.map((source) => (
             <li key={source.chunkId}>
-              <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a> <span class="muted">(chunk {source.position + 1})</span>
+              <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a>{' '}
+              <span class="muted">(chunk {source.position + 1})</span>
               <blockquote>{source.snippet}</blockquote>
             </li>
           ))}
