@@ -172,24 +172,22 @@ describe('answers of the wrong shape', () => {
         .end(JSON.stringify({ choices: [{ message: { content: 5, tool_calls: 'all of them' } }], usage: null }));
     assert.deepEqual(await modelCall(false).chat({ messages: params.messages }), { content: '', toolCalls: [] });
     answer = (res) =>
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(
-          JSON.stringify({
-            choices: [
-              {
-                message: {
-                  content: 'ok',
-                  tool_calls: [
-                    null,
-                    { type: 'function', function: { name: 7 } },
-                    { type: 'function', id: 'c1', function: { name: 'add', arguments: '{}' } },
-                  ],
-                },
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          choices: [
+            {
+              message: {
+                content: 'ok',
+                tool_calls: [
+                  null,
+                  { type: 'function', function: { name: 7 } },
+                  { type: 'function', id: 'c1', function: { name: 'add', arguments: '{}' } },
+                ],
               },
-            ],
-          }),
-        );
+            },
+          ],
+        }),
+      );
     assert.deepEqual(await modelCall(false).chat({ messages: params.messages }), {
       content: 'ok',
       toolCalls: [{ id: 'c1', name: 'add', arguments: '{}' }],
