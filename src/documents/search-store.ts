@@ -32,9 +32,6 @@ export interface SearchHit {
   rawSnippet: string;
 }
 
-/** The most chunks one search reads and ranks (see selectBestCandidates). */
-export const MAX_CANDIDATES = 2_000;
-
 export type SearchStore = ReturnType<typeof createSearchStore>;
 
 export function createSearchStore(db: Db) {
@@ -47,20 +44,18 @@ export function createSearchStore(db: Db) {
   // one whose re-ingestion failed has them still but is no longer searched or read by runs.
   const countMatches = db.prepare(`SELECT count(*) FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
   const selectMatches = db.prepare(`SELECT rowid FROM document_chunks_fts WHERE document_chunks_fts MATCH ?`).pluck();
-  const candidatesFrom = `FROM document_chunks_fts
+  const selectCandidates = db
+    .prepare(
+      `SELECT c.seq, c.content
+       FROM document_chunks_fts
        JOIN document_chunks c ON c.seq = document_chunks_fts.rowid
        JOIN documents d ON d.id = c.document_id AND d.chunks_generation = c.generation AND d.status <> 'failed'
       WHERE document_chunks_fts MATCH @match AND c.user_id = @userId
         AND (@documentId IS NULL OR c.document_id = @documentId)
         AND (@agentId IS NULL OR c.document_id IN
               (SELECT document_id FROM agent_documents WHERE agent_id = @agentId AND user_id = @userId
-               UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL))`;
-  const countCandidates = db.prepare(`SELECT count(*) ${candidatesFrom}`).pluck();
-  const selectCandidates = db.prepare(`SELECT c.seq, c.content ${candidatesFrom}`).raw();
-  // Past MAX_CANDIDATES matches, only the best by FTS5's own bm25() are read and ranked: a search
-  // or a run never loads and scores the text of more chunks than that on the event loop.
-  const selectBestCandidates = db
-    .prepare(`SELECT c.seq, c.content ${candidatesFrom} ORDER BY bm25(document_chunks_fts, 1.0, 0.0) LIMIT ${MAX_CANDIDATES}`)
+               UNION SELECT document_id FROM agents WHERE id = @agentId AND user_id = @userId AND document_id IS NOT NULL))`,
+    )
     .raw();
   // Whether the agent has any document at all: most agents have none, and a run of each asks.
   const selectAgentHasDocuments = db
@@ -87,9 +82,7 @@ export function createSearchStore(db: Db) {
     if (agentId !== null && !selectAgentHasDocuments.get({ agentId, userId })) return [];
     const owner = ownerTerm(userId);
     const match = `${owner} AND content : (${wordsQuery(words, options.match)})`;
-    const params = { match, userId, documentId, agentId };
-    const many = (countCandidates.get(params) as number) > MAX_CANDIDATES;
-    const rows = (many ? selectBestCandidates : selectCandidates).all(params) as [number, string][];
+    const rows = selectCandidates.all({ match, userId, documentId, agentId }) as [number, string][];
     if (rows.length === 0) return [];
     // Each word's matches among the user's chunks: how many (BM25's idf) and, when a chunk need not
     // hold every word, which ones.
