@@ -63,7 +63,8 @@ export interface FetchedDocument {
   finalUrl: string;
 }
 
-const FORBIDDEN_HEADERS = new Set([
+/** Headers a user may not set on a request the service sends (the connection and framing are the service's). */
+export const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
   'host',
   'content-length',
   'transfer-encoding',

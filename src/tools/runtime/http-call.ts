@@ -5,6 +5,7 @@
 // and the beginning of a secret a cut falls inside is redacted too.
 import * as v from 'valibot';
 import { cutToBytes } from '../../lib/utf8.js';
+import { FORBIDDEN_HEADERS } from '../../ingest/fetch.js';
 
 /** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -199,20 +200,8 @@ function prefixAtEnd(text: string, secret: string): number {
 export type MetadataResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const FORBIDDEN_HEADERS = new Set([
-  'host',
-  'content-length',
-  'transfer-encoding',
-  'connection',
-  'upgrade',
-  'te',
-  'trailer',
-  'keep-alive',
-  'expect',
-  'accept-encoding',
-  'proxy-connection',
-  'content-type',
-]);
+// A tool's body is JSON the service writes, so its Content-Type is the service's too.
+const TOOL_FORBIDDEN_HEADERS = new Set([...FORBIDDEN_HEADERS, 'content-type']);
 
 /** `metadata.headers` as request headers (absent → none), or why they cannot be sent. Never echoes a value. */
 export function headersFromMetadata(metadata: Record<string, unknown>): MetadataResult<Record<string, string>> {
@@ -223,7 +212,7 @@ export function headersFromMetadata(metadata: Record<string, unknown>): Metadata
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (!HEADER_NAME.test(name)) return { ok: false, reason: `metadata.headers has an invalid header name "${name.slice(0, 40)}"` };
-    if (FORBIDDEN_HEADERS.has(name.toLowerCase())) return { ok: false, reason: `metadata.headers cannot set "${name}"` };
+    if (TOOL_FORBIDDEN_HEADERS.has(name.toLowerCase())) return { ok: false, reason: `metadata.headers cannot set "${name}"` };
     if (typeof value !== 'string' && typeof value !== 'number') return { ok: false, reason: `metadata.headers "${name}" must be a string` };
     if (/[\r\n\0]/.test(String(value))) return { ok: false, reason: `metadata.headers "${name}" holds a line break` };
     headers[name] = String(value);
