@@ -9,6 +9,13 @@ import { createMemoryStore, type MemoryStore, type RunMemory } from './memory-st
 
 export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
 
+/**
+ * Told of a run's change of status inside the transaction that writes it, after the write (so a
+ * read of the run sees the new status): what must be kept with the change — a webhook's outbox row,
+ * the run's last events — is committed with it or not at all. A hook that throws rolls the change back.
+ */
+export type RunChangeHook = (change: { runId: string; userId: string; status: RunStatus }) => void;
+
 /** One tool call of a run, as recorded. */
 export interface RunStep {
   tool: string;
@@ -155,6 +162,13 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       WHERE status = 'running'`,
   );
   const selectRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE id = ? AND user_id = ?`);
+  const selectRunOwner = db.prepare('SELECT user_id FROM agent_runs WHERE id = ?').pluck();
+  const changeHooks: RunChangeHook[] = [];
+  const reportChange = (runId: string, status: RunStatus) => {
+    if (changeHooks.length === 0) return;
+    const userId = selectRunOwner.get(runId) as string;
+    for (const hook of changeHooks) hook({ runId, userId, status });
+  };
   const selectRunSeq = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND user_id = ?`).pluck();
   const selectRunSeqOfAgent = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND agent_id = ? AND user_id = ?`).pluck();
   // Newest first: the cursor is the last (oldest) run seen, so the next page holds smaller seqs.
@@ -178,6 +192,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
         end.ms,
         runId,
       ).changes > 0;
+    if (changed) reportChange(runId, end.status);
     // Only a successful turn is remembered: a failed one would teach the model a half answer.
     if (changed && turn && end.status === 'succeeded' && end.output !== null) memoryStore.rememberTurn(turn, end.output, runId, now);
     return changed;
@@ -215,6 +230,11 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   };
 
   return {
+    /** Adds a hook told of every change of a run's status, inside the transaction that writes it (see RunChangeHook). */
+    onChange(hook: RunChangeHook): void {
+      changeHooks.push(hook);
+    },
+
     /**
      * Records a new run as `running`; its id and start time, or undefined when the agent (or the
      * parent run) is gone. This one commit does not wait for an fsync of the WAL (synchronous=NORMAL
