@@ -190,13 +190,17 @@ CREATE TABLE IF NOT EXISTS agent_tools (
   tool_id    TEXT    NOT NULL REFERENCES tools (id) ON DELETE CASCADE,
   created_at TEXT    NOT NULL,
   updated_at TEXT    NOT NULL,
+  -- The model's calls of this tool by this agent wait for a person's approval.
+  requires_approval INTEGER NOT NULL DEFAULT 0,
   UNIQUE (agent_id, tool_id)
 );
 CREATE INDEX IF NOT EXISTS agent_tools_by_user ON agent_tools (user_id, seq);
 CREATE INDEX IF NOT EXISTS agent_tools_by_tool ON agent_tools (tool_id);
 
 -- Runs (src/runs/): every invocation of an agent, nested ones with their parent. A run is
--- running → succeeded | failed | cancelled; one left running by a stopped process is failed at start.
+-- queued → running ⇄ requires_action → succeeded | failed | cancelled; one left queued or running
+-- by a stopped process is failed at start, one waiting for approval keeps waiting (`state` holds
+-- its conversation so far, `actions` the calls that wait). `background`: it goes on without its client.
 -- Memory: an agent's sessions and their messages (inputs and final answers), oldest first.
 CREATE TABLE IF NOT EXISTS agent_runs (
   seq           INTEGER PRIMARY KEY,
@@ -205,7 +209,7 @@ CREATE TABLE IF NOT EXISTS agent_runs (
   agent_id      TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
   parent_run_id TEXT    REFERENCES agent_runs (id) ON DELETE CASCADE,
   session_id    TEXT,
-  status        TEXT    NOT NULL CHECK (status IN ('running', 'succeeded', 'failed', 'cancelled')),
+  status        TEXT    NOT NULL CHECK (status IN ('queued', 'running', 'requires_action', 'succeeded', 'failed', 'cancelled')),
   input         TEXT    NOT NULL,
   output        TEXT,
   error         TEXT,
@@ -216,12 +220,26 @@ CREATE TABLE IF NOT EXISTS agent_runs (
   usage         TEXT,
   started_at    TEXT    NOT NULL,
   finished_at   TEXT,
-  ms            INTEGER
+  ms            INTEGER,
+  background    INTEGER NOT NULL DEFAULT 0,
+  actions       TEXT    NOT NULL DEFAULT '[]',
+  state         TEXT,
+  error_code    TEXT
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_user ON agent_runs (user_id, seq);
 CREATE INDEX IF NOT EXISTS agent_runs_by_agent ON agent_runs (agent_id, seq);
 CREATE INDEX IF NOT EXISTS agent_runs_by_parent ON agent_runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS agent_runs_running ON agent_runs (seq) WHERE status = 'running';
+CREATE INDEX IF NOT EXISTS agent_runs_under_way ON agent_runs (seq) WHERE status IN ('queued', 'running', 'requires_action');
+
+-- A run's events, numbered 1, 2, 3 … within the run (tokens merged into fewer events). The event
+-- that ends a log (done or error) is not stored: it is the run record's end, read from agent_runs.
+CREATE TABLE IF NOT EXISTS run_events (
+  run_seq INTEGER NOT NULL REFERENCES agent_runs (seq) ON DELETE CASCADE,
+  seq     INTEGER NOT NULL,
+  name    TEXT    NOT NULL,
+  data    TEXT    NOT NULL,
+  PRIMARY KEY (run_seq, seq)
+) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS agent_sessions (
   seq        INTEGER PRIMARY KEY,

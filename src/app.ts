@@ -34,6 +34,8 @@ import { createToolProvider } from './tools/runtime/provider.js';
 import type { ToolProvider } from './lib/tool-contract.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
+import { createEventLog, type EventLog } from './runs/event-log.js';
+import { createEventSweeper } from './runs/event-sweeper.js';
 import { userRoutes } from './users/routes.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
@@ -76,6 +78,8 @@ export interface AppOptions {
 export type App = Koa<AppState, AppContext> & {
   routes: Route[];
   runs: RunEngine;
+  /** Every run's events (the bench reads its write counts). */
+  eventLog: EventLog;
   /**
    * Every write a start makes, in this one place: runs a stopped process left under way are marked
    * failed, documents it left pending or mid-ingestion are queued again, and the background writers
@@ -133,6 +137,9 @@ export function createApp({
       fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
     });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost });
+  const eventLog = createEventLog({ events: stores.runEvents, runs: stores.runs, log });
+  engine.observe((run, event) => eventLog.observe(run, event));
+  const eventSweeper = createEventSweeper(stores.runEvents, config.runs.eventsRetentionDays, log);
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const storage = new StorageMonitor(db, log);
@@ -168,7 +175,7 @@ export function createApp({
     ...agentRoutes(stores),
     ...promptRoutes(stores),
     ...tagRoutes(stores),
-    ...runRoutes({ ...stores, engine, keepAliveMs }),
+    ...runRoutes({ ...stores, engine, eventLog, keepAliveMs }),
     ...userRoutes(),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
@@ -203,6 +210,7 @@ export function createApp({
     if (primary) return;
     primary = true;
     engine.failInterruptedRuns();
+    eventSweeper.start();
     ingestion.start();
     sweeper.start();
     touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
@@ -210,11 +218,14 @@ export function createApp({
   };
   const stopBackgroundWork = async () => {
     clearInterval(touchTimer);
-    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
-    if (primary) flushTouches();
+    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), eventSweeper.stop()]);
+    if (primary) {
+      flushTouches();
+      eventLog.flush();
+    }
   };
   const releaseHeldRequests = async () => {
     await Promise.all([engine.shutdown(), ingestion.stop()]);
   };
-  return Object.assign(app, { routes, runs: engine, becomePrimary, releaseHeldRequests, stopBackgroundWork });
+  return Object.assign(app, { routes, runs: engine, eventLog, becomePrimary, releaseHeldRequests, stopBackgroundWork });
 }

@@ -66,6 +66,14 @@ export interface RunsConfig {
   concurrencyPerUser: number;
   /** Model calls one run may make before it fails. */
   maxSteps: number;
+  /** Deadline of a background run (`background: true`), instead of timeoutMs. */
+  backgroundTimeoutMs: number;
+  /** Background runs one user may have waiting for a slot (`queued`); one more gets 429. */
+  queuePerUser: number;
+  /** How long a run waits for its tool calls to be approved before it fails. */
+  approvalTtlMs: number;
+  /** Days a finished run's event log is kept (its record stays); 0 keeps it for ever. */
+  eventsRetentionDays: number;
 }
 
 /** How much of what the model controls a run keeps: the parts past these are cut or refused, with a warning. */
@@ -179,6 +187,10 @@ const EnvSchema = v.object({
   OLLAMA_BASE_URL: v.optional(httpUrlSetting, 'http://127.0.0.1:11434/v1'),
   RUN_TIMEOUT_MS: v.optional(integerSetting(1000, 3_600_000), '120000'),
   RUN_CONCURRENCY_PER_USER: v.optional(integerSetting(1, 1000), '4'),
+  RUN_BACKGROUND_TIMEOUT_MS: v.optional(integerSetting(1000, 86_400_000), '1800000'),
+  RUN_QUEUE_PER_USER: v.optional(integerSetting(0, 100_000), '100'),
+  RUN_APPROVAL_TTL_MS: v.optional(integerSetting(1000, 31 * 86_400_000), '86400000'),
+  RUN_EVENTS_RETENTION: v.optional(integerSetting(0, 36_500), '30'),
   RUN_MAX_STEPS: v.optional(integerSetting(1, 100), '8'),
   RUN_ANSWER_MAX_BYTES: v.optional(integerSetting(1024, 16 * 1024 * 1024), String(1024 * 1024)),
   RUN_MAX_TOOL_CALLS: v.optional(integerSetting(1, 1000), '64'),
@@ -301,6 +313,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: settings.RUN_TIMEOUT_MS,
       concurrencyPerUser: settings.RUN_CONCURRENCY_PER_USER,
       maxSteps: settings.RUN_MAX_STEPS,
+      backgroundTimeoutMs: settings.RUN_BACKGROUND_TIMEOUT_MS,
+      queuePerUser: settings.RUN_QUEUE_PER_USER,
+      approvalTtlMs: settings.RUN_APPROVAL_TTL_MS,
+      eventsRetentionDays: settings.RUN_EVENTS_RETENTION,
     },
     runBounds: {
       answerMaxBytes: settings.RUN_ANSWER_MAX_BYTES,

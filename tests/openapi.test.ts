@@ -275,6 +275,22 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('predictAgent', { ...auth, id: runner.id, body: { input: { input: 'hello' }, session: 's1' } });
   await expectDocumented('listAgentRuns', { ...auth, id: runner.id });
   await expectDocumented('getRun', { ...auth, id: result.runId });
+  // The event log of the run above: a stream, so checked by hand.
+  const log = await service.request('GET', `/api/v1/runs/${result.runId}/events`, auth);
+  assert.equal(log.status, 200);
+  assert.match(log.headers.get('content-type') ?? '', /^text\/event-stream/);
+  assert.match(log.text, /^id: 1\nevent: run\n/m);
+  assert.match(log.text, /event: done\n/);
+  covered.add('getRunEvents');
+  // A background run the model never answers, cancelled.
+  fake.reply({ hang: true });
+  const waiting = await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, {
+    ...auth,
+    body: { input: 'wait', background: true },
+  });
+  assert.equal(waiting.status, 202);
+  const cancelled = await expectDocumented('cancelRun', { ...auth, id: waiting.body.data.runId });
+  assert.equal(cancelled.status, 'cancelled');
   await expectDocumented('listTraces', auth);
   await expectDocumented('listAgentSessions', { ...auth, id: runner.id });
   await expectDocumented('listSessionMessages', { ...auth, id: runner.id, sessionId: 's1' });

@@ -20,7 +20,7 @@ const service = await startService({
     ollamaBaseUrl: fake.url,
     timeoutMs: 60_000,
     concurrencyPerUser: 4,
-    maxSteps: 4,
+    maxSteps: 4, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
   },
   runBounds: { answerMaxBytes: MIB, maxToolCalls: 40, memoryMaxBytes: 64 * 1024 },
 });

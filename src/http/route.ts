@@ -27,11 +27,25 @@ export type Success =
    * event with what its `data:` line carries. With `json`, the handler may answer data of that shape
    * instead, as `{ success: true, data }`; errors before the stream starts are answered as any route's.
    */
-  | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema };
+  | {
+      status: 200;
+      description: string;
+      stream: { events: Record<string, string> };
+      json?: AnySchema;
+      /** The handler may also answer `new Accepted(data)`: 202 with data of this shape (work that goes on after the answer). */
+      accepted?: { description: string; data: AnySchema };
+    };
+
+/** A 202 answer of a route whose success declares `accepted`: the work goes on after it. */
+export class Accepted<T> {
+  constructor(readonly data: T) {}
+}
 
 /** What the handler returns for each kind of success. */
 export type Answer<S extends Success> = S extends { stream: object }
-  ? SseAnswer | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
+  ? | SseAnswer
+    | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
+    | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
   : S extends { page: infer Item extends AnySchema }
     ? Page<v.InferOutput<Item>>
     : S extends { data: infer Data extends AnySchema }
@@ -123,6 +137,11 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   const respond = (ctx: AppContext, answer: unknown): void => {
     if (answer instanceof SseAnswer) {
       answer.start(new SseStream(ctx, answer.keepAliveMs));
+      return;
+    }
+    if (answer instanceof Accepted) {
+      ctx.status = 202;
+      ctx.body = { success: true, data: answer.data };
       return;
     }
     ctx.status = success.status;

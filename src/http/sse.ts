@@ -13,13 +13,13 @@ const STREAM_BUFFER_BYTES = 1024 * 1024;
 /** How long a cut-off stream's last bytes may wait for the client before its connection is closed. */
 const CUT_OFF_GRACE_MS = 30_000;
 
-/** One event: `data` as `data:` lines (one per line of it), named when `name` is given. */
-export function formatEvent(name: string | undefined, data: string): string {
+/** One event: `data` as `data:` lines (one per line of it), named when `name` is given, numbered when `id` is. */
+export function formatEvent(name: string | undefined, data: string, id?: number): string {
   const lines = data
     .split(/\r\n|\r|\n/)
     .map((line) => `data: ${line}`)
     .join('\n');
-  return `${name === undefined ? '' : `event: ${name}\n`}${lines}\n\n`;
+  return `${id === undefined ? '' : `id: ${id}\n`}${name === undefined ? '' : `event: ${name}\n`}${lines}\n\n`;
 }
 
 /** Why a stream's `clientGone` fired: the client left, or stopped reading (`unreadBytes` waited). */
@@ -78,6 +78,23 @@ export class SseStream {
   /** One event whose data is `text` as is (a `data:` line per line of it), named when `name` is given. */
   text(text: string, name?: string): void {
     this.write(formatEvent(name, text));
+  }
+
+  /** Sends `formatted` (events made by formatEvent) as they are. */
+  send(formatted: string): void {
+    this.write(formatted);
+  }
+
+  /** Resolves once at most half of what may wait for the client waits (or the stream ended): room to send a long replay in parts. */
+  async room(): Promise<void> {
+    while (!this.ended && !this.cutOff && this.buffered() > this.maxBufferedBytes / 2) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** The stream ended (or its client went away). */
+  get closed(): boolean {
+    return this.ended || this.cutOff;
   }
 
   /** Ends the response with `last` (formatted events), which are sent even after a cut-off. */

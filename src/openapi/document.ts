@@ -267,6 +267,7 @@ export function buildOpenApiDocument(routes: Route[]): Json {
     for (const name of pathParameters(route.path)) requests[`${key} path ${name}`] = route.params?.[name] ?? IdSchema;
     const data = operation.data ?? answerData(route);
     if (data) answers[key] = 'raw' in route.success ? data : successEnvelope(data);
+    if ('accepted' in route.success && route.success.accepted) answers[`${key} accepted`] = successEnvelope(route.success.accepted.data);
   }
   const converted = { ...convertAll(requests, requestConfig), ...convertAll(answers, responseConfig) };
 
@@ -378,6 +379,13 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
     };
   }
   const responses: Json = { [success.status]: { description: success.description, headers, content } };
+  if ('accepted' in success && success.accepted) {
+    responses[202] = {
+      description: success.accepted.description,
+      headers,
+      content: { 'application/json': { schema: converted[`${key} accepted`] } },
+    };
+  }
   for (const status of errorStatuses(operation)) {
     responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]}` };
   }

@@ -13,11 +13,13 @@ import type { ResolvedAddress } from '../ingest/fetch.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { createChatApi } from './chat-api.js';
 import { createChildRuns } from './child-runs.js';
-import { createRunEmitter, type RunInfo, type RunObserver } from './events.js';
+import { createRunEmitter, type RunEmitter, type RunInfo, type RunObserver } from './events.js';
 import { createExecutor } from './execute.js';
 import { createPreparer } from './prepare.js';
-import type { RunChains } from './run.js';
+import { createRunQueue } from './queue.js';
+import type { PreparedRun, RunChains, RunRequest } from './run.js';
 import { createRunSlots } from './slots.js';
+import { RunAbort, RunFailure } from './failures.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunStore } from './store.js';
 
@@ -35,8 +37,11 @@ export type RunEngine = ReturnType<typeof createRunEngine>;
 
 export function createRunEngine(deps: RunEngineDeps) {
   const { stores, config, log } = deps;
-  const slots = createRunSlots(config.runs.concurrencyPerUser);
+  const slots = createRunSlots(config.runs.concurrencyPerUser, (userId) => startNext(userId));
+  const queue = createRunQueue(config.runs.queuePerUser);
   const chains: RunChains = new Map();
+  /** Queued runs' emitters, to end their events when they are cancelled or the service stops. */
+  const queuedEvents = new Map<string, RunEmitter>();
   /** What sees every run's events (see `observe`). */
   const observers = new Set<RunObserver>();
   const listenerFailed = (error: unknown) => log.error({ msg: 'a listener of run events failed', error: describeError(error) });
@@ -52,7 +57,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     return events;
   }
 
-  const { prepare, begin } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
+  const { prepare, begin, enqueue } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
   const execute = createExecutor({
     stores,
     config,
@@ -65,9 +70,109 @@ export function createRunEngine(deps: RunEngineDeps) {
   });
   const runChildAgent = createChildRuns({ agents: stores.agents, slots, chains, begin, execute });
 
+  /** Runs a prepared run to its end without a client waiting for it. */
+  function detach(prepared: PreparedRun): void {
+    void execute(prepared).catch((error) => log.error({ msg: 'a background run failed unexpectedly', error: describeError(error) }));
+  }
+
+  /** Starts the user's next queued run when a slot is free (told by the slots each time one is given back). */
+  function startNext(userId: string): void {
+    while (slots.hasRoom(userId)) {
+      const next = queue.next(userId);
+      if (!next) return;
+      next.start();
+    }
+  }
+
+  /** Ends a run that never ran or waits (queued, cancelled or stopped): recorded, its events ended with `error`. */
+  function endWaiting(runId: string, status: 'failed' | 'cancelled', code: 'cancelled' | 'interrupted' | 'unavailable', message: string) {
+    stores.runs.endUnderWay(runId, status, message, code);
+    const events = queuedEvents.get(runId);
+    queuedEvents.delete(runId);
+    events?.emit({ name: 'error', data: { code, message } });
+  }
+
+  /**
+   * Starts a background run: with a free slot it is checked like any run (what is wrong answered as
+   * the RunFailure) and goes on at once; without one it waits `queued`, up to RUN_QUEUE_PER_USER
+   * (then 429). Resolves once it is recorded, with its emitter for a client that follows it.
+   */
+  async function startBackground(
+    userId: string,
+    agentId: string,
+    request: RunRequest,
+  ): Promise<{ runId: string; sessionId: string | null; status: 'queued' | 'running'; events: RunEmitter }> {
+    const background = { ...request, background: true };
+    if (slots.hasRoom(userId) || slots.closing) {
+      const prepared = await prepare(userId, agentId, background);
+      detach(prepared);
+      return { runId: prepared.runId, sessionId: prepared.sessionId, status: 'running', events: prepared.events };
+    }
+    if (!queue.hasRoom(userId)) {
+      const { concurrencyPerUser, queuePerUser } = config.runs;
+      throw new RunFailure(
+        'rate_limited',
+        `Too many runs at once (at most ${concurrencyPerUser} running and ${queuePerUser} queued per user); retry after 1 s.`,
+      );
+    }
+    const { agent, record } = enqueue(userId, agentId, background);
+    queuedEvents.set(record.runId, record.events);
+    queue.add(userId, {
+      runId: record.runId,
+      start() {
+        queuedEvents.delete(record.runId);
+        let admission;
+        try {
+          admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
+        } catch (error) {
+          const message = error instanceof RunFailure ? error.message : 'The run could not be started.';
+          queuedEvents.set(record.runId, record.events);
+          endWaiting(record.runId, 'failed', 'unavailable', message);
+          return;
+        }
+        begin(userId, agent, background, admission, null, record).then(detach, (error: unknown) => {
+          const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not be started.');
+          if (failure.code === 'cancelled') return;
+          stores.runs.endUnderWay(record.runId, 'failed', failure.message, failure.code);
+          record.events.emit({ name: 'error', data: { code: failure.code, message: failure.message } });
+        });
+      },
+    });
+    return { runId: record.runId, sessionId: record.sessionId, status: 'queued', events: record.events };
+  }
+
+  /**
+   * Cancels one of the user's runs still under way: a queued one leaves its queue, a running one
+   * is stopped (its upstream request aborted) and resolves once its end is recorded. Answers
+   * 'not_found' or 'ended' when there is nothing to cancel.
+   */
+  async function cancel(userId: string, runId: string): Promise<'cancelled' | 'not_found' | 'ended'> {
+    const run = stores.runs.getRun(userId, runId);
+    if (!run) return 'not_found';
+    const message = 'The run was cancelled (POST /runs/{id}/cancel).';
+    if (run.status === 'queued') {
+      queue.remove(userId, runId);
+      endWaiting(runId, 'cancelled', 'cancelled', message);
+      return 'cancelled';
+    }
+    const under = chains.get(runId);
+    if (run.status === 'running' && under) {
+      under.abort(new RunAbort('cancelled', message));
+      await under.ended;
+      return 'cancelled';
+    }
+    if (run.status === 'requires_action') {
+      endWaiting(runId, 'cancelled', 'cancelled', message);
+      return 'cancelled';
+    }
+    return 'ended';
+  }
+
   return {
     prepare,
     execute,
+    startBackground,
+    cancel,
     /** Adds an observer of every run's events from the next run on (child runs included); returns what removes it. */
     observe(observer: RunObserver): () => void {
       observers.add(observer);
@@ -75,10 +180,18 @@ export function createRunEngine(deps: RunEngineDeps) {
     },
     /** Marks the runs a stopped process left under way as failed (a start-up write: see becomePrimary in app.ts). */
     failInterruptedRuns(): void {
-      const interrupted = stores.runs.failInterruptedRuns('interrupted: the service stopped before the run ended');
+      const interrupted = stores.runs.failInterruptedRuns('interrupted: the service stopped before the run ended', 'interrupted');
       if (interrupted > 0) log.info({ msg: 'runs interrupted by the last stop marked failed', count: interrupted });
     },
-    /** Refuses new runs and stops every admitted one (streams end with an `error` event, runs are marked failed). */
-    shutdown: () => slots.shutdown(),
+    /**
+     * Refuses new runs and stops every admitted one (streams end with an `error` event, runs are
+     * marked failed); queued runs end failed, interrupted, the same way.
+     */
+    async shutdown(): Promise<void> {
+      const stopping = slots.shutdown();
+      for (const runId of queue.drain())
+        endWaiting(runId, 'failed', 'interrupted', 'interrupted: the service stopped before the run began');
+      await stopping;
+    },
   };
 }

@@ -1,12 +1,12 @@
 // Everything a run reports goes through one emitter per run, in the order it happens: its start
 // (`run`), the answer's pieces, its tool calls and their results, the document excerpts it was
-// given, and exactly one end (`done` or `error`), after which nothing more is sent. A streamed
+// given, and exactly one end (`done`, `error`, or `requires_action` when it waits for approval), after which nothing more is sent. A streamed
 // response subscribes to the run's emitter; whatever keeps or forwards what every run does (an
 // event log, webhooks) observes all runs through the engine. The names and data are those of a
 // streamed invoke, so a subscriber can pass them on as they are.
 import type { FailureCode } from './failures.js';
 import type { RunResult } from './run.js';
-import type { RunSource } from './store.js';
+import type { PendingAction, RunSource } from './store.js';
 
 /** The model called a tool (`input`: its arguments, or the text it wrote when they are not JSON). */
 export interface ToolCallEvent {
@@ -31,10 +31,17 @@ export type RunEvent =
   | { name: 'sources'; data: RunSource[] }
   | RunEndEvent;
 
-/** How a run ended: its result, or why it failed. */
-export type RunEndEvent = { name: 'done'; data: RunResult } | { name: 'error'; data: { code: FailureCode; message: string } };
+/**
+ * How a run's events end: its result, why it failed, or the tool calls it waits for a person to
+ * approve (then it goes on later, in the same log, with a new emitter).
+ */
+export type RunEndEvent =
+  | { name: 'done'; data: RunResult }
+  | { name: 'error'; data: { code: FailureCode | 'cancelled' | 'interrupted' | 'approval_expired'; message: string } }
+  | { name: 'requires_action'; data: { runId: string; actions: PendingAction[] } };
 
-export const isEndEvent = (event: RunEvent): event is RunEndEvent => event.name === 'done' || event.name === 'error';
+export const isEndEvent = (event: RunEvent): event is RunEndEvent =>
+  event.name === 'done' || event.name === 'error' || event.name === 'requires_action';
 
 export type RunEventListener = (event: RunEvent) => void;
 

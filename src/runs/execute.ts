@@ -42,10 +42,9 @@ export interface ExecuteDeps {
 
 export function createExecutor(deps: ExecuteDeps) {
   const { stores, config, log, chatApi, chains } = deps;
-  const timeoutMs = config.runs.timeoutMs;
 
   /** Whatever ended a run, as a RunFailure whose message names the cause and never a key. */
-  function failureOf(error: unknown, signal: AbortSignal, endpoint: ModelEndpoint): RunFailure {
+  function failureOf(error: unknown, signal: AbortSignal, endpoint: ModelEndpoint, timeoutMs: number): RunFailure {
     const stopped = abortFailure(signal, timeoutMs);
     if (stopped) return stopped;
     if (error instanceof RunFailure) return error;
@@ -62,7 +61,13 @@ export function createExecutor(deps: ExecuteDeps) {
     const signal = admission.signal;
     const { cancel } = options;
     const started = performance.now();
-    chains.set(runId, { agentId: agent.id, parentRunId: prepared.parentRunId });
+    let recorded!: () => void;
+    chains.set(runId, {
+      agentId: agent.id,
+      parentRunId: prepared.parentRunId,
+      abort: (reason) => admission.abort(cancelAbort(reason)),
+      ended: new Promise<void>((resolve) => (recorded = resolve)),
+    });
     const onCancel = () => admission.abort(cancelAbort(cancel?.reason));
     cancel?.addEventListener('abort', onCancel, { once: true });
     if (cancel?.aborted) onCancel();
@@ -93,10 +98,25 @@ export function createExecutor(deps: ExecuteDeps) {
       tokenBytes = piece === text ? tokenBytes + Buffer.byteLength(text) : answerMaxBytes;
       if (piece !== '') emit({ name: 'token', data: { text: piece } });
     };
-    const ended = (status: 'succeeded' | 'failed' | 'cancelled', output: string | null, error: string | null, memory: boolean) =>
+    const ended = (
+      status: 'succeeded' | 'failed' | 'cancelled',
+      output: string | null,
+      error: { code: string; message: string } | null,
+      memory: boolean,
+    ) =>
       stores.runs.finishRunSoon(
         runId,
-        { status, output, error, steps, sources, warnings, usage: usage(), ms: Math.round(performance.now() - started) },
+        {
+          status,
+          output,
+          error: error?.message ?? null,
+          errorCode: error?.code ?? null,
+          steps,
+          sources,
+          warnings,
+          usage: usage(),
+          ms: Math.round(performance.now() - started),
+        },
         memory && prepared.remembers && prepared.sessionId !== null
           ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
           : null,
@@ -104,8 +124,8 @@ export function createExecutor(deps: ExecuteDeps) {
 
     let outcome: RunOutcome;
     try {
-      // Sent even when the run was stopped before it began: a stream starts with `run`.
-      prepared.events.emit({ name: 'run', data: { runId, sessionId: prepared.sessionId } });
+      // Sent even when the run was stopped before it began: a stream starts with `run` (a queued run's was sent when it was queued).
+      if (!prepared.announced) prepared.events.emit({ name: 'run', data: { runId, sessionId: prepared.sessionId } });
       if (signal.aborted) throw signal.reason;
       const toolContext: ToolCallContext = {
         signal,
@@ -192,9 +212,9 @@ export function createExecutor(deps: ExecuteDeps) {
         };
       }
     } catch (error) {
-      const failure = failureOf(error, signal, endpoint);
+      const failure = failureOf(error, signal, endpoint, prepared.timeoutMs);
       try {
-        await ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure.message, false);
+        await ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure, false);
       } catch (recordError) {
         log.error({ msg: 'could not record the end of a run', runId, error: describeError(recordError) });
       }
@@ -202,6 +222,7 @@ export function createExecutor(deps: ExecuteDeps) {
     } finally {
       cancel?.removeEventListener('abort', onCancel);
       chains.delete(runId);
+      recorded();
       admission.release();
     }
     prepared.events.emit(

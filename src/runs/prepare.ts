@@ -30,9 +30,29 @@ export interface PrepareDeps {
 /** The parent of a child run (null: a top-level run). */
 export type ParentRun = { runId: string; depth: number } | null;
 
+/** A run already recorded `queued`, with its emitter, that `begin` checks and starts. */
+export interface QueuedRecord {
+  runId: string;
+  sessionId: string | null;
+  events: RunEmitter;
+}
+
 export function createPreparer(deps: PrepareDeps) {
   const { stores, config, log } = deps;
-  const timeoutMs = config.runs.timeoutMs;
+  const timeoutOf = (request: RunRequest) => (request.background ? config.runs.backgroundTimeoutMs : config.runs.timeoutMs);
+
+  /** What a run's record and messages need of its prompt and session (throws a RunFailure for a prompt it cannot fill). */
+  function framing(userId: string, agent: RunAgent, request: RunRequest, parent: ParentRun) {
+    const endpoint = resolveEndpoint(agent.llm, config.runs);
+    const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
+    const prompted = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
+    const instructions = request.instructions ?? [];
+    const system = instructions.length === 0 ? prompted : [prompted ?? DEFAULT_SYSTEM_MESSAGE, ...instructions].join('\n\n');
+    const conversation = request.messages ?? null;
+    const usesMemory = agent.hasMemory && parent === null && conversation === null;
+    const sessionId = usesMemory ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
+    return { endpoint, system, conversation, usesMemory, sessionId };
+  }
 
   /** Records a new run; a RunFailure when its agent was deleted meanwhile or the database refused. */
   function record(run: Parameters<RunStore['startRun']>[0]): string {
@@ -57,13 +77,11 @@ export function createPreparer(deps: PrepareDeps) {
     request: RunRequest,
     admission: Admission,
     parent: ParentRun,
+    queued?: QueuedRecord,
   ): Promise<PreparedRun> {
+    const timeoutMs = timeoutOf(request);
     try {
-      const endpoint = resolveEndpoint(agent.llm, config.runs);
-      const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
-      const prompted = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
-      const instructions = request.instructions ?? [];
-      const system = instructions.length === 0 ? prompted : [prompted ?? DEFAULT_SYSTEM_MESSAGE, ...instructions].join('\n\n');
+      const { endpoint, system, conversation, usesMemory, sessionId: newSessionId } = framing(userId, agent, request, parent);
       try {
         await checkEndpoint(endpoint, {
           allowPrivateNetworks: config.allowPrivateNetworks,
@@ -75,11 +93,17 @@ export function createPreparer(deps: PrepareDeps) {
       }
       const stopped = abortFailure(admission.signal, timeoutMs, 'check');
       if (stopped) throw stopped;
-      const conversation = request.messages ?? null;
-      const usesMemory = agent.hasMemory && parent === null && conversation === null;
-      const sessionId = usesMemory ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
+      const sessionId = queued ? queued.sessionId : newSessionId;
       const parentRunId = parent?.runId ?? null;
-      const runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model });
+      const background = request.background ?? false;
+      let runId: string;
+      if (queued) {
+        runId = queued.runId;
+        // Cancelled (or its agent deleted) while it waited.
+        if (!stores.runs.markRunning(runId)) throw new RunFailure('cancelled', 'The run was cancelled while it waited.');
+      } else {
+        runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model, background });
+      }
       return {
         runId,
         userId,
@@ -91,10 +115,13 @@ export function createPreparer(deps: PrepareDeps) {
         remembers: usesMemory && sessionId !== null,
         conversation,
         stream: request.stream,
+        background,
+        timeoutMs,
+        announced: queued !== undefined,
         parentRunId,
         depth: parent === null ? 0 : parent.depth + 1,
         admission,
-        events: deps.emitterOf({ runId, userId, agentId: agent.id, parentRunId }),
+        events: queued?.events ?? deps.emitterOf({ runId, userId, agentId: agent.id, parentRunId }),
       };
     } catch (error) {
       admission.release();
@@ -108,9 +135,32 @@ export function createPreparer(deps: PrepareDeps) {
     if (!agent) throw agentNotFound();
     // Admitted (a slot taken) before the endpoint check: its DNS lookup uses libuv's small thread
     // pool (shared with password hashing), so a user may not have more lookups in flight than runs.
-    const admission = deps.slots.admit(userId, Date.now() + timeoutMs);
+    const admission = deps.slots.admit(userId, Date.now() + timeoutOf(request));
     return begin(userId, agent, request, admission, null);
   }
 
-  return { prepare, begin };
+  /**
+   * Records a background run `queued` (its prompt filled, so a bad request is still refused now),
+   * with its emitter, its `run` event sent. `begin` with the answer starts it when its turn comes.
+   */
+  function enqueue(userId: string, agentId: string, request: RunRequest): { agent: RunAgent; record: QueuedRecord } {
+    const agent = stores.agents.getForRun(userId, agentId);
+    if (!agent) throw agentNotFound();
+    const { endpoint, sessionId } = framing(userId, agent, request, null);
+    const runId = record({
+      userId,
+      agentId: agent.id,
+      parentRunId: null,
+      sessionId,
+      input: request.input,
+      model: endpoint.model,
+      status: 'queued',
+      background: true,
+    });
+    const events = deps.emitterOf({ runId, userId, agentId: agent.id, parentRunId: null });
+    events.emit({ name: 'run', data: { runId, sessionId } });
+    return { agent, record: { runId, sessionId, events } };
+  }
+
+  return { prepare, begin, enqueue };
 }

@@ -4,8 +4,10 @@
 import * as v from 'valibot';
 import type { AppContext } from '../http/context.js';
 import { formatEvent, KEEP_ALIVE_MS, SseAnswer, type SseStream } from '../http/sse.js';
-import { apiError, ApiError, notFound } from '../http/errors.js';
-import { defineRoute, type Route } from '../http/route.js';
+import { apiError, ApiError, conflict, notFound, validationFailed } from '../http/errors.js';
+import { Accepted, defineRoute, type Route } from '../http/route.js';
+import type { EventLog } from './event-log.js';
+import { followRun } from './follow.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { AgentStore } from '../agents/store.js';
 import type { RunEngine } from './engine.js';
@@ -13,8 +15,12 @@ import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
 import { RunFailure } from './failures.js';
 import type { MemoryStore } from './memory-store.js';
-import type { RunListRow, RunRow, RunStore } from './store.js';
+import type { RunStore } from './store.js';
+import { presentRun, presentRunListItem } from './present.js';
 import {
+  EventsQuerySchema,
+  LOG_EVENTS,
+  RunAcceptedSchema,
   INVOKE_EVENTS,
   InvokeSchema,
   MessageSchema,
@@ -33,34 +39,10 @@ export interface RunRouteDeps {
   runs: RunStore;
   memory: MemoryStore;
   engine: RunEngine;
+  /** Every run's events (GET /runs/{id}/events). */
+  eventLog: EventLog;
   /** How often an idle stream gets a comment line (15 s; tests shorten it). */
   keepAliveMs?: number;
-}
-
-export function presentRun(run: RunRow): RunShape {
-  return {
-    id: run.id,
-    agentId: run.agentId,
-    parentRunId: run.parentRunId,
-    sessionId: run.sessionId,
-    status: run.status,
-    input: run.input,
-    output: run.output,
-    error: run.error,
-    model: run.model,
-    steps: run.steps,
-    sources: run.sources,
-    warnings: run.warnings,
-    usage: run.usage,
-    startedAt: run.startedAt,
-    finishedAt: run.finishedAt,
-    ms: run.ms,
-  };
-}
-
-/** A run in a list: cut as the store read it (see RunListItemSchema). */
-export function presentRunListItem(run: RunListRow): RunListItemShape {
-  return Object.assign(presentRun(run), { truncated: run.truncated });
 }
 
 /** The session an agent with memory uses when a v0 predict names none (one per agent, as the original had). */
@@ -71,8 +53,10 @@ export const DEFAULT_SESSION = 'default';
  * is): its code's entry of the error table. A cancelled run's client has gone, so nobody reads it:
  * 499, which the access log shows and the error log does not count as the service's failure.
  */
-function httpError(error: unknown): never {
+function httpError(error: unknown, client?: AbortSignal): never {
   if (!(error instanceof RunFailure)) throw error;
+  // Cancelled through POST /runs/{id}/cancel while its client waits: the client is told.
+  if (error.code === 'cancelled' && client && !client.aborted) throw conflict(error.message);
   if (error.code === 'cancelled') throw new ApiError(499, 'internal', error.message);
   throw apiError(error.code, error.message, error.details, error.code === 'rate_limited' ? 1 : undefined);
 }
@@ -118,7 +102,17 @@ const predictEvents =
     else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
   };
 
-export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
+/** The event a stream resumes after: `?after=`, else the `Last-Event-ID` header, else 0 (from the start). */
+function resumeAfter(ctx: AppContext, after: number | undefined): number {
+  if (after !== undefined) return after;
+  const header = ctx.get('Last-Event-ID').trim();
+  if (header === '') return 0;
+  if (!/^\d{1,15}$/.test(header))
+    throw validationFailed([{ path: 'Last-Event-ID', message: 'must be the number of an event (0 or more)' }]);
+  return Number(header);
+}
+
+export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs = KEEP_ALIVE_MS }: RunRouteDeps): Route[] {
   const tag = 'Runs';
   const agentOf = (userId: string, id: string) => {
     const agent = agents.get(userId, id);
@@ -135,7 +129,9 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       description:
         "The agent's prompt, filled with `variables`, is the system message, with the best excerpts of its ready documents; an agent with memory also gets the session's last turns. " +
         'With `stream: true` the answer is a `text/event-stream` of named JSON events (a comment line every 15 s keeps it open); errors found before the run starts are still JSON. ' +
-        'Failures of the model side: 502 `upstream_error` or `max_steps`, 504 `upstream_timeout`; more than RUN_CONCURRENCY_PER_USER runs at once: 429.',
+        'Failures of the model side: 502 `upstream_error` or `max_steps`, 504 `upstream_timeout`; more than RUN_CONCURRENCY_PER_USER runs at once: 429. ' +
+        'With `background: true` the run goes on without its client, under RUN_BACKGROUND_TIMEOUT_MS: 202 at once (beyond RUN_CONCURRENCY_PER_USER it waits `queued`, up to RUN_QUEUE_PER_USER; then 429), ' +
+        'or with `stream: true` its event stream as GET /runs/{id}/events sends it. Follow it with GET /runs/{id} or GET /runs/{id}/events.',
       tag,
       auth: true,
       body: InvokeSchema,
@@ -145,12 +141,19 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
         description: 'The answer (or, streamed, its events).',
         stream: { events: INVOKE_EVENTS },
         json: RunResultSchema,
+        accepted: { description: 'A background run, recorded: it goes on (or waits `queued`).', data: RunAcceptedSchema },
       },
       handler: async ({ ctx, caller, params, body }) => {
-        const prepared = await engine.prepare(caller.id, params.id, body).catch(httpError);
+        if (body.background) {
+          const started = await engine.startBackground(caller.id, params.id, body).catch((error) => httpError(error));
+          if (body.stream) return followRun({ log: eventLog, runs }, caller.id, started.runId, 0, keepAliveMs);
+          return new Accepted({ runId: started.runId, sessionId: started.sessionId, status: started.status });
+        }
+        const prepared = await engine.prepare(caller.id, params.id, body).catch((error) => httpError(error));
         if (!body.stream) {
-          const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          if (!outcome.ok) httpError(outcome.failure);
+          const gone = clientGone(ctx);
+          const outcome = await engine.execute(prepared, { cancel: gone });
+          if (!outcome.ok) httpError(outcome.failure, gone);
           return outcome.result;
         }
         return streamRun(engine, prepared, invokeEvents, keepAliveMs);
@@ -190,12 +193,13 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
           defaultSessionId: DEFAULT_SESSION,
           stream,
         };
-        const prepared = await engine.prepare(caller.id, params.id, request).catch(httpError);
+        const prepared = await engine.prepare(caller.id, params.id, request).catch((error) => httpError(error));
         // Sent with the answer, a failure of the run and the stream alike.
         if (prepared.sessionId !== null) ctx.set('X-Session-Id', encodeURIComponent(prepared.sessionId));
         if (!stream) {
-          const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          if (!outcome.ok) httpError(outcome.failure);
+          const gone = clientGone(ctx);
+          const outcome = await engine.execute(prepared, { cancel: gone });
+          if (!outcome.ok) httpError(outcome.failure, gone);
           return outcome.result.output;
         }
         return streamRun(engine, prepared, predictEvents, keepAliveMs);
@@ -235,6 +239,45 @@ export function runRoutes({ agents, runs, memory, engine, keepAliveMs = KEEP_ALI
       handler: ({ caller, params }) => {
         const run = runs.getRun(caller.id, params.id);
         if (!run) throw notFound('Run');
+        return presentRun(run);
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/runs/:id/events',
+      operationId: 'getRunEvents',
+      summary: "Follow a run's events",
+      description:
+        "A `text/event-stream` of the run's events from the start (or after `?after=<n>` / the `Last-Event-ID` header), then, while the run goes on, its new events as they come; " +
+        'it ends after `done`, `error` or `requires_action` (at once for a run that already ended). Every event carries `id: <n>`; resume after the last one received.',
+      tag,
+      auth: true,
+      query: EventsQuerySchema,
+      success: { status: 200, description: "The run's events.", stream: { events: LOG_EVENTS } },
+      handler: ({ ctx, caller, params, query }) => {
+        const after = resumeAfter(ctx, query.after);
+        if (!runs.getRun(caller.id, params.id)) throw notFound('Run');
+        return followRun({ log: eventLog, runs }, caller.id, params.id, after, keepAliveMs);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/cancel',
+      operationId: 'cancelRun',
+      summary: 'Cancel a run',
+      description:
+        'A `queued`, `running` or `requires_action` run becomes `cancelled` (a running one is stopped, its model request aborted; its events end with `error` `{ code: "cancelled" }`). ' +
+        'Answers the run once that is recorded; a run that already ended: 409.',
+      tag,
+      auth: true,
+      errors: [409],
+      success: { status: 200, description: 'The run, cancelled.', data: RunSchema },
+      handler: async ({ caller, params }) => {
+        const result = await engine.cancel(caller.id, params.id);
+        if (result === 'not_found') throw notFound('Run');
+        const run = runs.getRun(caller.id, params.id);
+        if (!run) throw notFound('Run');
+        if (result === 'ended') throw conflict(`The run has already ended (${run.status}); there is nothing to cancel.`);
         return presentRun(run);
       },
     }),

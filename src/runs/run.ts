@@ -24,6 +24,8 @@ export interface RunRequest {
   messages?: PriorMessage[];
   /** The caller's own system instructions, added after the agent's prompt in the system message. */
   instructions?: string[];
+  /** The run goes on without its client, under RUN_BACKGROUND_TIMEOUT_MS (and may wait `queued`). */
+  background?: boolean;
 }
 
 /** A run checked and recorded (`running`), not yet run: hand it to `execute` at once. */
@@ -41,6 +43,12 @@ export interface PreparedRun {
   /** The conversation the caller gave (`RunRequest.messages`), replayed instead of memory. */
   conversation: PriorMessage[] | null;
   stream: boolean;
+  /** Goes on without its client (see RunRequest.background). */
+  background: boolean;
+  /** Its deadline's length (RUN_TIMEOUT_MS, or RUN_BACKGROUND_TIMEOUT_MS for a background run), for the words of a timeout. */
+  timeoutMs: number;
+  /** Its `run` event was sent when it was queued: `execute` does not send it again. */
+  announced: boolean;
   parentRunId: string | null;
   depth: number;
   admission: Admission;
@@ -69,5 +77,8 @@ export interface RunResult {
 
 export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
 
-/** Runs under way: which agent each runs and its parent (for the cycle check of nested runs). */
-export type RunChains = Map<string, { agentId: string; parentRunId: string | null }>;
+/**
+ * Runs under way in this process: which agent each runs and its parent (for the cycle check of
+ * nested runs), what stops it (cancel) and what resolves once its end is recorded.
+ */
+export type RunChains = Map<string, { agentId: string; parentRunId: string | null; abort(reason: unknown): void; ended: Promise<unknown> }>;

@@ -33,13 +33,68 @@ const VariablesSchema = v.pipe(
   v.transform((values) => values as Record<string, string>),
 );
 
+/** A tool call waiting for approval. */
+export const PendingActionSchema = v.strictObject({
+  id: v.pipe(v.string(), v.description('The call to answer in POST /runs/{id}/actions.')),
+  tool: v.pipe(v.string(), v.description("The tool's name.")),
+  function: v.pipe(v.string(), v.description('The function the model called.')),
+  input: v.pipe(v.unknown(), v.description('The arguments the model gave.')),
+  runId: v.pipe(
+    v.optional(Id),
+    v.description("Set when the call is a nested agent's (an AGENT tool's run, which waits with this one): that run."),
+  ),
+  agentId: v.pipe(v.optional(Id), v.description('The agent of that nested run.')),
+});
+
 export const InvokeSchema = v.object({
   input: InputSchema,
   /** Values of the agent prompt's input variables. */
   variables: v.optional(VariablesSchema, {}),
   sessionId: v.optional(v.nullable(SessionIdSchema), null),
   stream: v.optional(v.boolean('must be true or false'), false),
+  background: v.pipe(
+    v.optional(v.boolean('must be true or false'), false),
+    v.description(
+      "Run without waiting for the answer: 202 `{ runId, sessionId, status }` at once (with `stream: true`, the run's event stream, as GET /runs/{id}/events sends it); the run goes on when the client goes away.",
+    ),
+  ),
 });
+
+/** What a background invoke answers at once (202). */
+export const RunAcceptedSchema = v.strictObject({
+  runId: Id,
+  sessionId: v.nullable(v.string()),
+  status: v.pipe(
+    v.picklist(['queued', 'running', 'requires_action']),
+    v.description("`queued` while it waits for one of the user's RUN_CONCURRENCY_PER_USER slots."),
+  ),
+  actions: v.optional(v.array(PendingActionSchema)),
+});
+
+/** `?after=` of GET /runs/{id}/events: the number of the last event the client has. */
+export const EventsQuerySchema = v.object({
+  after: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,15}$/, 'must be the number of an event (0 or more)'),
+      v.transform((text) => Number(text)),
+    ),
+  ),
+});
+
+/** The events of a run's log, as GET /runs/{id}/events describes them. */
+export const LOG_EVENTS = {
+  '(every event)': '`id: <n>`, numbered 1, 2, 3 … within the run (tokens may be merged into fewer events).',
+  run: '`{ runId, sessionId }`, first.',
+  token: "`{ text }`: a piece of the answer; the texts of a whole log joined are the run's output.",
+  tool_call: '`{ id, tool, function, input }`.',
+  tool_result: '`{ id, output }` or `{ id, error }`.',
+  sources: 'the document excerpts given to the model.',
+  requires_action:
+    '`{ runId, actions }`: tool calls wait for approval; the stream ends, and the log goes on after it once they are answered.',
+  done: 'the answer (as a plain invoke answers it), last.',
+  error: "`{ code, message }` (codes as a streamed invoke's, plus `cancelled`, `interrupted`, `approval_expired`), last.",
+};
 
 /** The original API's predict body: `{ input: { input, ...variables }, has_streaming | hasStreaming, session }`. */
 export const PredictSchema = v.object({
@@ -107,14 +162,20 @@ export const RunResultSchema = v.strictObject({
   ms: Integer,
 });
 
-export const RUN_STATUSES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+export const RUN_STATUSES = ['queued', 'running', 'requires_action', 'succeeded', 'failed', 'cancelled'] as const;
 
 export const RunSchema = v.strictObject({
   id: Id,
   agentId: Id,
   parentRunId: v.pipe(v.nullable(Id), v.description('The run whose tool ran this agent; null for a run a client started.')),
   sessionId: v.nullable(v.string()),
-  status: v.picklist(RUN_STATUSES),
+  status: v.pipe(
+    v.picklist(RUN_STATUSES),
+    v.description(
+      '`queued` (a background run waiting for a slot), `running`, `requires_action` (tool calls wait for approval: `actions`), then `succeeded`, `failed` or `cancelled`.',
+    ),
+  ),
+  background: v.pipe(v.boolean(), v.description('The run goes on without its client (`background: true`).')),
   input: v.string(),
   output: v.nullable(v.string()),
   error: v.pipe(v.nullable(v.string()), v.description('Why the run failed or was cancelled, in words.')),
@@ -123,6 +184,7 @@ export const RunSchema = v.strictObject({
   sources: v.array(SourceSchema),
   warnings: WarningsSchema,
   usage: UsageSchema,
+  actions: v.pipe(v.array(PendingActionSchema), v.description('The tool calls waiting for approval; empty unless `requires_action`.')),
   startedAt: Timestamp,
   finishedAt: NullTimestamp,
   ms: v.nullable(Integer),
@@ -171,5 +233,6 @@ export const INVOKE_EVENTS = {
   tool_result: '`{ id, output }` or `{ id, error }`: what the tool answered.',
   sources: '`[{ documentId, documentName, chunkId, position, snippet }]`: the document excerpts given to the model.',
   done: 'the non-streamed answer (`runId, sessionId, output, model, steps, sources, warnings, usage, ms`), last.',
-  error: '`{ code, message }` (upstream_error, upstream_timeout, max_steps, unavailable), last.',
+  error: '`{ code, message }` (upstream_error, upstream_timeout, max_steps, unavailable, cancelled), last.',
+  requires_action: '`{ runId, actions }`: tool calls wait for approval (POST /runs/{id}/actions), last.',
 };

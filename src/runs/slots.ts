@@ -18,7 +18,11 @@ export interface Admission {
 
 export type RunSlots = ReturnType<typeof createRunSlots>;
 
-export function createRunSlots(perUser: number) {
+/**
+ * `onFree` is told when a user's slot is given back (the engine then starts that user's next
+ * queued run, if any).
+ */
+export function createRunSlots(perUser: number, onFree: (userId: string) => void = () => {}) {
   const running = new Map<string, number>();
   const admitted = new Set<{ controller: AbortController; done: Promise<void> }>();
   let closing = false;
@@ -60,12 +64,19 @@ export function createRunSlots(perUser: number) {
         }
         admitted.delete(entry);
         settle();
+        if (userId !== null && !closing) onFree(userId);
       },
     };
   }
 
   return {
     admit,
+    /** The user may start a run now (a slot is free and the service is not shutting down). */
+    hasRoom: (userId: string) => !closing && (running.get(userId) ?? 0) < perUser,
+    /** The service is shutting down. */
+    get closing() {
+      return closing;
+    },
     /** Refuses new runs, stops every admitted one and resolves once all have ended. */
     async shutdown(): Promise<void> {
       closing = true;

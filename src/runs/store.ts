@@ -7,7 +7,20 @@ import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { LIST_STEP_CHARS, LIST_STEPS, LIST_TEXT_CHARS } from './schema.js';
 import { createMemoryStore, type MemoryStore, type RunMemory } from './memory-store.js';
 
-export type RunStatus = 'running' | 'succeeded' | 'failed' | 'cancelled';
+export type RunStatus = 'queued' | 'running' | 'requires_action' | 'succeeded' | 'failed' | 'cancelled';
+/** The statuses of a run still under way (waiting for a slot, running, or waiting for approval). */
+export const UNDER_WAY: readonly RunStatus[] = ['queued', 'running', 'requires_action'];
+
+/** A tool call waiting for a person's approval, as `GET /runs/{id}` shows it. */
+export interface PendingAction {
+  id: string;
+  tool: string;
+  function: string;
+  input: unknown;
+  /** Set when the call is one of a nested agent's (an AGENT tool's run): that run's id and agent. */
+  runId?: string;
+  agentId?: string;
+}
 
 /**
  * Told of a run's change of status inside the transaction that writes it, after the write (so a
@@ -60,13 +73,21 @@ export interface RunRow {
   startedAt: string;
   finishedAt: string | null;
   ms: number | null;
+  /** It goes on without its client (`background: true`). */
+  background: boolean;
+  /** The calls waiting for approval (empty unless `requires_action`). */
+  actions: PendingAction[];
+  /** The code of a failure (`error` event), null otherwise. */
+  errorCode: string | null;
 }
 
 /** How a run ended, as recorded. */
 export interface RunEnd {
-  status: Exclude<RunStatus, 'running'>;
+  status: 'succeeded' | 'failed' | 'cancelled';
   output: string | null;
   error: string | null;
+  /** The failure's code (for the `error` event that ends the run's log). */
+  errorCode?: string | null;
   steps: RunStep[];
   sources: RunSource[];
   warnings: string[];
@@ -92,6 +113,9 @@ const RUN_FIELDS: FieldSpecs<RunRow> = {
   startedAt: 'started_at',
   finishedAt: 'finished_at',
   ms: 'ms',
+  background: boolean('background'),
+  actions: json('actions'),
+  errorCode: 'error_code',
 };
 const RUN_ROW = columnMap<RunRow>(RUN_FIELDS);
 
@@ -142,8 +166,8 @@ export type RunStore = ReturnType<typeof createRunStore>;
 export function createRunStore(db: Db, memoryStore: MemoryStore = createMemoryStore(db)) {
   // Only while the agent (and the parent run) still exist: one deleted meanwhile is not an error of the database.
   const insertRun = db.prepare(
-    `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at)
-     SELECT @id, @userId, @agentId, @parentRunId, @sessionId, 'running', @input, @model, @startedAt
+    `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at, background)
+     SELECT @id, @userId, @agentId, @parentRunId, @sessionId, @status, @input, @model, @startedAt, @background
       WHERE EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId)
         AND (@parentRunId IS NULL OR EXISTS (SELECT 1 FROM agent_runs WHERE id = @parentRunId AND user_id = @userId))`,
   );
@@ -152,15 +176,29 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   const syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
   const syncFull = db.prepare('PRAGMA synchronous = FULL');
   const finishRun = db.prepare(
-    `UPDATE agent_runs SET status = ?, output = ?, error = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
-            finished_at = ?, ms = ?
+    `UPDATE agent_runs SET status = ?, output = ?, error = ?, error_code = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
+            finished_at = ?, ms = ?, actions = '[]', state = NULL
+      WHERE id = ? AND status IN ('queued', 'running', 'requires_action')`,
+  );
+  // A run that ends without having run its course (interrupted, cancelled while waiting, expired): its record as it stands.
+  const failUnderWay = db.prepare(
+    `UPDATE agent_runs SET status = ?, error = ?, error_code = ?, finished_at = ?, actions = '[]', state = NULL,
+            ms = CAST(round((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
+      WHERE id = ? AND status IN ('queued', 'running', 'requires_action')`,
+  );
+  const selectInterrupted = db.prepare(`SELECT id FROM agent_runs WHERE status IN ('queued', 'running')`).pluck();
+  const selectWaiting = db.prepare(
+    `SELECT id, user_id AS userId, finished_at AS waitingSince FROM agent_runs WHERE status = 'requires_action' ORDER BY seq`,
+  );
+  const markRunning = db.prepare(
+    `UPDATE agent_runs SET status = 'running', actions = '[]', state = NULL, finished_at = NULL WHERE id = ? AND status IN ('queued', 'requires_action')`,
+  );
+  // A waiting run keeps its progress so far; finished_at holds when it began to wait (cleared when it goes on).
+  const pauseRun = db.prepare(
+    `UPDATE agent_runs SET status = 'requires_action', actions = ?, state = ?, steps = ?, sources = ?, warnings = ?, usage = ?, finished_at = ?
       WHERE id = ? AND status = 'running'`,
   );
-  const failInterrupted = db.prepare(
-    `UPDATE agent_runs SET status = 'failed', error = ?, finished_at = ?,
-            ms = CAST(round((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
-      WHERE status = 'running'`,
-  );
+  const selectState = db.prepare(`SELECT state FROM agent_runs WHERE id = ? AND status = 'requires_action'`).pluck();
   const selectRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE id = ? AND user_id = ?`);
   const selectRunOwner = db.prepare('SELECT user_id FROM agent_runs WHERE id = ?').pluck();
   const changeHooks: RunChangeHook[] = [];
@@ -184,6 +222,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
         end.status,
         end.output,
         end.error,
+        end.errorCode ?? null,
         JSON.stringify(end.steps),
         JSON.stringify(end.sources),
         JSON.stringify(end.warnings),
@@ -250,13 +289,17 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       sessionId: string | null;
       input: string;
       model: string;
+      /** `queued`: a background run waiting for a slot. */
+      status?: 'queued' | 'running';
+      background?: boolean;
     }): { id: string; startedAt: string } | undefined {
       const id = newId();
       const startedAt = timestamp();
       syncNormal.run();
       try {
         // Not `{ ...input, id, startedAt }`: see presentAgent in src/agents/present.ts.
-        return insertRun.run(Object.assign({}, input, { id, startedAt })).changes > 0 ? { id, startedAt } : undefined;
+        const row = Object.assign({}, input, { id, startedAt, status: input.status ?? 'running', background: input.background ? 1 : 0 });
+        return insertRun.run(row).changes > 0 ? { id, startedAt } : undefined;
       } finally {
         syncFull.run();
       }
@@ -284,10 +327,82 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       });
     },
 
-    /** Marks runs left `running` by a stopped process as failed; returns how many. */
-    failInterruptedRuns(reason: string): number {
-      const now = timestamp();
-      return failInterrupted.run(reason, now, now).changes;
+    /** Marks runs left `queued` or `running` by a stopped process as failed (`code` for their log's end); returns how many. */
+    failInterruptedRuns(reason: string, code: string): number {
+      return db.transaction(() => {
+        let count = 0;
+        for (const runId of selectInterrupted.all() as string[]) {
+          if (this.endUnderWay(runId, 'failed', reason, code)) count += 1;
+        }
+        return count;
+      })();
+    },
+
+    /** Ends a run still under way as it stands (interrupted, cancelled while waiting, approval expired); false when it had ended. */
+    endUnderWay(runId: string, status: 'failed' | 'cancelled', reason: string, code: string): boolean {
+      return db.transaction(() => {
+        const now = timestamp();
+        const changed = failUnderWay.run(status, reason, code, now, now, runId).changes > 0;
+        if (changed) reportChange(runId, status);
+        return changed;
+      })();
+    },
+
+    /** A queued or waiting run goes on: `running` again (its hooks told); false when it is no longer queued or waiting. */
+    markRunning(runId: string): boolean {
+      return db.transaction(() => {
+        const changed = markRunning.run(runId).changes > 0;
+        if (changed) reportChange(runId, 'running');
+        return changed;
+      })();
+    },
+
+    /**
+     * A running run waits for approval of `actions`: its progress so far and `state` (what it
+     * resumes from) are written, and it is `requires_action`. False when it was no longer running.
+     */
+    pauseRun(
+      runId: string,
+      pause: {
+        actions: PendingAction[];
+        state: unknown;
+        steps: RunStep[];
+        sources: RunSource[];
+        warnings: string[];
+        usage: RunUsage | null;
+      },
+    ): boolean {
+      return db.transaction(() => {
+        const changed =
+          pauseRun.run(
+            JSON.stringify(pause.actions),
+            JSON.stringify(pause.state),
+            JSON.stringify(pause.steps),
+            JSON.stringify(pause.sources),
+            JSON.stringify(pause.warnings),
+            pause.usage === null ? null : JSON.stringify(pause.usage),
+            timestamp(),
+            runId,
+          ).changes > 0;
+        if (changed) reportChange(runId, 'requires_action');
+        return changed;
+      })();
+    },
+
+    /** What a waiting run resumes from (as pauseRun was given it), or undefined when it is not waiting. */
+    stateOf(runId: string): unknown {
+      const raw = selectState.get(runId) as string | null | undefined;
+      return raw == null ? undefined : JSON.parse(raw);
+    },
+
+    /** Every run waiting for approval, oldest first, with when it began to wait. */
+    waitingRuns(): { id: string; userId: string; waitingSince: string }[] {
+      return selectWaiting.all() as { id: string; userId: string; waitingSince: string }[];
+    },
+
+    /** Runs `fn` in one transaction (nested: a savepoint). */
+    transaction<T>(fn: () => T): T {
+      return db.transaction(fn)();
     },
 
     getRun(userId: string, id: string): RunRow | undefined {

@@ -1,0 +1,57 @@
+// Following a run through its event log (GET /runs/{id}/events, and a streamed background invoke):
+// the events after the one the client names are replayed from the database in parts — each part
+// sent once the client has taken most of the last — and, once the replay has caught up with a run
+// still going, its new events are sent as they come. Every event carries `id: <n>`; the stream
+// ends after `done`, `error` or `requires_action`, or at once for a run whose log has ended.
+import { formatEvent, SseAnswer, type SseStream } from '../http/sse.js';
+import type { EventLog, NumberedEvent } from './event-log.js';
+import type { RunStore } from './store.js';
+
+/** Events read from the database at once while replaying. */
+const REPLAY_PAGE = 500;
+
+const ENDS = new Set(['done', 'error', 'requires_action']);
+
+/** The stream of `runId`'s events after number `after`, for its owner `userId`. */
+export function followRun(deps: { log: EventLog; runs: RunStore }, userId: string, runId: string, after: number, keepAliveMs: number) {
+  return new SseAnswer((sse) => void follow(deps, sse, userId, runId, after), keepAliveMs);
+}
+
+async function follow({ log, runs }: { log: EventLog; runs: RunStore }, sse: SseStream, userId: string, runId: string, after: number) {
+  let last = after;
+  /** Sends one event; true when it ended the stream. */
+  const send = (event: NumberedEvent): boolean => {
+    if (event.seq <= last || sse.closed) return sse.closed;
+    last = event.seq;
+    const text = formatEvent(event.name, event.data, event.seq);
+    if (!ENDS.has(event.name)) {
+      sse.send(text);
+      return false;
+    }
+    sse.end(text);
+    return true;
+  };
+  for (;;) {
+    const run = runs.getRun(userId, runId);
+    if (!run) return sse.end(); // deleted with its agent meanwhile
+    const page = log.read(run, last, REPLAY_PAGE, (event) => {
+      if (send(event)) unfollow();
+    });
+    const unfollow = () => {
+      page.unfollow();
+      sse.clientGone.removeEventListener('abort', unfollow);
+    };
+    for (const event of page.events) {
+      if (send(event)) return unfollow();
+    }
+    if (page.more) {
+      await sse.room();
+      if (sse.closed) return;
+      continue;
+    }
+    if (page.ended) return sse.end();
+    // Following live: the follower ends the stream with the run's end, or the client leaves first.
+    sse.clientGone.addEventListener('abort', unfollow, { once: true });
+    return;
+  }
+}
