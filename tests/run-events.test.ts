@@ -124,13 +124,14 @@ describe('the event seam', () => {
     assert.deepEqual(observedOf(streamed[0].data.runId), streamed);
   });
 
-  test('a plain invoke is observed too: run, then done with the answer it returned', async () => {
+  test('a plain invoke is observed too: run, its answer as one token, then done with the answer it returned', async () => {
     const agent = await service.create(user.token, '/agents', { name: 'Plain', type: 'VENDOR_A', llm });
     fake.reply({ text: 'plain answer' });
     const reply = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'hi' } });
     assert.equal(reply.status, 200);
     assert.deepEqual(observedOf(reply.body.data.runId), [
       { event: 'run', data: { runId: reply.body.data.runId, sessionId: null } },
+      { event: 'token', data: { text: 'plain answer' } },
       { event: 'done', data: reply.body.data },
     ]);
   });

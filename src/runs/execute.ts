@@ -44,8 +44,8 @@ export function createExecutor(deps: ExecuteDeps) {
   const { stores, config, log, chatApi, chains } = deps;
 
   /** Whatever ended a run, as a RunFailure whose message names the cause and never a key. */
-  function failureOf(error: unknown, signal: AbortSignal, endpoint: ModelEndpoint, timeoutMs: number): RunFailure {
-    const stopped = abortFailure(signal, timeoutMs);
+  function failureOf(error: unknown, signal: AbortSignal, endpoint: ModelEndpoint, prepared: PreparedRun): RunFailure {
+    const stopped = abortFailure(signal, prepared.timeoutMs, 'run', prepared.background ? 'RUN_BACKGROUND_TIMEOUT_MS' : 'RUN_TIMEOUT_MS');
     if (stopped) return stopped;
     if (error instanceof RunFailure) return error;
     log.error({ msg: 'run failed unexpectedly', error: redact(describeError(error), endpoint, 4000) });
@@ -191,6 +191,8 @@ export function createExecutor(deps: ExecuteDeps) {
         }),
       );
       if (signal.aborted) throw signal.reason;
+      // A run not streamed still reports its answer as a token, so the tokens of every run's log join into its output.
+      if (!streaming && output !== '') emitToken(output);
       const recorded = await ended('succeeded', output, null, true);
       // Deleted while it ran: its runs went with it, so there is no run to answer with.
       if (!recorded && !stores.agents.get(userId, agent.id)) {
@@ -212,7 +214,7 @@ export function createExecutor(deps: ExecuteDeps) {
         };
       }
     } catch (error) {
-      const failure = failureOf(error, signal, endpoint, prepared.timeoutMs);
+      const failure = failureOf(error, signal, endpoint, prepared);
       try {
         await ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure, false);
       } catch (recordError) {

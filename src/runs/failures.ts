@@ -82,15 +82,21 @@ export function redact(text: string, endpoint: ModelEndpoint, max = MAX_ERROR_TE
 }
 
 /** The failure an aborted run's signal stands for, or undefined when it was not aborted by us. */
-export function abortFailure(signal: AbortSignal, timeoutMs: number, during: 'check' | 'run' = 'run'): RunFailure | undefined {
+export function abortFailure(
+  signal: AbortSignal,
+  timeoutMs: number,
+  during: 'check' | 'run' = 'run',
+  /** The setting that gave the deadline (a background run's is RUN_BACKGROUND_TIMEOUT_MS). */
+  setting = 'RUN_TIMEOUT_MS',
+): RunFailure | undefined {
   if (!signal.aborted || !(signal.reason instanceof RunAbort)) return undefined;
   const { kind, said } = signal.reason;
   if (kind === 'timeout') {
     return new RunFailure(
       'upstream_timeout',
       during === 'check'
-        ? `The host of the agent's llm.baseUrl could not be resolved within ${timeoutMs} ms (RUN_TIMEOUT_MS).`
-        : `The run did not finish within ${timeoutMs} ms (RUN_TIMEOUT_MS).`,
+        ? `The host of the agent's llm.baseUrl could not be resolved within ${timeoutMs} ms (${setting}).`
+        : `The run did not finish within ${timeoutMs} ms (${setting}).`,
     );
   }
   if (kind === 'shutdown') {

@@ -114,7 +114,8 @@ export function createPreparer(deps: PrepareDeps) {
         sessionId,
         remembers: usesMemory && sessionId !== null,
         conversation,
-        stream: request.stream,
+        // A background run's answer is streamed from the model, so whoever follows its log sees it come.
+        stream: request.stream || background,
         background,
         timeoutMs,
         announced: queued !== undefined,

@@ -1,0 +1,262 @@
+// Runs that outlive their request: a background run answers 202 at once and goes on; beyond the
+// user's concurrency it waits `queued`, first in first out; any run can be cancelled; and every
+// run's events are kept, numbered, replayed by GET /runs/{id}/events and followed live, resuming
+// exactly after the event a client names.
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertConflict, assertInvalid, assertNotFound, startService, waitFor, type Json } from './helpers.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
+import { testConfig } from './helpers.js';
+
+const fake = await startFakeOpenAI();
+after(() => fake.close());
+const base = testConfig();
+const service = await startService({ runs: { ...base.runs, concurrencyPerUser: 1, queuePerUser: 2 } });
+const user = await service.signUp();
+const other = await service.signUp();
+const llm = { provider: 'openai-compatible', model: 'fake-model', baseUrl: fake.url };
+const agent = (await service.request('POST', '/api/v1/agents', { token: user.token, body: { name: 'worker', type: 'VENDOR_A', llm } })).body
+  .data;
+
+interface LogEvent {
+  id: number;
+  event: string;
+  data: Json;
+}
+
+/** Reads an SSE body to its end: every event with its id, name and parsed data. */
+function parseEvents(text: string): LogEvent[] {
+  return text
+    .split('\n\n')
+    .filter((block) => block.split('\n').some((line) => line.startsWith('data:')))
+    .map((block) => {
+      const lines = block.split('\n');
+      const field = (name: string) => lines.find((line) => line.startsWith(`${name}: `))?.slice(name.length + 2);
+      return { id: Number(field('id')), event: field('event') ?? '', data: JSON.parse(field('data') ?? 'null') };
+    });
+}
+
+async function readLog(runId: string, options: { after?: number; lastEventId?: string; token?: string } = {}) {
+  const query = options.after === undefined ? '' : `?after=${options.after}`;
+  const headers: Record<string, string> = { Authorization: `Bearer ${options.token ?? user.token}` };
+  if (options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
+  const response = await fetch(`${service.url}/api/v1/runs/${runId}/events${query}`, { headers });
+  return { status: response.status, events: parseEvents(await response.text()) };
+}
+
+const getRun = async (runId: string) => (await service.request('GET', `/api/v1/runs/${runId}`, { token: user.token })).body.data;
+const ended = (runId: string) =>
+  waitFor(`run ${runId} ends`, async () => {
+    const run = await getRun(runId);
+    return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : undefined;
+  });
+const invoke = (body: Json, token = user.token) => service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token, body });
+
+describe('a background run', () => {
+  test('answers 202 at once, goes on, and its log replays to exactly its output', async () => {
+    fake.reply({ text: 'The quick brown fox jumps.', chunks: ['The ', 'quick ', 'brown ', 'fox ', 'jumps.'], chunkDelayMs: 20 });
+    const accepted = await invoke({ input: 'tell me', background: true, stream: false });
+    assert.equal(accepted.status, 202);
+    assert.deepEqual(Object.keys(accepted.body.data).sort(), ['runId', 'sessionId', 'status']);
+    assert.equal(accepted.body.data.status, 'running');
+    const run = await ended(accepted.body.data.runId);
+    assert.equal(run.status, 'succeeded');
+    assert.equal(run.background, true);
+    assert.deepEqual(run.actions, []);
+
+    const log = await readLog(run.id);
+    assert.equal(log.status, 200);
+    assert.deepEqual(
+      log.events.map((event) => event.id),
+      log.events.map((_, index) => index + 1),
+      'numbered 1, 2, 3 … with nothing skipped',
+    );
+    assert.equal(log.events[0].event, 'run');
+    assert.deepEqual(log.events[0].data, { runId: run.id, sessionId: null });
+    const last = log.events[log.events.length - 1];
+    assert.equal(last.event, 'done');
+    assert.equal(last.data.output, run.output);
+    const tokens = log.events.filter((event) => event.event === 'token');
+    assert.ok(tokens.length >= 1);
+    assert.equal(tokens.map((event) => event.data.text).join(''), run.output);
+    assert.deepEqual(
+      log.events.slice(1, -1).map((event) => event.event),
+      tokens.map(() => 'token'),
+      'between run and done: only tokens',
+    );
+
+    // Resuming after each event gives exactly the rest, by ?after= and by Last-Event-ID alike.
+    for (const cut of log.events.map((event) => event.id).concat(0)) {
+      const rest = log.events.filter((event) => event.id > cut);
+      assert.deepEqual((await readLog(run.id, { after: cut })).events, rest, `after ${cut}`);
+      assert.deepEqual((await readLog(run.id, { lastEventId: String(cut) })).events, rest, `Last-Event-ID ${cut}`);
+    }
+  });
+
+  test('streamed, answers the run log with ids, and goes on when its client goes away', async () => {
+    fake.reply({ text: 'one two three four', chunks: ['one ', 'two ', 'three ', 'four'], chunkDelayMs: 150 });
+    const controller = new AbortController();
+    const response = await fetch(`${service.url}/api/v1/agents/${agent.id}/invoke`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ input: 'count', background: true, stream: true }),
+      signal: controller.signal,
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = response.body!.getReader();
+    let text = '';
+    while (!text.includes('event: token')) text += new TextDecoder().decode((await reader.read()).value);
+    assert.match(text, /^id: 1\nevent: run\n/m);
+    const runId = JSON.parse(/event: run\ndata: (.*)\n/.exec(text)![1]).runId;
+    controller.abort();
+    const run = await ended(runId);
+    assert.equal(run.status, 'succeeded', 'the disconnect did not cancel it');
+    assert.equal(run.output, 'one two three four');
+    const log = await readLog(runId);
+    assert.equal(
+      log.events
+        .filter((event) => event.event === 'token')
+        .map((event) => event.data.text)
+        .join(''),
+      run.output,
+    );
+  });
+
+  test('is followed live: a client joining mid-run gets the rest as it comes, then the end', async () => {
+    const words = Array.from({ length: 12 }, (_, index) => `w${index} `);
+    fake.reply({ text: words.join(''), chunks: words, chunkDelayMs: 100 });
+    const { runId } = (await invoke({ input: 'slowly', background: true })).body.data;
+    await waitFor('some tokens written', async () => ((await readLog(runId)).events.length >= 3 ? true : undefined));
+    const live = await readLog(runId); // follows until the run ends
+    const run = await getRun(runId);
+    assert.equal(run.status, 'succeeded');
+    assert.equal(live.events[live.events.length - 1].event, 'done');
+    assert.equal(
+      live.events
+        .filter((event) => event.event === 'token')
+        .map((event) => event.data.text)
+        .join(''),
+      run.output,
+    );
+    assert.deepEqual(live.events, (await readLog(runId)).events, 'the live stream and a later replay are the same events');
+  });
+});
+
+describe('every run is logged', () => {
+  test('a plain foreground invoke has a log ending with done', async () => {
+    fake.reply({ text: 'plain answer' });
+    const reply = await invoke({ input: 'plain' });
+    assert.equal(reply.status, 200);
+    const log = await readLog(reply.body.data.runId);
+    assert.deepEqual(
+      log.events.map((event) => event.event),
+      ['run', 'token', 'done'].filter((name) => name !== 'token' || log.events.some((event) => event.event === 'token')),
+    );
+    assert.equal(log.events.at(-1)!.data.output, 'plain answer');
+  });
+
+  test('a failed run ends its log with error and its code', async () => {
+    fake.reply({ status: 500, message: 'model exploded' });
+    const reply = await invoke({ input: 'fail please', background: true });
+    const run = await ended(reply.body.data.runId);
+    assert.equal(run.status, 'failed');
+    const log = await readLog(run.id);
+    const last = log.events.at(-1)!;
+    assert.equal(last.event, 'error');
+    assert.equal(last.data.code, 'upstream_error');
+    assert.equal(last.data.message, run.error);
+  });
+});
+
+describe('the queue and cancel', () => {
+  test('beyond the concurrency a background run waits queued, first in first out; beyond the queue 429', async () => {
+    fake.reply({ hang: true });
+    const first = (await invoke({ input: 'first: hangs', background: true })).body.data;
+    assert.equal(first.status, 'running');
+    await waitFor(
+      'the first run reached the model',
+      () => fake.requests.some((r) => JSON.stringify(r.body).includes('first: hangs')) || undefined,
+    );
+    const second = (await invoke({ input: 'second', background: true })).body.data;
+    const third = (await invoke({ input: 'third', background: true })).body.data;
+    assert.equal(second.status, 'queued');
+    assert.equal(third.status, 'queued');
+    assert.equal((await getRun(second.runId)).status, 'queued');
+    const full = await invoke({ input: 'fourth', background: true });
+    assert.equal(full.status, 429);
+    assert.equal(full.body.error.code, 'rate_limited');
+    // A foreground run is refused as before.
+    assert.equal((await invoke({ input: 'foreground' })).status, 429);
+
+    // The third leaves the queue when cancelled: its log is its run event, then the cancel.
+    const cancelledThird = await service.request('POST', `/api/v1/runs/${third.runId}/cancel`, { token: user.token });
+    assert.equal(cancelledThird.status, 200);
+    assert.equal(cancelledThird.body.data.status, 'cancelled');
+    assert.deepEqual(
+      (await readLog(third.runId)).events.map((event) => [event.id, event.event, event.data.code]),
+      [
+        [1, 'run', undefined],
+        [2, 'error', 'cancelled'],
+      ],
+    );
+
+    // Cancelling the first frees its slot: the second runs.
+    fake.reply({ text: 'second done' });
+    const cancelledFirst = await service.request('POST', `/api/v1/runs/${first.runId}/cancel`, { token: user.token });
+    assert.equal(cancelledFirst.body.data.status, 'cancelled');
+    assert.match(cancelledFirst.body.data.error, /cancelled/);
+    const firstLog = await readLog(first.runId);
+    assert.deepEqual(firstLog.events.at(-1)!.data.code, 'cancelled');
+    const secondRun = await ended(second.runId);
+    assert.equal(secondRun.status, 'succeeded');
+    assert.equal(secondRun.output, 'second done');
+    assert.equal((await getRun(third.runId)).status, 'cancelled', 'a cancelled queued run never runs');
+    assert.ok(!fake.requests.some((r) => JSON.stringify(r.body).includes('"third"')));
+
+    // Nothing left to cancel.
+    assertConflict(await service.request('POST', `/api/v1/runs/${first.runId}/cancel`, { token: user.token }));
+    assertConflict(await service.request('POST', `/api/v1/runs/${second.runId}/cancel`, { token: user.token }));
+  });
+
+  test('a plain foreground run cancelled while its client waits: the client is told (409), the run is cancelled', async () => {
+    fake.reply({ hang: true });
+    const waiting = invoke({ input: 'foreground hangs' });
+    const runId = await waitFor('the run is recorded', async () => {
+      const list = await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token });
+      return list.body.data.find((run: Json) => run.input === 'foreground hangs' && run.status === 'running')?.id;
+    });
+    const cancel = await service.request('POST', `/api/v1/runs/${runId}/cancel`, { token: user.token });
+    assert.equal(cancel.status, 200);
+    const reply = await waiting;
+    assert.equal(reply.status, 409);
+    assert.match(reply.body.error.message, /cancelled/);
+    assert.equal((await getRun(runId)).status, 'cancelled');
+  });
+});
+
+describe('bad input gets a clear error', () => {
+  test('after, Last-Event-ID, other users and unknown runs', async () => {
+    fake.reply({ text: 'mine' });
+    const mine = (await invoke({ input: 'mine' })).body.data.runId;
+    for (const after of ['abc', '-1', '1.5', '99999999999999999999']) {
+      const reply = await service.request('GET', `/api/v1/runs/${mine}/events?after=${encodeURIComponent(after)}`, { token: user.token });
+      assertInvalid(reply, 'after');
+    }
+    for (const header of ['garbage', '-3', '7e3']) {
+      const reply = await service.request('GET', `/api/v1/runs/${mine}/events`, {
+        token: user.token,
+        headers: { 'Last-Event-ID': header },
+      });
+      assertInvalid(reply, 'Last-Event-ID');
+    }
+    assertNotFound(await service.request('GET', `/api/v1/runs/${mine}/events`, { token: other.token }));
+    assertNotFound(await service.request('POST', `/api/v1/runs/${mine}/cancel`, { token: other.token }));
+    assertNotFound(await service.request('GET', '/api/v1/runs/00000000-0000-0000-0000-000000000000/events', { token: user.token }));
+    assertInvalid(await invoke({ input: 'x', background: 'yes' }), 'background');
+    // Past the end: nothing more, the stream ends at once.
+    const log = await readLog(mine);
+    assert.deepEqual((await readLog(mine, { after: log.events.at(-1)!.id })).events, []);
+    assert.equal((await getRun(mine)).status, 'succeeded', 'nothing changed');
+  });
+});
