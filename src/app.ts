@@ -35,6 +35,7 @@ import type { ToolProvider } from './lib/tool-contract.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
 import { userRoutes } from './users/routes.js';
+import { mcpRoutes } from './mcp/server.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -172,6 +173,7 @@ export function createApp({
     ...userRoutes(),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
+    ...mcpRoutes({ agents: stores.agents, search: stores.search, engine, log }),
     health,
   ];
   routes.push(openApiRoute(routes));

@@ -29,6 +29,12 @@ export type Success =
    */
   | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema };
 
+/**
+ * What a handler returns when it wrote the response itself (`ctx.respond = false`): the MCP
+ * endpoint hands the request to the MCP SDK, which answers in the protocol's own shapes.
+ */
+export const RESPONSE_WRITTEN: unique symbol = Symbol('response written');
+
 /** What the handler returns for each kind of success. */
 export type Answer<S extends Success> = S extends { stream: object }
   ? SseAnswer | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
@@ -37,7 +43,7 @@ export type Answer<S extends Success> = S extends { stream: object }
     : S extends { data: infer Data extends AnySchema }
       ? v.InferOutput<Data>
       : S extends { raw: AnySchema }
-        ? string
+        ? string | typeof RESPONSE_WRITTEN
         : void;
 
 /** What a handler is given: everything validated. */
@@ -121,6 +127,7 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   // otherwise silently answer everything).
   const known = new Set(Object.keys((route.query as { entries?: object } | undefined)?.entries ?? {}));
   const respond = (ctx: AppContext, answer: unknown): void => {
+    if (answer === RESPONSE_WRITTEN) return;
     if (answer instanceof SseAnswer) {
       answer.start(new SseStream(ctx, answer.keepAliveMs));
       return;
