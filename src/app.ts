@@ -30,7 +30,7 @@ import { openApiRoute } from './openapi/document.js';
 import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
-import { createToolProvider } from './tools/runtime/provider.js';
+import { createToolProvider, toolFunctions } from './tools/runtime/provider.js';
 import type { ToolProvider } from './lib/tool-contract.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
@@ -126,13 +126,11 @@ export function createApp({
   });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
-  const tools =
-    toolProvider ??
-    createToolProvider({
-      listToolsForRun: stores.tools.listForRun,
-      findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
-      fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
-    });
+  const toolDeps = {
+    findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
+    fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+  };
+  const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost });
 
   const healthCheck = db.prepare('SELECT 1').pluck();
@@ -161,7 +159,7 @@ export function createApp({
   const routes: Route[] = [
     ...authRoutes({ ...stores, config, rateLimits, passwords }),
     ...apiTokenRoutes(stores),
-    ...toolRoutes(stores),
+    ...toolRoutes({ tools: stores.tools, functionsOf: (userId, record) => toolFunctions(toolDeps, userId, record) }),
     ...documentRoutes({ ...stores, ingestion }),
     agentDocumentViaAgentsRoute(stores),
     // Before GET /agents/:id, which would read "library" as an id.

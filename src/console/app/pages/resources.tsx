@@ -197,6 +197,7 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
 const TOOL_TYPES: Record<ToolType, string> = {
   SEARCH: 'SEARCH (a SearXNG instance)',
   OPENAPI: 'OPENAPI (operations of an OpenAPI document)',
+  MCP: 'MCP (the tools of an MCP server)',
   AGENT: 'AGENT (asks another of your agents)',
   ENGINE_ALPHA: 'ENGINE_ALPHA (plain HTTP tool)',
   HOSTED_MODEL: 'HOSTED_MODEL (plain HTTP tool)',
