@@ -213,6 +213,8 @@ test('every operation answers its documented status and shape', async () => {
 
   const tool = await expectDocumented('createTool', { ...auth, body: { name: 'search', type: 'SEARCH', metadata: { key: 'secret' } } });
   await expectDocumented('listTools', auth);
+  const offered = await expectDocumented('listToolFunctions', { ...auth, id: tool.id });
+  assert.deepEqual([offered.functions.length, offered.warnings.length], [0, 1], 'a SEARCH tool without its url offers nothing, and says why');
   await expectDocumented('getTool', { ...auth, id: tool.id });
   await expectDocumented('updateTool', { ...auth, id: tool.id, body: { type: 'AGENT' } });
 
