@@ -30,13 +30,14 @@ import { openApiRoute } from './openapi/document.js';
 import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
-import { createToolProvider } from './tools/runtime/provider.js';
+import { createToolProvider, toolFunctions } from './tools/runtime/provider.js';
 import type { ToolProvider } from './lib/tool-contract.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
 import { createEventLog, type EventLog } from './runs/event-log.js';
 import { createEventSweeper } from './runs/event-sweeper.js';
 import { userRoutes } from './users/routes.js';
+import { mcpRoutes } from './mcp/server.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -129,13 +130,11 @@ export function createApp({
   });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
   const sweeper = new ChunkSweeper(stores.chunks, log);
-  const tools =
-    toolProvider ??
-    createToolProvider({
-      listToolsForRun: stores.tools.listForRun,
-      findAgent: (userId, agentId) => stores.agents.get(userId, agentId),
-      fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
-    });
+  const toolDeps = {
+    findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
+    fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+  };
+  const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost });
   const eventLog = createEventLog({ events: stores.runEvents, runs: stores.runs, log });
   engine.observe((run, event) => eventLog.observe(run, event));
@@ -167,7 +166,7 @@ export function createApp({
   const routes: Route[] = [
     ...authRoutes({ ...stores, config, rateLimits, passwords }),
     ...apiTokenRoutes(stores),
-    ...toolRoutes(stores),
+    ...toolRoutes({ tools: stores.tools, functionsOf: (userId, record) => toolFunctions(toolDeps, userId, record) }),
     ...documentRoutes({ ...stores, ingestion }),
     agentDocumentViaAgentsRoute(stores),
     // Before GET /agents/:id, which would read "library" as an id.
@@ -179,6 +178,7 @@ export function createApp({
     ...userRoutes(),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
+    ...mcpRoutes({ agents: stores.agents, search: stores.search, engine, log }),
     health,
   ];
   routes.push(openApiRoute(routes));

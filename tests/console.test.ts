@@ -677,6 +677,12 @@ test(
     await page.getByRole('heading', { level: 2, name: 'Otter expert' }).waitFor();
 
     await nav(page, 'Tools').click();
+    // The other direction: the agents from an MCP host, with the URL and a ready mcp.json.
+    const panel = page.getByRole('region', { name: 'Use your agents from an MCP host' });
+    assert.equal(await panel.locator('[data-field="mcp-url"]').textContent(), `${service.url}/mcp`);
+    assert.deepEqual(JSON.parse((await panel.locator('[data-field="mcp-json"]').textContent()) ?? ''), {
+      mcpServers: { agents: { type: 'http', url: `${service.url}/mcp`, headers: { Authorization: 'Bearer <your API token>' } } },
+    });
     await page.getByRole('button', { name: 'New tool' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Otter facts');
     await page.getByLabel('Description', { exact: true }).fill('Looks up facts about otters.');

@@ -213,6 +213,8 @@ test('every operation answers its documented status and shape', async () => {
 
   const tool = await expectDocumented('createTool', { ...auth, body: { name: 'search', type: 'SEARCH', metadata: { key: 'secret' } } });
   await expectDocumented('listTools', auth);
+  const offered = await expectDocumented('listToolFunctions', { ...auth, id: tool.id });
+  assert.deepEqual([offered.functions.length, offered.warnings.length], [0, 1], 'a SEARCH tool without its url offers nothing, and says why');
   await expectDocumented('getTool', { ...auth, id: tool.id });
   await expectDocumented('updateTool', { ...auth, id: tool.id, body: { type: 'AGENT' } });
 
@@ -321,6 +323,18 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('deleteApiToken', { ...auth, id: apiToken.id });
   await expectDocumented('getOpenApiDocument');
   await expectDocumented('getHealth');
+  const ping = await call(service, 'mcp', {
+    ...auth,
+    body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } },
+    headers: { accept: 'application/json, text/event-stream' },
+  });
+  // A client of the 2025 versions gets its answer as one `message` event of a stream; its data is the documented JSON-RPC answer.
+  assert.equal(ping.status, operation('mcp').success.status);
+  assert.equal(ping.headers.get('content-type'), 'text/event-stream');
+  const message = JSON.parse(/^data: (.*)$/m.exec(ping.text)?.[1] ?? 'null');
+  assert.ok(v.safeParse(successSchema(operation('mcp')), message).success, ping.text);
+  assert.equal(message.result.protocolVersion, '2025-06-18');
+  covered.add('mcp');
   await expectDocumented('deleteMe', { ...auth, body: { password } });
 
   assert.deepEqual(

@@ -89,6 +89,15 @@ export interface RunAgent {
   llm: Llm;
 }
 
+/** An agent as an MCP host sees it: a tool (see src/mcp/tools.ts). */
+export interface ToolAgentRow {
+  id: string;
+  name: string;
+  description: string | null;
+  /** The variables of its prompt (none without one). */
+  variables: string[];
+}
+
 /** A listed agent as the library shows it: public fields only. */
 export interface LibraryAgentRow {
   id: string;
@@ -150,6 +159,11 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
        FROM agents a WHERE a.is_listed = 1 AND a.seq > ? AND ${ownerEnabled} ORDER BY a.seq LIMIT ?`,
   );
   const selectListedSeq = db.prepare(`SELECT a.seq FROM agents a WHERE a.id = ? AND a.is_listed = 1 AND ${ownerEnabled}`).pluck();
+  // In creation order: the later of two agents whose names make the same tool name gets the suffix.
+  const selectToolAgents = db.prepare(
+    `SELECT a.id, a.name, a.description, coalesce(p.input_variables, '[]') AS variables
+       FROM agents a LEFT JOIN prompts p ON p.id = a.prompt_id WHERE a.user_id = ? ORDER BY a.seq`,
+  );
   const clearTags = db.prepare(`DELETE FROM agent_tags WHERE agent_id = ?`);
   const insertTag = db.prepare(`INSERT INTO agent_tags (agent_id, tag_id, position) VALUES (?, ?, ?)`);
 
@@ -243,6 +257,14 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
       const raw = selectForRun.get(id, userId) as Raw | undefined;
       if (!raw) return undefined;
       return { id: raw.id, name: raw.name, type: raw.type, hasMemory: raw.hasMemory === 1, promptId: raw.promptId, llm: openLlm(raw) };
+    },
+
+    /** Every agent of the user, oldest first, with its prompt's variables: the tools of the user's MCP server. */
+    listAsTools(userId: string): ToolAgentRow[] {
+      return (selectToolAgents.all(userId) as (Omit<ToolAgentRow, 'variables'> & { variables: string })[]).map((row) => ({
+        ...row,
+        variables: JSON.parse(row.variables) as string[],
+      }));
     },
 
     /** A page of the agents their owners listed publicly, every enabled account's (the one cross-user read). */

@@ -50,6 +50,8 @@ export function envelope(log: Logger, options: EnvelopeOptions): AppMiddleware {
       if (error.status >= 500) {
         log.error({ msg: 'request failed', requestId, method: ctx.method, path: ctx.path, error: describe(thrown) });
       }
+      // Bearer tokens are the one credential of the API (RFC 6750): MCP clients read this to know it.
+      if (error.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
       if (error.status === 503) ctx.set('Retry-After', '1');
       if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
       ctx.status = error.status;

@@ -41,6 +41,12 @@ export class Accepted<T> {
   constructor(readonly data: T) {}
 }
 
+/**
+ * What a handler returns when it wrote the response itself (`ctx.respond = false`): the MCP
+ * endpoint hands the request to the MCP SDK, which answers in the protocol's own shapes.
+ */
+export const RESPONSE_WRITTEN: unique symbol = Symbol('response written');
+
 /** What the handler returns for each kind of success. */
 export type Answer<S extends Success> = S extends { stream: object }
   ? | SseAnswer
@@ -51,7 +57,7 @@ export type Answer<S extends Success> = S extends { stream: object }
     : S extends { data: infer Data extends AnySchema }
       ? v.InferOutput<Data>
       : S extends { raw: AnySchema }
-        ? string
+        ? string | typeof RESPONSE_WRITTEN
         : void;
 
 /** What a handler is given: everything validated. */
@@ -135,6 +141,7 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
   // otherwise silently answer everything).
   const known = new Set(Object.keys((route.query as { entries?: object } | undefined)?.entries ?? {}));
   const respond = (ctx: AppContext, answer: unknown): void => {
+    if (answer === RESPONSE_WRITTEN) return;
     if (answer instanceof SseAnswer) {
       answer.start(new SseStream(ctx, answer.keepAliveMs));
       return;

@@ -35,6 +35,10 @@ export interface ToolCallContext {
 export interface ToolSet {
   tools: ToolFunction[];
   warnings: string[];
+  /** What the model is told about tools it was meant to have and does not (a server that could not be reached). */
+  notes?: string[];
+  /** Ends what the tools hold open for the run (an MCP server's connection); called once the run ended. */
+  release?(): Promise<void>;
 }
 
 /** Gives a run its tools: called once per run, with the context its calls will get. */

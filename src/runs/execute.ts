@@ -21,7 +21,7 @@ import { strategies } from './strategies.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunSource, RunStep, RunStore, RunUsage } from './store.js';
 import { createToolCaller } from './tool-calls.js';
-import type { ToolCallContext, ToolProvider } from '../lib/tool-contract.js';
+import type { ToolCallContext, ToolProvider, ToolSet } from '../lib/tool-contract.js';
 import type { SearchStore } from '../documents/search-store.js';
 
 /** Turns of a session replayed to the model (a turn is the user's input and the answer). */
@@ -123,6 +123,7 @@ export function createExecutor(deps: ExecuteDeps) {
       );
 
     let outcome: RunOutcome;
+    let toolSet: ToolSet | undefined;
     try {
       // Sent even when the run was stopped before it began: a stream starts with `run` (a queued run's was sent when it was queued).
       if (!prepared.announced) prepared.events.emit({ name: 'run', data: { runId, sessionId: prepared.sessionId } });
@@ -141,8 +142,9 @@ export function createExecutor(deps: ExecuteDeps) {
       sources = sourcesOf(chunks);
       if (sources.length > 0) emit({ name: 'sources', data: sources });
 
-      const toolSet = await deps.tools(agent, { id: userId }, toolContext);
+      toolSet = await deps.tools(agent, { id: userId }, toolContext);
       warnings.push(...toolSet.warnings);
+      const notes = toolSet.notes ?? [];
 
       const history =
         prepared.conversation ??
@@ -150,7 +152,7 @@ export function createExecutor(deps: ExecuteDeps) {
           ? stores.memory.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
           : []);
       const messages: ChatMessage[] = [
-        { role: 'system', content: systemMessage(prepared.system, chunks) },
+        { role: 'system', content: notes.length === 0 ? systemMessage(prepared.system, chunks) : `${systemMessage(prepared.system, chunks)}\n\n${notes.join('\n')}` },
         ...history.map((message) => ({ role: message.role, content: message.content })),
         { role: 'user', content: prepared.input },
       ];
@@ -222,6 +224,7 @@ export function createExecutor(deps: ExecuteDeps) {
       }
       outcome = { ok: false, runId, failure };
     } finally {
+      void toolSet?.release?.();
       cancel?.removeEventListener('abort', onCancel);
       chains.delete(runId);
       recorded();

@@ -12,7 +12,7 @@ export const LIST_STEP_CHARS = 200;
 /** How much of a session's first message its `title` shows. */
 export const SESSION_TITLE_CHARS = 100;
 
-const InputSchema = v.pipe(
+export const InputSchema = v.pipe(
   v.string('must be a string'),
   v.minLength(1, 'must not be empty'),
   v.maxLength(MAX_INPUT_CHARS, `must be at most ${MAX_INPUT_CHARS} characters`),

@@ -1,5 +1,10 @@
 // `/tools`: capabilities an agent can be given (linked through /agent-tools).
+import * as v from 'valibot';
 import { parseAsync } from '../http/validate.js';
+import { notFound } from '../http/errors.js';
+import { defineRoute, type Route } from '../http/route.js';
+import type { ToolSet } from '../lib/tool-contract.js';
+import type { ToolRecord } from './kinds/kind.js';
 import { resourceRoutes } from '../http/resource-routes.js';
 import { kindOf } from './kinds/index.js';
 import { SCHEMA_LIMITS } from './runtime/openapi.js';
@@ -17,9 +22,46 @@ const SPEC_LIMITS_TEXT =
   `An inline \`spec\` is refused (422) when its operations' schemas, with their \`$ref\`s inlined, come to more than ${SCHEMA_LIMITS.parts} parts ` +
   `(JSON values) in all or ${SCHEMA_LIMITS.operationParts} in one operation, or hold more than ${SCHEMA_LIMITS.text / 1024} KiB of text, or nest more than ${SCHEMA_LIMITS.depth} levels deep.`;
 
-export function toolRoutes({ tools }: { tools: ToolStore }) {
+const FunctionSchema = v.strictObject({
+  name: v.pipe(v.string(), v.description('The function name the model sees.')),
+  description: v.string(),
+  parameters: v.pipe(v.record(v.string(), v.unknown()), v.description('JSON Schema of its arguments.')),
+});
+const FunctionsSchema = v.strictObject({
+  functions: v.array(FunctionSchema),
+  warnings: v.pipe(v.array(v.string()), v.description('What is left out of the tool, and why (as a run would say it).')),
+});
+
+export interface ToolRouteDeps {
+  tools: ToolStore;
+  /** What one tool offers the model right now (see toolFunctions in runtime/provider.ts). */
+  functionsOf(userId: string, record: ToolRecord): Promise<ToolSet>;
+}
+
+export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
+  const functions = defineRoute({
+    method: 'get',
+    path: '/tools/:id/functions',
+    operationId: 'listToolFunctions',
+    summary: 'List what a tool offers the model',
+    description:
+      'The functions a run starting now would offer the model for this tool, with the names the model sees, and the warnings a run would record. ' +
+      "An MCP tool's server is asked (within TOOL_TIMEOUT_MS): a server that cannot be reached answers no functions and a warning saying why.",
+    tag: 'Tools',
+    auth: true,
+    success: { status: 200, description: 'The functions and warnings.', data: FunctionsSchema },
+    handler: async ({ caller, params }) => {
+      const record = tools.getRecord(caller.id, params.id);
+      if (!record) throw notFound('Tool');
+      const set = await functionsOf(caller.id, record);
+      return {
+        functions: set.tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+        warnings: set.warnings,
+      };
+    },
+  });
   // A change that leaves `type` out is checked against the tool's type (none: the update answers 404).
-  return resourceRoutes({
+  return [functions, ...resourceRoutes({
     path: '/tools',
     tag: 'Tools',
     names: { one: 'tool', One: 'Tool', Many: 'Tools', what: 'Tool' },
@@ -30,7 +72,8 @@ export function toolRoutes({ tools }: { tools: ToolStore }) {
       body: CreateToolSchema,
       description:
         '`metadata` is stored and never returned. What each type needs in it: `url` (and optional `headers`) for SEARCH and the plain HTTP types; ' +
-        "`url` of an OpenAPI 3.x document or the document itself as `spec` for OPENAPI; `agentId` for AGENT, which must be one of the caller's agents (422 otherwise). " +
+        "`url` of an OpenAPI 3.x document or the document itself as `spec` for OPENAPI; `agentId` for AGENT, which must be one of the caller's agents (422 otherwise); " +
+        '`url` of a Streamable HTTP MCP server (optional `headers`, and `tools`, an allow-list of its tool names) for MCP. ' +
         SPEC_LIMITS_TEXT,
       check: (input) => checkMetadata(input.type, input.metadata),
     },
@@ -41,5 +84,5 @@ export function toolRoutes({ tools }: { tools: ToolStore }) {
       check: (change, caller, id) => checkMetadata(change.type ?? tools.get(caller.id, id)?.type, change.metadata),
     },
     delete: { answers: 'null', description: "The tool's agent-tool links are deleted too." },
-  });
+  })];
 }

@@ -48,6 +48,7 @@ export function createToolStore(db: Db, sealer: Sealer) {
     `SELECT t.id, t.name, t.type, t.description, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
       WHERE l.agent_id = ? AND l.user_id = ? ORDER BY l.seq`,
   );
+  const selectToolRecord = db.prepare(`SELECT id, name, type, description, metadata FROM tools WHERE id = ? AND user_id = ?`);
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
 
   const unseal = (sealed: string | null): Record<string, unknown> =>
@@ -100,6 +101,14 @@ export function createToolStore(db: Db, sealer: Sealer) {
         description: row.description,
         metadata: unseal(row.metadata),
       }));
+    },
+
+    /** One tool of the user with its metadata unsealed: for building its functions only, never for a response. */
+    getRecord(userId: string, id: string): ToolRecord | undefined {
+      const row = selectToolRecord.get(id, userId) as
+        | { id: string; name: string; type: string; description: string | null; metadata: string | null }
+        | undefined;
+      return row && { ...row, metadata: unseal(row.metadata) };
     },
 
     /** Creates the tool; a 422 when its metadata names an agent that is not the user's. */

@@ -2,11 +2,12 @@
 // kind is a file beside this one and a line here.
 import { agent } from './agent.js';
 import type { ToolKind } from './kind.js';
+import { mcp } from './mcp.js';
 import { openApi } from './openapi.js';
 import { automationNla, engineAlpha, hostedModel } from './plain-http.js';
 import { search } from './search.js';
 
-export const TOOL_KINDS = [search, engineAlpha, hostedModel, automationNla, agent, openApi] as const;
+export const TOOL_KINDS = [search, engineAlpha, hostedModel, automationNla, agent, openApi, mcp] as const;
 
 /** The `type` of a tool: one of the kinds'. */
 export type ToolType = (typeof TOOL_KINDS)[number]['type'];

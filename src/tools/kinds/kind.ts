@@ -3,7 +3,7 @@
 // index.ts; nothing else in the service names a kind.
 import type * as v from 'valibot';
 import type { ToolFunction } from '../../lib/tool-contract.js';
-import { ToolError, type MetadataResult, type ToolHttp } from '../runtime/http-call.js';
+import { ToolError, type ToolHttp } from '../runtime/http-call.js';
 
 /** A tool record as a run needs it: metadata unsealed. */
 export interface ToolRecord {
@@ -24,12 +24,21 @@ export interface BuildContext {
   deadline: number;
   /** The caller's agent with this id, or undefined. */
   findAgent(agentId: string): { id: string; name: string } | undefined;
-  /** A function name unique within the run, from `text`; taken only for a function that is offered. */
-  name(text: string): string;
+  /**
+   * A function name unique within the run, from `text` (`asIs`: text already is a function name,
+   * kept as it is but for a suffix); taken only for a function that is offered.
+   */
+  name(text: string, asIs?: boolean): string;
 }
 
-/** The functions of one tool and what was left out of it, or why it offers none (said in the run's warnings). */
-export type Built = MetadataResult<{ functions: ToolFunction[]; warnings: string[] }>;
+/**
+ * The functions of one tool, what was left out of it, and what ends its connection when the run
+ * ends (`close`); or why it offers none (said in the run's warnings; `unavailable`: its server could
+ * not be reached, which the model is told as well).
+ */
+export type Built =
+  | { ok: true; value: { functions: ToolFunction[]; warnings: string[]; close?: () => Promise<void> } }
+  | { ok: false; reason: string; unavailable?: boolean };
 
 export interface ToolKind<Type extends string = string> {
   /** The `type` clients send and get back. */

@@ -20,8 +20,8 @@ export function functionNameOf(text: string): string {
 /** Hands out unique names within one run: the first `x`, then `x_2`, `x_3` … (cut to fit 64). */
 export function createFunctionNamer() {
   const taken = new Set<string>();
-  return (text: string): string => {
-    const base = functionNameOf(text);
+  return (text: string, asIs = false): string => {
+    const base = asIs ? text.slice(0, MAX_FUNCTION_NAME) : functionNameOf(text);
     let name = base;
     for (let n = 2; taken.has(name); n += 1) {
       const suffix = `_${n}`;

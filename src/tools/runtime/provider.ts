@@ -5,7 +5,7 @@
 import type { ToolCallContext, ToolFunction, ToolProvider, ToolSet } from '../../lib/tool-contract.js';
 import { kindOf } from '../kinds/index.js';
 import type { Built, ToolKind, ToolRecord } from '../kinds/kind.js';
-import { redactSecrets, ToolError, type FetchLike } from './http-call.js';
+import { redactSecrets, TOOL_TIMEOUT_MS, ToolError, type FetchLike } from './http-call.js';
 import { createFunctionNamer } from './naming.js';
 
 export interface ToolProviderDeps {
@@ -63,6 +63,8 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
   const name = createFunctionNamer();
   const tools: ToolFunction[] = [];
   const warnings: string[] = [];
+  const notes: string[] = [];
+  const closes: (() => Promise<void>)[] = [];
   for (const record of request.tools) {
     const kind = kindOf(record.type);
     const secrets = secretsOf(record, kind);
@@ -78,12 +80,29 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
       : { ok: false, reason: `the type ${record.type} is not one this service can run` };
     if (built.ok) {
       tools.push(...built.value.functions.map((fn) => guarded(fn, secrets)));
+      if (built.value.close) closes.push(built.value.close);
       warnings.push(...built.value.warnings.map((warning) => redactSecrets(warning, secrets)));
     } else {
-      warnings.push(redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${built.reason}`, secrets));
+      const said = redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${built.reason}`, secrets);
+      warnings.push(said);
+      if (built.unavailable) notes.push(`The ${said}.`);
     }
   }
-  return { tools, warnings };
+  const release = async () => {
+    await Promise.all(closes.map((close) => close()));
+  };
+  return { tools, warnings, notes, release };
+}
+
+/**
+ * What one tool offers the model right now, as a run starting now would get it (an MCP server is
+ * asked): its functions and warnings. Bounded by the tool timeout; the connection is closed after.
+ */
+export async function toolFunctions(deps: ToolProviderDeps, userId: string, record: ToolRecord): Promise<ToolSet> {
+  const timeoutMs = deps.toolTimeoutMs ?? TOOL_TIMEOUT_MS;
+  const set = await buildToolSet(deps, { userId, tools: [record], signal: AbortSignal.timeout(timeoutMs), deadline: Date.now() + timeoutMs });
+  await set.release?.();
+  return set;
 }
 
 /** The provider app.ts gives the run engine: reads the agent's linked tools (metadata unsealed) and builds their functions. */

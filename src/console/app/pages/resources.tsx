@@ -197,6 +197,7 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
 const TOOL_TYPES: Record<ToolType, string> = {
   SEARCH: 'SEARCH (a SearXNG instance)',
   OPENAPI: 'OPENAPI (operations of an OpenAPI document)',
+  MCP: 'MCP (the tools of an MCP server)',
   AGENT: 'AGENT (asks another of your agents)',
   ENGINE_ALPHA: 'ENGINE_ALPHA (plain HTTP tool)',
   HOSTED_MODEL: 'HOSTED_MODEL (plain HTTP tool)',
@@ -216,7 +217,7 @@ const TOOLS: ResourceSpec<Tool> = {
       name: 'metadata',
       label: 'Settings (JSON)',
       kind: 'textarea',
-      hint: 'For example {"url": "http://127.0.0.1:8080"} for SEARCH, {"agentId": "…"} for AGENT. Settings hold secrets and are never shown again: leave this empty when editing to keep them.',
+      hint: 'For example {"url": "http://127.0.0.1:8080"} for SEARCH, {"agentId": "…"} for AGENT, {"url": "https://…/mcp", "headers": {"Authorization": "Bearer …"}, "tools": ["…"]} for MCP. Settings hold secrets and are never shown again: leave this empty when editing to keep them.',
     },
   ],
   blank: { name: '', type: 'SEARCH', description: '', metadata: '' },
@@ -294,6 +295,38 @@ const TAGS: ResourceSpec<Tag> = {
   ),
 };
 
-export const ToolsPage = () => <ResourcePage spec={TOOLS} />;
+/**
+ * The other direction: the user's agents as tools of an MCP host, through the service's /mcp.
+ * The snippet names no token: one is made on the Tokens page and pasted in.
+ */
+function McpHostPanel() {
+  const url = `${location.origin}/mcp`;
+  const config = JSON.stringify(
+    { mcpServers: { agents: { type: 'http', url, headers: { Authorization: 'Bearer <your API token>' } } } },
+    null,
+    2,
+  );
+  return (
+    <section class="card" aria-label="Use your agents from an MCP host">
+      <h2>Use your agents from an MCP host</h2>
+      <p class="muted">
+        Claude Desktop, VS Code, Cursor and other MCP hosts can call each of your agents as a tool (and search your documents) at this
+        URL, with an API token from the Tokens page.
+      </p>
+      <p>
+        <code data-field="mcp-url">{url}</code>
+      </p>
+      <p class="muted">mcp.json:</p>
+      <pre class="json" data-field="mcp-json">{config}</pre>
+    </section>
+  );
+}
+
+export const ToolsPage = () => (
+  <>
+    <ResourcePage spec={TOOLS} />
+    <McpHostPanel />
+  </>
+);
 export const PromptsPage = () => <ResourcePage spec={PROMPTS} />;
 export const TagsPage = () => <ResourcePage spec={TAGS} />;

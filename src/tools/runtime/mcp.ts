@@ -1,0 +1,158 @@
+// MCP tools: a Streamable HTTP MCP server (metadata.url, with metadata.headers on each request),
+// reached through the official client. When a run starts the server's tools are listed and each
+// (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`;
+// calls go to the same connection, which is closed when the run ends. Every request the client's
+// transport makes goes through the run's guarded fetch (the SSRF check on each connection),
+// redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
+// tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
+// the tool's error, told to the model.
+import { Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import type { ToolFunction } from '../../lib/tool-contract.js';
+import { packageVersion } from '../../lib/version.js';
+import type { Built, ToolRecord } from '../kinds/kind.js';
+import { targetFromMetadata, TOOL_TIMEOUT_MS, ToolError, type FetchLike, type ToolHttp } from './http-call.js';
+import { functionNameOf, MAX_FUNCTION_NAME } from './naming.js';
+
+/** Tools of one server offered to a run; more are left out with a warning. */
+export const MAX_MCP_TOOLS = 64;
+/** Largest answer of the server to one request (a tool list, a call's result). */
+export const MCP_RESPONSE_MAX_BYTES = 1024 * 1024;
+/** Largest input schema of one tool (JSON characters): it is sent to the model with every step. */
+export const MCP_SCHEMA_MAX_CHARS = 16 * 1024;
+const DESCRIPTION_MAX_CHARS = 1024;
+/** Pages of a tool list read at most. */
+const MAX_LIST_PAGES = 4;
+
+/** The function name of one MCP tool: `<tool name>__<mcp tool name>`, each part as a function name, cut to 64. */
+export const mcpFunctionName = (toolName: string, mcpToolName: string) =>
+  `${functionNameOf(toolName)}__${functionNameOf(mcpToolName)}`.slice(0, MAX_FUNCTION_NAME).replace(/_+$/, '');
+
+/** The service's fetch for the MCP client: no redirects followed, answers cut off past MCP_RESPONSE_MAX_BYTES. */
+export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES): FetchLike {
+  return async (url, init) => {
+    const response = await fetch(url, { ...init, redirect: 'manual' });
+    const host = new URL(String(url)).host;
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => {});
+      throw new ToolError(`${host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
+    }
+    if (!response.body) return response;
+    let seen = 0;
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          seen += chunk.byteLength;
+          if (seen > maxBytes) controller.error(new ToolError(`${host} sent an answer larger than ${maxBytes / 1024} KiB`));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
+}
+
+/** Words for what went wrong with a server, without a header or a key (the provider also redacts the tool's secrets). */
+function describe(error: unknown, host: string, timeoutMs: number): string {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ToolError) return cause.message;
+    if (cause.name === 'IngestError') return cause.message;
+    if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT') return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return `${host}: ${message.replace(/\s+/g, ' ').slice(0, 300)}`;
+}
+
+/** The text a model reads of a call's result: its text parts, the structured content as JSON, other parts named. */
+export function resultText(result: { content?: unknown; structuredContent?: unknown }): string {
+  const parts: string[] = [];
+  for (const part of Array.isArray(result.content) ? result.content : []) {
+    const block = (typeof part === 'object' && part !== null ? part : {}) as { type?: unknown; text?: unknown };
+    if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
+    else parts.push(`[${typeof block.type === 'string' ? block.type.slice(0, 40) : 'unknown'} content left out]`);
+  }
+  if (result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
+  return parts.join('\n');
+}
+
+/** The allow-list of metadata.tools, or undefined for every tool. */
+function allowList(metadata: Record<string, unknown>): Set<string> | undefined {
+  const tools = metadata.tools;
+  return Array.isArray(tools) ? new Set(tools.filter((name): name is string => typeof name === 'string')) : undefined;
+}
+
+/** The functions of an MCP tool for one run: connects, lists the server's tools, offers the allowed ones. */
+export async function mcpTools(
+  tool: ToolRecord,
+  name: (text: string, asIs?: boolean) => string,
+  http: ToolHttp,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<Built> {
+  const target = targetFromMetadata(tool.metadata);
+  if (!target.ok) return target;
+  const { url, headers } = target.value;
+  const toolTimeout = http.timeoutMs ?? TOOL_TIMEOUT_MS;
+  const timeout = () => Math.max(1, Math.min(toolTimeout, deadline - Date.now()));
+  const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
+  const transport = new StreamableHTTPClientTransport(url, {
+    fetch: boundedFetch(http.fetch),
+    requestInit: { headers },
+    redirectPolicy: 'same-origin',
+  });
+  const close = () => client.close().catch(() => {});
+  let listed: Tool[] = [];
+  try {
+    await client.connect(transport, { signal, timeout: timeout() });
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES && listed.length <= MAX_MCP_TOOLS; page += 1) {
+      const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: timeout() });
+      listed.push(...answer.tools);
+      cursor = answer.nextCursor;
+      if (cursor === undefined) break;
+    }
+  } catch (error) {
+    await close();
+    if (signal.aborted) throw signal.reason;
+    return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout)}`, unavailable: true };
+  }
+
+  const warnings: string[] = [];
+  const allowed = allowList(tool.metadata);
+  if (allowed) listed = listed.filter((entry) => allowed.has(entry.name));
+  if (listed.length > MAX_MCP_TOOLS) {
+    warnings.push(`tool "${tool.name}" (MCP): the server lists more than ${MAX_MCP_TOOLS} tools; only the first ${MAX_MCP_TOOLS} are offered`);
+    listed = listed.slice(0, MAX_MCP_TOOLS);
+  }
+  const functions: ToolFunction[] = [];
+  for (const entry of listed) {
+    const schema = JSON.stringify(entry.inputSchema ?? { type: 'object' });
+    if (schema.length > MCP_SCHEMA_MAX_CHARS) {
+      warnings.push(`tool "${tool.name}" (MCP): "${entry.name.slice(0, 64)}" is not offered: its input schema is larger than ${MCP_SCHEMA_MAX_CHARS / 1024} KiB`);
+      continue;
+    }
+    const mcpName = entry.name;
+    functions.push({
+      name: name(mcpFunctionName(tool.name, mcpName), true),
+      description: (entry.description || entry.title || `The tool ${mcpName} of an MCP server.`).slice(0, DESCRIPTION_MAX_CHARS),
+      parameters: JSON.parse(schema) as Record<string, unknown>,
+      toolId: tool.id,
+      toolName: tool.name,
+      async call(args, context) {
+        let result;
+        try {
+          result = await client.callTool(
+            { name: mcpName, arguments: (args ?? {}) as Record<string, unknown> },
+            { signal: context.signal, timeout: Math.max(1, Math.min(toolTimeout, context.deadline - Date.now())) },
+          );
+        } catch (error) {
+          if (context.signal.aborted) throw context.signal.reason;
+          throw new ToolError(describe(error, url.host, toolTimeout));
+        }
+        const text = resultText(result);
+        if (result.isError) throw new ToolError(`the MCP tool ${mcpName.slice(0, 64)} answered an error: ${text.slice(0, 500)}`);
+        return text;
+      },
+    });
+  }
+  return { ok: true, value: { functions, warnings, close } };
+}

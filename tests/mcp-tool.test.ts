@@ -1,0 +1,147 @@
+// The MCP tool kind against servers built with both lines of the official SDK (fixtures on
+// 127.0.0.1; the test service allows private networks, as other tool tests do): the server's tools
+// offered as `<tool>__<mcp tool>`, called with the sealed headers (never shown), the allow-list,
+// an error result, a server that is down, the SSRF guard on the URL and on a redirect, and
+// GET /tools/{id}/functions.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, describe, test } from 'node:test';
+import { startService, type Json } from './helpers.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
+import { startMcpServer1, startMcpServer2 } from './fixtures/mcp-servers.js';
+import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
+
+const SECRET = 'Bearer sk-mcp-header-secret-98765';
+const fake = await startFakeOpenAI();
+const service = await startService();
+const alice = await service.signUp('Alice');
+const llm = { provider: 'openai-compatible', model: 'fake-model', baseUrl: fake.url, apiKey: 'sk-agent-key-0123456789' };
+
+async function agentWith(tool: Json): Promise<Json> {
+  const agent = await service.create(alice.token, '/agents', { name: 'Calculator', type: 'VENDOR_A', llm });
+  await service.create(alice.token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+  return agent;
+}
+const invoke = (agentId: string, input = 'go') => service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token: alice.token, body: { input } });
+const functionsOf = (toolId: string, token = alice.token) => service.request('GET', `/api/v1/tools/${toolId}/functions`, { token });
+
+test('function names are <tool name>__<mcp tool name>, cut to 64 characters', () => {
+  assert.equal(mcpFunctionName('My Calc', 'add-numbers'), 'my_calc__add_numbers');
+  assert.equal(mcpFunctionName('t'.repeat(40), 'u'.repeat(40)), `${'t'.repeat(40)}__${'u'.repeat(22)}`);
+});
+
+for (const [line, start] of [['2.x', startMcpServer2], ['1.x', startMcpServer1]] as const) {
+  describe(`the MCP kind against a server of the ${line} line`, async () => {
+    const server = await start();
+
+    test('its tools are offered and called; text and structured content come back; the headers are sent and never shown', async () => {
+      const tool = await service.createTool(alice.token, { name: 'Calc', type: 'MCP', metadata: { url: server.url, headers: { Authorization: SECRET } } });
+      const shown = await service.request('GET', `/api/v1/tools/${tool.id}`, { token: alice.token });
+      assert.ok(!shown.text.includes('sk-mcp-header-secret'), 'the tool never shows its headers');
+
+      const listed = await functionsOf(tool.id);
+      assert.equal(listed.status, 200, listed.text);
+      assert.deepEqual(
+        listed.body.data.functions.map((fn: Json) => fn.name),
+        ['calc__add', 'calc__echo_headers', 'calc__fail', 'calc__slow'],
+      );
+      assert.deepEqual(listed.body.data.warnings, []);
+      assert.equal(listed.body.data.functions[0].description, 'Adds two numbers.');
+      assert.deepEqual(listed.body.data.functions[0].parameters.required, ['a', 'b']);
+
+      const agent = await agentWith(tool);
+      fake.reply(
+        {
+          toolCalls: [
+            { name: 'calc__add', arguments: '{"a":2,"b":3}' },
+            { name: 'calc__echo_headers', arguments: '{}' },
+            { name: 'calc__fail', arguments: '{}' },
+          ],
+        },
+        { text: 'Five.' },
+      );
+      const before = fake.requests.length;
+      const reply = await invoke(agent.id);
+      assert.equal(reply.status, 200, reply.text);
+      const { steps, warnings, output } = reply.body.data;
+      assert.equal(output, 'Five.');
+      assert.deepEqual(warnings, []);
+      assert.deepEqual(
+        fake.requests[before].body.tools.map((t: Json) => t.function.name),
+        ['calc__add', 'calc__echo_headers', 'calc__fail', 'calc__slow'],
+      );
+      assert.equal(steps.length, 3);
+      assert.deepEqual([steps[0].tool, steps[0].function, steps[0].output], ['Calc', 'calc__add', 'The sum is 5.\n{"sum":5}']);
+      assert.equal(steps[1].output, 'auth=[redacted]', 'the header reached the server, and its echo is redacted');
+      assert.match(steps[2].error, /the MCP tool fail answered an error: the database is on fire/);
+      assert.ok(server.authorizations.every((value) => value === SECRET), 'every request of the transport carried the header');
+      const run = await service.request('GET', `/api/v1/runs/${reply.body.data.runId}`, { token: alice.token });
+      assert.ok(!run.text.includes('sk-mcp-header-secret'), 'the run record holds no header');
+    });
+
+    test('the allow-list offers only the tools it names', async () => {
+      const tool = await service.createTool(alice.token, { name: 'Adder', type: 'MCP', metadata: { url: server.url, tools: ['add', 'nonexistent'] } });
+      const listed = await functionsOf(tool.id);
+      assert.deepEqual(
+        listed.body.data.functions.map((fn: Json) => fn.name),
+        ['adder__add'],
+      );
+    });
+  });
+}
+
+describe('an MCP server that cannot be used', () => {
+  test('down when the run starts: its functions are left out, the model is told in a note, the warnings say so', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const tool = await service.createTool(alice.token, { name: 'Gone', type: 'MCP', metadata: { url: `http://127.0.0.1:${port}/mcp` } });
+    const agent = await agentWith(tool);
+    fake.reply({ text: 'I could not use it.' });
+    const before = fake.requests.length;
+    const reply = await invoke(agent.id);
+    assert.equal(reply.status, 200, reply.text);
+    assert.equal(reply.body.data.warnings.length, 1);
+    assert.match(reply.body.data.warnings[0], /^tool "Gone" \(MCP\) is not offered: the MCP server is unavailable: could not connect/);
+    const sent = fake.requests[before].body;
+    assert.equal(sent.tools, undefined, 'no functions offered');
+    assert.match(sent.messages[0].content, /The tool "Gone" \(MCP\) is not offered: the MCP server is unavailable/);
+  });
+
+  test('a redirect is refused', async () => {
+    const real = await startMcpServer2();
+    const redirecting = http.createServer((_req, res) => {
+      res.writeHead(307, { location: real.url });
+      res.end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    after(() => redirecting.close());
+    const url = `http://127.0.0.1:${(redirecting.address() as AddressInfo).port}/mcp`;
+    const tool = await service.createTool(alice.token, { name: 'Hop', type: 'MCP', metadata: { url } });
+    const listed = await functionsOf(tool.id);
+    assert.deepEqual(listed.body.data.functions, []);
+    assert.match(listed.body.data.warnings[0], /answered HTTP 307 \(a redirect, which tools do not follow\)/);
+    assert.deepEqual(real.authorizations, [], 'the redirect was not followed');
+  });
+
+  test('without ALLOW_PRIVATE_NETWORKS a server on a private address is refused by the SSRF guard', async () => {
+    const guarded = await startService({ allowPrivateNetworks: false });
+    const user = await guarded.signUp();
+    const server = await startMcpServer2();
+    const tool = await guarded.createTool(user.token, { name: 'Private', type: 'MCP', metadata: { url: server.url } });
+    const listed = await guarded.request('GET', `/api/v1/tools/${tool.id}/functions`, { token: user.token });
+    assert.equal(listed.status, 200);
+    assert.deepEqual(listed.body.data.functions, []);
+    assert.match(listed.body.data.warnings[0], /refused: 127\.0\.0\.1 is a loopback address/);
+    assert.deepEqual(server.authorizations, [], 'nothing reached the server');
+  });
+
+  test("another user's tool is not found", async () => {
+    const bob = await service.signUp('Bob');
+    const tool = await service.createTool(alice.token, { name: 'Mine', type: 'MCP', metadata: { url: 'http://127.0.0.1:9/mcp' } });
+    const reply = await functionsOf(tool.id, bob.token);
+    assert.equal(reply.status, 404);
+  });
+});
