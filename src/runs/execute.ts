@@ -124,11 +124,11 @@ export function createExecutor(deps: ExecuteDeps) {
       const toolSet = await deps.tools(agent, { id: userId }, toolContext);
       warnings.push(...toolSet.warnings);
 
-      const history =
-        prepared.conversation ??
-        (prepared.remembers && prepared.sessionId !== null
+      const remembered =
+        prepared.replays && prepared.sessionId !== null
           ? stores.memory.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
-          : []);
+          : [];
+      const history = prepared.conversation ? [...remembered, ...prepared.conversation] : remembered;
       const messages: ChatMessage[] = [
         { role: 'system', content: systemMessage(prepared.system, chunks) },
         ...history.map((message) => ({ role: message.role, content: message.content })),
@@ -141,6 +141,7 @@ export function createExecutor(deps: ExecuteDeps) {
         signal,
         streaming,
         emitToken,
+        sampling: prepared.sampling,
       });
       usage = model.usage;
       const chat: typeof model.chat = async (request) => {

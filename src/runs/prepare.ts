@@ -76,8 +76,14 @@ export function createPreparer(deps: PrepareDeps) {
       const stopped = abortFailure(admission.signal, timeoutMs, 'check');
       if (stopped) throw stopped;
       const conversation = request.messages ?? null;
-      const usesMemory = agent.hasMemory && parent === null && conversation === null;
-      const sessionId = usesMemory ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
+      // A session the caller names for this turn (a continued response) holds it whatever the agent's memory.
+      const session = parent === null ? request.session : undefined;
+      const usesMemory = agent.hasMemory && parent === null && conversation === null && session === undefined;
+      const sessionId = session
+        ? session.id
+        : usesMemory
+          ? (request.sessionId ?? request.defaultSessionId ?? newId())
+          : request.sessionId;
       const parentRunId = parent?.runId ?? null;
       const runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model });
       return {
@@ -88,7 +94,9 @@ export function createPreparer(deps: PrepareDeps) {
         system,
         input: request.input,
         sessionId,
-        remembers: usesMemory && sessionId !== null,
+        remembers: session ? session.remember : usesMemory && sessionId !== null,
+        replays: session ? session.replay : usesMemory && sessionId !== null,
+        sampling: request.sampling,
         conversation,
         stream: request.stream,
         parentRunId,
