@@ -20,24 +20,32 @@ export type Success =
   | { status: 200 | 201 | 202; description: string; data: AnySchema }
   /** A page of a list: `data` is an array of `item`, with `Link: <...>; rel="next"` while more exist. */
   | { status: 200; description: string; page: AnySchema }
-  /** The body is the handler's value itself, not an envelope (the OpenAPI document). */
+  /** The body is the handler's value itself (or that value serialised), not an envelope: the OpenAPI document, the OpenAI-compatible API. */
   | { status: 200; description: string; raw: AnySchema }
   /**
    * A `text/event-stream` (the handler returns an SseAnswer that feeds it): `events` names each
    * event with what its `data:` line carries. With `json`, the handler may answer data of that shape
    * instead, as `{ success: true, data }`; errors before the stream starts are answered as any route's.
    */
-  | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema };
+  | { status: 200; description: string; stream: { events: Record<string, string> }; json?: AnySchema }
+  /** A stream, or the handler's value of shape `raw` as the whole body (the OpenAI-compatible API's answers). */
+  | { status: 200; description: string; stream: { events: Record<string, string> }; raw: AnySchema };
 
 /** What the handler returns for each kind of success. */
 export type Answer<S extends Success> = S extends { stream: object }
-  ? SseAnswer | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
+  ?
+      | SseAnswer
+      | (S extends { json: infer Data extends AnySchema }
+          ? v.InferOutput<Data>
+          : S extends { raw: infer Body extends AnySchema }
+            ? v.InferOutput<Body>
+            : never)
   : S extends { page: infer Item extends AnySchema }
     ? Page<v.InferOutput<Item>>
     : S extends { data: infer Data extends AnySchema }
       ? v.InferOutput<Data>
-      : S extends { raw: AnySchema }
-        ? string
+      : S extends { raw: infer Body extends AnySchema }
+        ? string | v.InferOutput<Body>
         : void;
 
 /** What a handler is given: everything validated. */

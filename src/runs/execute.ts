@@ -125,8 +125,8 @@ export function createExecutor(deps: ExecuteDeps) {
       warnings.push(...toolSet.warnings);
 
       const remembered =
-        prepared.replays && prepared.sessionId !== null
-          ? stores.memory.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
+        prepared.replaySession !== null
+          ? stores.memory.recentMessages(agent.id, prepared.replaySession, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
           : [];
       const history = prepared.conversation ? [...remembered, ...prepared.conversation] : remembered;
       const messages: ChatMessage[] = [

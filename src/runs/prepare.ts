@@ -79,8 +79,11 @@ export function createPreparer(deps: PrepareDeps) {
       // A session the caller names for this turn (a continued response) holds it whatever the agent's memory.
       const session = parent === null ? request.session : undefined;
       const usesMemory = agent.hasMemory && parent === null && conversation === null && session === undefined;
+      // A session only replayed is not the run's: the run is not part of it.
       const sessionId = session
-        ? session.id
+        ? session.remember
+          ? session.id
+          : null
         : usesMemory
           ? (request.sessionId ?? request.defaultSessionId ?? newId())
           : request.sessionId;
@@ -95,7 +98,7 @@ export function createPreparer(deps: PrepareDeps) {
         input: request.input,
         sessionId,
         remembers: session ? session.remember : usesMemory && sessionId !== null,
-        replays: session ? session.replay : usesMemory && sessionId !== null,
+        replaySession: session ? (session.replay ? session.id : null) : usesMemory ? sessionId : null,
         sampling: request.sampling,
         conversation,
         stream: request.stream,

@@ -57,8 +57,8 @@ export interface PreparedRun {
   sessionId: string | null;
   /** A successful turn is added to the session. */
   remembers: boolean;
-  /** The session's last turns are replayed (before `conversation`, when both). */
-  replays: boolean;
+  /** The session whose last turns are replayed (before `conversation`, when both); null: none. */
+  replaySession: string | null;
   /** The caller's sampling settings (RunRequest.sampling). */
   sampling: Sampling | undefined;
   /** The conversation the caller gave (`RunRequest.messages`), replayed instead of the agent's memory. */
