@@ -231,3 +231,169 @@ describe('limits', () => {
     await slow;
   });
 });
+
+describe('responses', () => {
+  test('a plain response: output_text, usage, instructions after the prompt; a recorded run', async () => {
+    fake.reply({ text: 'Photosynthesis.', usage: { prompt_tokens: 9, completion_tokens: 1 } });
+    const before = fake.requests.length;
+    const response = await openai.responses.create({
+      model: tutor.id,
+      input: 'How do plants eat?',
+      instructions: 'One word.',
+      metadata: { subject: 'biology' },
+      temperature: 0.5,
+      max_output_tokens: 20,
+    });
+    assert.match(response.id, /^resp_/);
+    assert.equal(response.object, 'response');
+    assert.equal(response.status, 'completed');
+    assert.equal(response.model, tutor.id);
+    assert.equal(response.output_text, 'Photosynthesis.');
+    assert.deepEqual(response.output[0], {
+      id: response.output[0].id,
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Photosynthesis.', annotations: [] }],
+    });
+    assert.deepEqual(response.usage, { input_tokens: 9, output_tokens: 1, total_tokens: 10 });
+    assert.deepEqual([response.error, response.incomplete_details, response.instructions], [null, null, 'One word.']);
+    const sent = fake.requests[before].body;
+    assert.deepEqual(sent.messages, [
+      { role: 'system', content: 'You teach biology.\n\nOne word.' },
+      { role: 'user', content: 'How do plants eat?' },
+    ]);
+    assert.deepEqual([sent.temperature, sent.max_tokens], [0.5, 20]);
+    const run = await runOf(response.id);
+    assert.deepEqual([run.status, run.input, run.output], ['succeeded', 'How do plants eat?', 'Photosynthesis.']);
+    assert.ok(run.sessionId, 'a stored response is a turn of a session');
+  });
+
+  test('a streamed response: every semantic event in order, numbered from 0; the SDK’s stream helper gets the text', async () => {
+    fake.reply({ text: 'Green leaves work', usage: { prompt_tokens: 4, completion_tokens: 3 } });
+    const events: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of await openai.responses.create({ model: plain.id, input: 'Tell me', stream: true })) events.push(event);
+    assert.deepEqual(
+      events.map((event) => event.type),
+      [
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.delta',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ],
+    );
+    assert.deepEqual(
+      events.map((event) => event.sequence_number),
+      events.map((_event, index) => index),
+    );
+    const deltas = events.filter((event) => event.type === 'response.output_text.delta');
+    assert.equal(deltas.map((event) => event.delta).join(''), 'Green leaves work');
+    const completed = events.at(-1) as OpenAI.Responses.ResponseCompletedEvent;
+    assert.equal(completed.response.output_text, 'Green leaves work');
+    assert.deepEqual(completed.response.usage, { input_tokens: 4, output_tokens: 3, total_tokens: 7 });
+    const created = events[0] as OpenAI.Responses.ResponseCreatedEvent;
+    assert.equal(created.response.id, completed.response.id);
+    assert.equal(created.response.status, 'in_progress');
+    assert.equal((await runOf(completed.response.id)).output, 'Green leaves work');
+
+    fake.reply({ text: 'Via the helper' });
+    const final = await openai.responses.stream({ model: plain.id, input: 'Again' }).finalResponse();
+    assert.equal(final.output_text, 'Via the helper');
+
+    fake.reply({ status: 500, message: 'broken model' });
+    const failed: OpenAI.Responses.ResponseStreamEvent[] = [];
+    for await (const event of await openai.responses.create({ model: plain.id, input: 'Fail', stream: true })) failed.push(event);
+    const last = failed.at(-1) as OpenAI.Responses.ResponseFailedEvent;
+    assert.equal(last.type, 'response.failed');
+    assert.equal(last.response.status, 'failed');
+    assert.equal(last.response.error?.code, 'server_error');
+    assert.match(last.response.error?.message ?? '', /broken model/);
+    assert.equal((await runOf(last.response.id)).status, 'failed');
+  });
+
+  test('previous_response_id continues the conversation of an agent without memory; store: false keeps nothing to continue', async () => {
+    fake.reply({ text: 'Hello Ann.' }, { text: 'You are Ann.' }, { text: 'Still Ann.' });
+    const first = await openai.responses.create({ model: plain.id, input: 'I am Ann.' });
+    const second = await openai.responses.create({ model: plain.id, input: 'Who am I?', previous_response_id: first.id });
+    const before = fake.requests.length;
+    const third = await openai.responses.create({
+      model: plain.id,
+      input: [
+        { role: 'developer', content: 'Be kind.' },
+        { role: 'user', content: 'Sure?' },
+      ],
+      previous_response_id: second.id,
+    });
+    assert.equal(third.previous_response_id, second.id);
+    const [system, ...conversation] = fake.requests[before].body.messages;
+    assert.match(system.content, /^You are a helpful assistant\..*\n\nBe kind\.$/s, 'the default system message, then the developer message');
+    assert.deepEqual(conversation, [
+      { role: 'user', content: 'I am Ann.' },
+      { role: 'assistant', content: 'Hello Ann.' },
+      { role: 'user', content: 'Who am I?' },
+      { role: 'assistant', content: 'You are Ann.' },
+      { role: 'user', content: 'Sure?' },
+    ]);
+    const sessions = new Set(await Promise.all([first, second, third].map(async (response) => (await runOf(response.id)).sessionId)));
+    assert.equal(sessions.size, 1, 'one session holds the conversation');
+
+    fake.reply({ text: 'Not kept.' });
+    const unstored = await openai.responses.create({ model: plain.id, input: 'Forget me', store: false, previous_response_id: third.id });
+    assert.equal(unstored.output_text, 'Not kept.');
+    assert.equal((await runOf(unstored.id)).status, 'succeeded', 'the run is recorded all the same');
+    await rejectsWith(openai.responses.retrieve(unstored.id), OpenAI.NotFoundError, 404);
+    const cannot = await rejectsWith(
+      openai.responses.create({ model: plain.id, input: 'Again', previous_response_id: unstored.id }),
+      OpenAI.NotFoundError,
+      404,
+    );
+    assert.equal(cannot.param, 'previous_response_id');
+    // The unstored turn did not join the session it continued.
+    fake.reply({ text: 'ok' });
+    const after = fake.requests.length;
+    await openai.responses.create({ model: plain.id, input: 'Last', previous_response_id: third.id });
+    assert.ok(!JSON.stringify(fake.requests[after].body.messages).includes('Forget me'));
+
+    await rejectsWith(
+      openai.responses.create({ model: tutor.id, input: 'x', metadata: { subject: 's' }, previous_response_id: first.id }),
+      OpenAI.BadRequestError,
+      400,
+    );
+    const asBob = client(bob.token);
+    await rejectsWith(asBob.responses.create({ model: bobs.id, input: 'x', previous_response_id: first.id }), OpenAI.NotFoundError, 404);
+  });
+
+  test('a stored response is read back and deleted with its turn; another user’s is not found', async () => {
+    fake.reply({ text: 'Kept answer.' });
+    const response = await openai.responses.create({ model: plain.id, input: 'Keep this' });
+    const read = await openai.responses.retrieve(response.id);
+    assert.deepEqual(
+      [read.id, read.status, read.output_text, read.model, read.created_at],
+      [response.id, 'completed', 'Kept answer.', plain.id, response.created_at],
+    );
+    assert.deepEqual(read.usage, response.usage);
+    await rejectsWith(client(bob.token).responses.retrieve(response.id), OpenAI.NotFoundError, 404);
+    await rejectsWith(client(bob.token).responses.delete(response.id), OpenAI.NotFoundError, 404);
+
+    fake.reply({ text: 'Next.' });
+    const next = await openai.responses.create({ model: plain.id, input: 'Next', previous_response_id: response.id });
+    const deleted = await service.request('DELETE', `/v1/responses/${response.id}`, { token: apiToken, header: 'Authorization' });
+    assert.deepEqual([deleted.status, deleted.body], [200, { id: response.id, object: 'response', deleted: true }]);
+    await openai.responses.delete(next.id);
+    await rejectsWith(openai.responses.retrieve(response.id), OpenAI.NotFoundError, 404);
+    await rejectsWith(openai.responses.delete(response.id), OpenAI.NotFoundError, 404);
+    const run = await service.request('GET', `/api/v1/runs/${response.id.slice('resp_'.length)}`, { token: alice.token });
+    assert.equal(run.status, 404);
+    const runOfNext = (await service.request('GET', `/api/v1/runs/${next.id.slice('resp_'.length)}`, { token: alice.token })).status;
+    assert.equal(runOfNext, 404);
+    const sessions = await service.listAll(alice.token, `/agents/${plain.id}/sessions`);
+    for (const session of sessions) assert.ok(!session.title?.includes('Keep this'), 'the deleted turn left its session');
+  });
+});

@@ -98,7 +98,8 @@ export const responseEvents =
         }
         case 'error': {
           const { code, message } = event.data;
-          const error = { code: streamError(code, message).code, message };
+          // The codes of OpenAI's response errors: what went wrong is in the message (and the run).
+          const error = { code: code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message };
           sse.end(
             format('response.failed', {
               response: presentResponse({ ...start, status: code === 'cancelled' ? 'cancelled' : 'failed', output: null, usage: null, error }, settings),
