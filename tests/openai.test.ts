@@ -37,14 +37,19 @@ async function runOf(id: string, token = alice.token): Promise<Json> {
 }
 
 /** Asserts that `promise` rejects with the SDK's `type` of error, with this status and code; returns it. */
-async function rejectsWith<E extends typeof OpenAI.APIError>(promise: Promise<unknown>, type: E, status: number, code?: string | null) {
+async function rejectsWith(
+  promise: Promise<unknown>,
+  type: abstract new (...args: any[]) => InstanceType<typeof OpenAI.APIError>,
+  status: number,
+  code?: string | null,
+): Promise<InstanceType<typeof OpenAI.APIError>> {
   try {
     await promise;
   } catch (error) {
     assert.ok(error instanceof type, `expected ${type.name}, got ${String(error)}`);
-    assert.equal((error as OpenAI.APIError).status, status);
-    if (code !== undefined) assert.equal((error as OpenAI.APIError).code, code);
-    return error as InstanceType<E>;
+    assert.equal(error.status, status);
+    if (code !== undefined) assert.equal(error.code, code);
+    return error;
   }
   assert.fail(`expected ${type.name}`);
 }
@@ -59,7 +64,7 @@ describe('models', () => {
     for (const [model, agent] of [
       [list.data[0], tutor],
       [list.data[1], plain],
-    ]) {
+    ] as const) {
       assert.deepEqual(model, { id: agent.id, object: 'model', created: Math.floor(Date.parse(agent.createdAt) / 1000), owned_by: 'agent-service' });
     }
     assert.deepEqual(await openai.models.retrieve(tutor.id), list.data[0]);
