@@ -58,6 +58,16 @@ export interface RouteInput<Auth extends boolean, Query, Body> {
   body: Body;
 }
 
+/**
+ * A route group's own error body, for the document: the schema (a named component) every error of
+ * the route answers, and the status a request that fails validation gets (the service's own: 422).
+ */
+export interface ErrorFormat {
+  component: string;
+  schema: AnySchema;
+  validationStatus: 400 | 422;
+}
+
 export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined, B extends AnySchema | undefined, S extends Success> {
   method: HttpMethod;
   /** The path under /api/v1 (`:name` parameters), or an absolute path with `root: true`. */
@@ -77,6 +87,8 @@ export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined
   query?: Q;
   body?: B;
   success: S;
+  /** The error body when it is not the error envelope (its group's presenter answers it). */
+  errorFormat?: ErrorFormat;
   /** Error statuses beyond those that follow from auth, body, query and path parameters. */
   errors?: ErrorStatus[];
   /**

@@ -4,7 +4,7 @@
 // response can be neither continued nor read back (its run is recorded all the same).
 import type { AgentStore } from '../agents/store.js';
 import type { AppMiddleware } from '../http/context.js';
-import { defineRoute, type Route } from '../http/route.js';
+import { defineRoute, type ErrorFormat, type Route } from '../http/route.js';
 import { newId } from '../lib/ids.js';
 import type { RunEngine } from '../runs/engine.js';
 import type { RunRequest } from '../runs/run.js';
@@ -22,7 +22,7 @@ interface ResponseRouteDeps {
   engine: RunEngine;
   keepAliveMs: number;
   /** What every /v1 route declares alike. */
-  common: { root: true; tag: string; auth: true; before: AppMiddleware[] };
+  common: { root: true; tag: string; auth: true; before: AppMiddleware[]; errorFormat: ErrorFormat };
 }
 
 const RESPONSE_SAMPLING = ['temperature', 'top_p', 'seed'] as const;

@@ -2,7 +2,6 @@
 // runs one. An OpenAI client pointed at http://host:3000/v1 with an API token as its key works as
 // it would against OpenAI, but the agent's prompt, documents and tools apply (the tools run here).
 // Its errors are OpenAI's shape (errors.ts); the Responses API is in responses.ts.
-import * as v from 'valibot';
 import type { AgentStore } from '../agents/store.js';
 import { KEEP_ALIVE_MS } from '../http/sse.js';
 import { defineRoute, type Route } from '../http/route.js';
@@ -19,6 +18,7 @@ import {
   ChatCompletionSchema,
   ModelListSchema,
   ModelObjectSchema,
+  OpenAIErrorSchema,
 } from './schema.js';
 import { chatChunks } from './streams.js';
 
@@ -37,9 +37,8 @@ const CHAT_SAMPLING = ['temperature', 'top_p', 'seed', 'max_tokens', 'max_comple
 
 export function openAIRoutes(deps: OpenAIRouteDeps): Route[] {
   const { agents, engine, keepAliveMs = KEEP_ALIVE_MS } = deps;
-  const common = { root: true as const, tag: TAG, auth: true as const, before: [openAIStatuses] };
-  // Any text is a model name to OpenAI's clients: one that is no agent of the caller is not found.
-  const ModelParam = v.pipe(v.string(), v.maxLength(1000));
+  const errorFormat = { component: 'OpenAIError', schema: OpenAIErrorSchema, validationStatus: 400 as const };
+  const common = { root: true as const, tag: TAG, auth: true as const, before: [openAIStatuses], errorFormat };
 
   return [
     defineRoute({
@@ -55,15 +54,14 @@ export function openAIRoutes(deps: OpenAIRouteDeps): Route[] {
     defineRoute({
       ...common,
       method: 'get',
-      path: '/v1/models/:model',
-      params: { model: ModelParam },
+      path: '/v1/models/:id',
       operationId: 'getModel',
       summary: 'Get one of the caller’s agents as a model',
       description: "Another user's agent is not found, like a missing one: 404 `model_not_found`.",
       success: { status: 200, description: 'The model.', raw: ModelObjectSchema },
       handler: ({ caller, params }) => {
-        const agent = agents.get(caller.id, params.model);
-        if (!agent) throw modelNotFound(params.model);
+        const agent = agents.get(caller.id, params.id);
+        if (!agent) throw modelNotFound(params.id);
         return presentModel(agent);
       },
     }),

@@ -39,12 +39,17 @@ const RoleSchema = v.picklist(
 );
 
 /** One message of a conversation, as chat completions and responses input items both write it. */
-const MessageSchema = v.looseObject({
-  type: v.optional(v.literal('message', 'only message items are taken')),
-  role: RoleSchema,
-  content: ContentSchema,
-  tool_calls: v.optional(v.undefined("must not be given: the agent's tools run on the service")),
-});
+const MessageSchema = v.pipe(
+  v.looseObject({
+    type: v.optional(v.literal('message', 'only message items are taken')),
+    role: RoleSchema,
+    content: ContentSchema,
+  }),
+  v.check(
+    (message) => !('tool_calls' in message) || message.tool_calls === undefined,
+    "must not hold tool_calls: the agent's own tools run on the service",
+  ),
+);
 export type Message = v.InferOutput<typeof MessageSchema>;
 
 const MessagesSchema = v.pipe(
