@@ -38,6 +38,8 @@ import { createEventLog, type EventLog } from './runs/event-log.js';
 import { createEventSweeper } from './runs/event-sweeper.js';
 import { userRoutes } from './users/routes.js';
 import { mcpRoutes } from './mcp/server.js';
+import { openAIRoutes } from './openai/routes.js';
+import { presentOpenAIError } from './openai/errors.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -181,10 +183,17 @@ export function createApp({
     ...mcpRoutes({ agents: stores.agents, search: stores.search, engine, log }),
     health,
   ];
-  routes.push(openApiRoute(routes));
+  // The OpenAI-compatible API: its own group under /v1, answering errors in OpenAI's shape.
+  const openai = openAIRoutes({ ...stores, engine, keepAliveMs });
+  routes.push(openApiRoute([...routes, ...openai]));
 
-  // One group today: every path answers errors in the envelope.
-  const table = mountRoutes([{ routes, presentError: presentEnvelope }], authenticator(stores.apiTokens, rateLimits));
+  const table = mountRoutes(
+    [
+      { routes, presentError: presentEnvelope },
+      { prefix: '/v1', routes: openai, presentError: presentOpenAIError },
+    ],
+    authenticator(stores.apiTokens, rateLimits),
+  );
   const docs = docsPage();
   for (const path of DOCS_PATHS) table.add('all', path, docs);
   consoleRoutes(table);
@@ -227,5 +236,5 @@ export function createApp({
   const releaseHeldRequests = async () => {
     await Promise.all([engine.shutdown(), ingestion.stop()]);
   };
-  return Object.assign(app, { routes, runs: engine, eventLog, becomePrimary, releaseHeldRequests, stopBackgroundWork });
+  return Object.assign(app, { routes: [...routes, ...openai], runs: engine, eventLog, becomePrimary, releaseHeldRequests, stopBackgroundWork });
 }

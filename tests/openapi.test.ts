@@ -194,7 +194,7 @@ test('every operation answers its documented status and shape', async () => {
     );
     assert.ok(reply.headers.get('x-request-id'));
     covered.add(operationId);
-    return reply.body.data;
+    return 'raw' in op.success ? reply.body : reply.body.data;
   }
 
   const password = 'correct horse battery';
@@ -321,6 +321,16 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('deleteDocument', { ...auth, id: doc.id });
   await expectDocumented('deleteTool', { ...auth, id: tool.id });
   await expectDocumented('deleteApiToken', { ...auth, id: apiToken.id });
+  // The OpenAI-compatible API, with the same token and agent.
+  const models = await expectDocumented('listModels', { ...auth, header: 'Authorization' });
+  assert.ok(models.data.some((model: Json) => model.id === runner.id));
+  await expectDocumented('getModel', { ...auth, id: runner.id });
+  const messages = [{ role: 'user', content: 'hello' }];
+  await expectDocumented('createChatCompletion', { ...auth, body: { model: runner.id, messages } });
+  const response = await expectDocumented('createResponse', { ...auth, body: { model: runner.id, input: 'hello' } });
+  await expectDocumented('getResponse', { ...auth, id: response.id });
+  await expectDocumented('deleteResponse', { ...auth, id: response.id });
+
   await expectDocumented('getOpenApiDocument');
   await expectDocumented('getHealth');
   const ping = await call(service, 'mcp', {
@@ -344,7 +354,7 @@ test('every operation answers its documented status and shape', async () => {
   );
 });
 
-test('the errors each operation documents are ones it really answers, in the error envelope', async () => {
+test('the errors each operation documents are ones it really answers, in the error envelope (or its group\'s format)', async () => {
   const service = await startService();
   const { token } = await service.signUp();
   const missing = randomUUID();
@@ -356,23 +366,24 @@ test('the errors each operation documents are ones it really answers, in the err
   const expectError = (op: Route, reply: Reply, status: number) => {
     assert.equal(reply.status, status, `${op.method} ${op.path}: ${JSON.stringify(reply.body)}`);
     documented(op, status);
-    assert.ok(v.safeParse(ErrorEnvelopeSchema, reply.body).success, JSON.stringify(reply.body));
+    assert.ok(v.safeParse(op.errorFormat?.schema ?? ErrorEnvelopeSchema, reply.body).success, JSON.stringify(reply.body));
   };
 
   for (const op of ROUTES.filter((route) => !route.when)) {
+    const invalid = op.errorFormat?.validationStatus ?? 422;
     if (op.auth) expectError(op, await call(service, op.operationId, { id: missing }), 401);
     if (op.path.includes(':id') && op.method !== 'post') {
       // A body every PATCH accepts (unknown keys are ignored; api-tokens need a description).
       const body = op.method === 'patch' ? { description: 'x' } : undefined;
       expectError(op, await call(service, op.operationId, { token, id: missing, body }), 404);
-      expectError(op, await call(service, op.operationId, { token, id: 'x'.repeat(65), body }), 422);
+      expectError(op, await call(service, op.operationId, { token, id: 'x'.repeat(65), body }), invalid);
     }
     if (op.body) {
       const auth = op.auth ? { token, id: missing } : { id: missing };
-      expectError(op, await call(service, op.operationId, { ...auth, body: [] }), 422);
+      expectError(op, await call(service, op.operationId, { ...auth, body: [] }), invalid);
       expectError(op, await call(service, op.operationId, { ...auth, raw: '{"name":', contentType: 'application/json' }), 400);
       expectError(op, await call(service, op.operationId, { ...auth, raw: 'name=x', contentType: 'text/plain' }), 415);
     }
-    if (op.query) expectError(op, await call(service, op.operationId, { token, id: missing, query: '?limit=0' }), 422);
+    if (op.query) expectError(op, await call(service, op.operationId, { token, id: missing, query: '?limit=0' }), invalid);
   }
 });

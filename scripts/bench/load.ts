@@ -342,12 +342,13 @@ export async function probe(proc: Proc, request: AcRequest, expectStatus: number
 // ---- streamed agent runs -----------------------------------------------------------------------
 
 /** Where a stream's first token is: a `token` event of the service, or a content chunk of the model. */
-export type FirstToken = 'token-event' | 'model-chunk';
+/** What the first token is: an invoke's `token` event, a chat completion chunk with content, or a response's first text delta. */
+export type FirstToken = 'token-event' | 'model-chunk' | 'response-delta';
 
 /** The end of the first token in `text` (the SSE read so far), or -1 while there is none yet. */
 function firstTokenIn(text: string, kind: FirstToken): number {
-  if (kind === 'token-event') {
-    const at = text.indexOf('event: token\n');
+  if (kind === 'token-event' || kind === 'response-delta') {
+    const at = text.indexOf(kind === 'token-event' ? 'event: token\n' : 'event: response.output_text.delta\n');
     return at === -1 ? -1 : text.indexOf('\n\n', at);
   }
   let from = 0;

@@ -139,6 +139,7 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
   // The llm columns as an Llm (its key still sealed: openLlm opens it).
   const LLM_COLUMNS = `llm_model AS model, llm_provider AS provider, llm_base_url AS baseUrl, llm_api_key AS apiKey`;
   const selectLlm = db.prepare(`SELECT ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`);
+  const selectIdentities = db.prepare(`SELECT id, created_at AS createdAt FROM agents WHERE user_id = ? ORDER BY seq LIMIT ?`);
   const selectForRun = db.prepare(
     `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`,
   );
@@ -265,6 +266,11 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
         ...row,
         variables: JSON.parse(row.variables) as string[],
       }));
+    },
+
+    /** The user's first `limit` agents, oldest first: only their ids and creation times (the models of the OpenAI-compatible API). */
+    listIdentities(userId: string, limit: number): { id: string; createdAt: string }[] {
+      return selectIdentities.all(userId, limit) as { id: string; createdAt: string }[];
     },
 
     /** A page of the agents their owners listed publicly, every enabled account's (the one cross-user read). */

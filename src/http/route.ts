@@ -20,7 +20,7 @@ export type Success =
   | { status: 200 | 201 | 202; description: string; data: AnySchema }
   /** A page of a list: `data` is an array of `item`, with `Link: <...>; rel="next"` while more exist. */
   | { status: 200; description: string; page: AnySchema }
-  /** The body is the handler's value itself, not an envelope (the OpenAPI document). */
+  /** The body is the handler's value itself (or that value serialised), not an envelope: the OpenAPI document, the OpenAI-compatible API. */
   | { status: 200; description: string; raw: AnySchema }
   /**
    * A `text/event-stream` (the handler returns an SseAnswer that feeds it): `events` names each
@@ -34,7 +34,9 @@ export type Success =
       json?: AnySchema;
       /** The handler may also answer `new Accepted(data)`: 202 with data of this shape (work that goes on after the answer). */
       accepted?: { description: string; data: AnySchema };
-    };
+    }
+  /** A stream, or the handler's value of shape `raw` as the whole body (the OpenAI-compatible API's answers). */
+  | { status: 200; description: string; stream: { events: Record<string, string> }; raw: AnySchema };
 
 /** A 202 answer of a route whose success declares `accepted`: the work goes on after it. */
 export class Accepted<T> {
@@ -49,15 +51,20 @@ export const RESPONSE_WRITTEN: unique symbol = Symbol('response written');
 
 /** What the handler returns for each kind of success. */
 export type Answer<S extends Success> = S extends { stream: object }
-  ? | SseAnswer
-    | (S extends { json: infer Data extends AnySchema } ? v.InferOutput<Data> : never)
-    | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
+  ?
+      | SseAnswer
+      | (S extends { json: infer Data extends AnySchema }
+          ? v.InferOutput<Data>
+          : S extends { raw: infer Body extends AnySchema }
+            ? v.InferOutput<Body>
+            : never)
+      | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
   : S extends { page: infer Item extends AnySchema }
     ? Page<v.InferOutput<Item>>
     : S extends { data: infer Data extends AnySchema }
       ? v.InferOutput<Data>
-      : S extends { raw: AnySchema }
-        ? string | typeof RESPONSE_WRITTEN
+      : S extends { raw: infer Body extends AnySchema }
+        ? string | v.InferOutput<Body> | typeof RESPONSE_WRITTEN
         : void;
 
 /** What a handler is given: everything validated. */
@@ -68,6 +75,16 @@ export interface RouteInput<Auth extends boolean, Query, Body> {
   params: Record<string, string>;
   query: Query;
   body: Body;
+}
+
+/**
+ * A route group's own error body, for the document: the schema (a named component) every error of
+ * the route answers, and the status a request that fails validation gets (the service's own: 422).
+ */
+export interface ErrorFormat {
+  component: string;
+  schema: AnySchema;
+  validationStatus: 400 | 422;
 }
 
 export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined, B extends AnySchema | undefined, S extends Success> {
@@ -89,6 +106,8 @@ export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined
   query?: Q;
   body?: B;
   success: S;
+  /** The error body when it is not the error envelope (its group's presenter answers it). */
+  errorFormat?: ErrorFormat;
   /** Error statuses beyond those that follow from auth, body, query and path parameters. */
   errors?: ErrorStatus[];
   /**

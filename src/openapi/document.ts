@@ -174,6 +174,7 @@ function errorStatuses({ route }: Operation): ErrorStatus[] {
   if (route.body) statuses.add(400).add(413).add(415).add(422);
   if (route.query) statuses.add(422);
   if (route.path.includes('/:')) statuses.add(404).add(422);
+  if (route.errorFormat && statuses.delete(422)) statuses.add(route.errorFormat.validationStatus);
   statuses.add(500);
   // Everything but the document itself reads the database, which may be busy.
   if (!('raw' in route.success)) statuses.add(503);
@@ -249,9 +250,12 @@ export function buildOpenApiDocument(routes: Route[]): Json {
     }
   }
   const requestConfig = conversion('input', requestDefs);
-  const responseConfig = conversion('output', RESPONSE_COMPONENTS);
+  // The error bodies of route groups with their own format are components too.
+  const responseComponents: Record<string, v.GenericSchema> = { ...RESPONSE_COMPONENTS };
+  for (const { route } of operations) if (route.errorFormat) responseComponents[route.errorFormat.component] = route.errorFormat.schema;
+  const responseConfig = conversion('output', responseComponents);
   const schemas = {
-    ...toJsonSchemaDefs(RESPONSE_COMPONENTS, responseConfig),
+    ...toJsonSchemaDefs(responseComponents, responseConfig),
     ...toJsonSchemaDefs(requestDefs, requestConfig),
   };
 
@@ -288,6 +292,8 @@ export function buildOpenApiDocument(routes: Route[]): Json {
         '',
         'Every success answer is `{ "success": true, "data": ... }`; every failure is',
         '`{ "success": false, "data": null, "error": { "code", "message", "details"? } }` with a real HTTP status.',
+        'The OpenAI-compatible API under `/v1` (tag OpenAI-compatible) answers as OpenAI does instead: its own objects, and errors as',
+        '`{ "error": { "message", "type", "param", "code" } }` (a body that fails validation: 400).',
         'Authenticate with `Autorization: Bearer <token>` (the spelling the original clients send) or `Authorization: Bearer <token>`;',
         'get a token from POST /api/v1/auth/sign-in. Lists take `limit` (1-1000, default 100) and `after`',
         '(the id of the last record of the previous page) and answer `Link: <...>; rel="next"` while more records exist.',
@@ -386,8 +392,15 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
       content: { 'application/json': { schema: converted[`${key} accepted`] } },
     };
   }
+  const format = route.errorFormat;
   for (const status of errorStatuses(operation)) {
-    responses[status] = { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]}` };
+    responses[status] = format
+      ? {
+          description: `${ERROR_RESPONSE_NAMES[status]}, as a ${format.component}.`,
+          headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } },
+          content: { 'application/json': { schema: { $ref: SCHEMA_REF + format.component } } },
+        }
+      : { $ref: `#/components/responses/${ERROR_RESPONSE_NAMES[status]}` };
   }
   described.responses = responses;
   return described;

@@ -146,11 +146,11 @@ export function createExecutor(deps: ExecuteDeps) {
       warnings.push(...toolSet.warnings);
       const notes = toolSet.notes ?? [];
 
-      const history =
-        prepared.conversation ??
-        (prepared.remembers && prepared.sessionId !== null
-          ? stores.memory.recentMessages(agent.id, prepared.sessionId, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
-          : []);
+      const remembered =
+        prepared.replaySession !== null
+          ? stores.memory.recentMessages(agent.id, prepared.replaySession, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
+          : [];
+      const history = prepared.conversation ? [...remembered, ...prepared.conversation] : remembered;
       const messages: ChatMessage[] = [
         { role: 'system', content: notes.length === 0 ? systemMessage(prepared.system, chunks) : `${systemMessage(prepared.system, chunks)}\n\n${notes.join('\n')}` },
         ...history.map((message) => ({ role: message.role, content: message.content })),
@@ -163,6 +163,7 @@ export function createExecutor(deps: ExecuteDeps) {
         signal,
         streaming,
         emitToken,
+        sampling: prepared.sampling,
       });
       usage = model.usage;
       const chat: typeof model.chat = async (request) => {

@@ -71,6 +71,8 @@ export function createMemoryStore(db: Db) {
     `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
   );
 
+  const deleteRunMessages = db.prepare(`DELETE FROM agent_messages WHERE run_id = ?`);
+
   const ensureSession = (agentId: string, sessionId: string, now: string): number => {
     const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
     if (seq !== undefined) return seq;
@@ -84,6 +86,11 @@ export function createMemoryStore(db: Db) {
       insertMessage.run(newId(), sessionSeq, turn.agentId, 'user', turn.input, runId, now);
       insertMessage.run(newId(), sessionSeq, turn.agentId, 'assistant', output, runId, now);
       touchSession.run(now, sessionSeq);
+    },
+
+    /** Deletes the turn a run added to its session; call inside the transaction that deletes the run. */
+    forgetRun(runId: string): void {
+      deleteRunMessages.run(runId);
     },
 
     /**

@@ -10,6 +10,7 @@ import type { ModelEndpoint } from './model.js';
 import { RunFailure } from './failures.js';
 import type { ChatMessage, FunctionSpec, ModelReply, ToolCallRequest } from './messages.js';
 import type { ChatRequest } from './strategies.js';
+import type { Sampling } from './run.js';
 import type { RunUsage } from './store.js';
 
 export interface ModelCallOptions {
@@ -21,6 +22,8 @@ export interface ModelCallOptions {
   streaming: boolean;
   /** Sends text to the client as `token` events. */
   emitToken(text: string): void;
+  /** The caller's sampling settings, sent with every call. */
+  sampling?: Sampling;
 }
 
 /** A message of the conversation as the chat-completions API takes it. */
@@ -53,7 +56,7 @@ const wireTools = (functions: FunctionSpec[]): ChatCompletionTool[] =>
 
 /** The run's `chat`, and the usage its calls reported (null while none did). */
 export function createModelCall(options: ModelCallOptions): { chat(request: ChatRequest): Promise<ModelReply>; usage(): RunUsage | null } {
-  const { endpoint, api, signal, streaming } = options;
+  const { endpoint, api, signal, streaming, sampling } = options;
   let usage: RunUsage | null = null;
   let calls = 0;
   const addUsage = (reported: { prompt_tokens?: number; completion_tokens?: number } | null | undefined) => {
@@ -118,8 +121,10 @@ export function createModelCall(options: ModelCallOptions): { chat(request: Chat
         model: endpoint.model,
         messages: request.messages.map(wireMessage),
         ...(request.tools && request.tools.length > 0 ? { tools: wireTools(request.tools) } : {}),
-        ...(request.stop ? { stop: request.stop } : {}),
       };
+      const stop = sampling?.stop ? [...new Set([...(request.stop ?? []), ...sampling.stop])] : request.stop;
+      if (sampling) Object.assign(params, sampling);
+      if (stop) params.stop = stop;
       return streaming ? streamed(params, request) : plain(params);
     },
     usage: () => usage,

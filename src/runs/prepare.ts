@@ -49,9 +49,18 @@ export function createPreparer(deps: PrepareDeps) {
     const instructions = request.instructions ?? [];
     const system = instructions.length === 0 ? prompted : [prompted ?? DEFAULT_SYSTEM_MESSAGE, ...instructions].join('\n\n');
     const conversation = request.messages ?? null;
-    const usesMemory = agent.hasMemory && parent === null && conversation === null;
-    const sessionId = usesMemory ? (request.sessionId ?? request.defaultSessionId ?? newId()) : request.sessionId;
-    return { endpoint, system, conversation, usesMemory, sessionId };
+    // A session the caller names for this turn (a continued response) holds it whatever the agent's memory.
+    const session = parent === null ? request.session : undefined;
+    const usesMemory = agent.hasMemory && parent === null && conversation === null && session === undefined;
+    // A session only replayed is not the run's: the run is not part of it.
+    const sessionId = session
+      ? session.remember
+        ? session.id
+        : null
+      : usesMemory
+        ? (request.sessionId ?? request.defaultSessionId ?? newId())
+        : request.sessionId;
+    return { endpoint, system, conversation, session, usesMemory, sessionId };
   }
 
   /** Records a new run; a RunFailure when its agent was deleted meanwhile or the database refused. */
@@ -81,7 +90,7 @@ export function createPreparer(deps: PrepareDeps) {
   ): Promise<PreparedRun> {
     const timeoutMs = timeoutOf(request);
     try {
-      const { endpoint, system, conversation, usesMemory, sessionId: newSessionId } = framing(userId, agent, request, parent);
+      const { endpoint, system, conversation, session, usesMemory, sessionId: newSessionId } = framing(userId, agent, request, parent);
       try {
         await checkEndpoint(endpoint, {
           allowPrivateNetworks: config.allowPrivateNetworks,
@@ -112,7 +121,9 @@ export function createPreparer(deps: PrepareDeps) {
         system,
         input: request.input,
         sessionId,
-        remembers: usesMemory && sessionId !== null,
+        remembers: session ? session.remember : usesMemory && sessionId !== null,
+        replaySession: session ? (session.replay ? session.id : null) : usesMemory ? sessionId : null,
+        sampling: request.sampling,
         conversation,
         // A background run's answer is streamed from the model, so whoever follows its log sees it come.
         stream: request.stream || background,

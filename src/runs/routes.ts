@@ -62,7 +62,7 @@ function httpError(error: unknown, client?: AbortSignal): never {
 }
 
 /** A signal that fires when the client of a plain (not streamed) request goes away before the answer. */
-function clientGone(ctx: AppContext): AbortSignal {
+export function clientGone(ctx: AppContext): AbortSignal {
   const controller = new AbortController();
   ctx.res.once('close', () => {
     if (!ctx.res.writableFinished) controller.abort();
@@ -74,7 +74,7 @@ function clientGone(ctx: AppContext): AbortSignal {
  * The stream of `prepared`: `events` (given the opened stream) is subscribed to the run's events and
  * ends the stream at the run's end. The client going away cancels the run.
  */
-function streamRun(engine: RunEngine, prepared: PreparedRun, events: (sse: SseStream) => RunEventListener, keepAliveMs: number): SseAnswer {
+export function streamRun(engine: RunEngine, prepared: PreparedRun, events: (sse: SseStream) => RunEventListener, keepAliveMs: number): SseAnswer {
   return new SseAnswer((sse) => {
     const write = events(sse);
     prepared.events.subscribe(write);

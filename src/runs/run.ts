@@ -26,6 +26,25 @@ export interface RunRequest {
   instructions?: string[];
   /** The run goes on without its client, under RUN_BACKGROUND_TIMEOUT_MS (and may wait `queued`). */
   background?: boolean;
+  /** The caller's sampling settings, sent with every model call of the run. */
+  sampling?: Sampling;
+  /**
+   * The session this run is a turn of, whatever the agent's memory (a response continuing an
+   * earlier one): its last turns are replayed before `messages` when `replay`, and a successful
+   * turn is added to it when `remember`. Given, the agent's own memory rules are not applied.
+   */
+  session?: { id: string; replay: boolean; remember: boolean };
+}
+
+/** Sampling settings a caller passes to the model as they are (chat-completions names). */
+export interface Sampling {
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  /** Added to the stop words the agent type uses itself (the ReAct loop's). */
+  stop?: string[];
+  seed?: number;
 }
 
 /** A run checked and recorded (`running`), not yet run: hand it to `execute` at once. */
@@ -38,9 +57,13 @@ export interface PreparedRun {
   system: string | null;
   input: string;
   sessionId: string | null;
-  /** The session's last turns are replayed, and a successful turn is added to it. */
+  /** A successful turn is added to the session. */
   remembers: boolean;
-  /** The conversation the caller gave (`RunRequest.messages`), replayed instead of memory. */
+  /** The session whose last turns are replayed (before `conversation`, when both); null: none. */
+  replaySession: string | null;
+  /** The caller's sampling settings (RunRequest.sampling). */
+  sampling: Sampling | undefined;
+  /** The conversation the caller gave (`RunRequest.messages`), replayed instead of the agent's memory. */
   conversation: PriorMessage[] | null;
   stream: boolean;
   /** Goes on without its client (see RunRequest.background). */

@@ -200,6 +200,13 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   );
   const selectState = db.prepare(`SELECT state FROM agent_runs WHERE id = ? AND status = 'requires_action'`).pluck();
   const selectRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE id = ? AND user_id = ?`);
+  const deleteRun = db.prepare(`DELETE FROM agent_runs WHERE id = ? AND user_id = ? AND status <> 'running'`);
+  // A deleted run takes its turn of its session with it: what was said is gone, not just unlinked.
+  const deleteInTransaction = db.transaction((userId: string, id: string): boolean => {
+    if (selectRunSeq.get(id, userId) === undefined) return false;
+    memoryStore.forgetRun(id);
+    return deleteRun.run(id, userId).changes > 0;
+  });
   const selectRunOwner = db.prepare('SELECT user_id FROM agent_runs WHERE id = ?').pluck();
   const changeHooks: RunChangeHook[] = [];
   const reportChange = (runId: string, status: RunStatus) => {
@@ -408,6 +415,14 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     getRun(userId: string, id: string): RunRow | undefined {
       const raw = selectRun.get(id, userId) as Record<string, unknown> | undefined;
       return raw === undefined ? undefined : RUN_ROW.fromRow(raw);
+    },
+
+    /**
+     * Deletes one of the user's finished runs (its child runs and its session turn with it); false
+     * when the user has no such run. A run under way is not deleted (false too): check first.
+     */
+    deleteRun(userId: string, id: string): boolean {
+      return deleteInTransaction(userId, id);
     },
 
     /** The keyset cursor of one of the user's runs (optionally: of this agent). */

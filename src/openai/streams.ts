@@ -1,0 +1,114 @@
+// A run's events (src/runs/events.ts) as the OpenAI streams say them: chat completion chunks ending
+// in `data: [DONE]`, or the Responses API's semantic events, each numbered by `sequence_number`.
+// Tool calls, their results and the document excerpts stay the service's: the client sees the
+// answer being written (the run records the rest, GET /api/v1/runs/{id}).
+import { formatEvent, type SseStream } from '../http/sse.js';
+import type { RunEventListener } from '../runs/events.js';
+import { streamError } from './errors.js';
+import {
+  chatUsage,
+  messageIdOf,
+  messageItem,
+  outputText,
+  presentResponse,
+  type ResponseSettings,
+  type ResponseState,
+} from './present.js';
+
+const DONE = formatEvent(undefined, '[DONE]');
+
+export interface ChatStreamOptions {
+  id: string;
+  created: number;
+  model: string;
+  /** `stream_options.include_usage`: every chunk has `usage: null`, and a last chunk holds it. */
+  includeUsage: boolean;
+}
+
+/** A streamed chat completion: unnamed `data:` chunks, `[DONE]` last (after an error object when the run failed). */
+export const chatChunks =
+  ({ id, created, model, includeUsage }: ChatStreamOptions) =>
+  (sse: SseStream): RunEventListener => {
+    // Every chunk is the same but for its delta: written once, so a token costs one JSON string.
+    const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":`;
+    const tail = (finish: string | null) => `,"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${includeUsage ? ',"usage":null' : ''}}`;
+    const open = tail(null);
+    return (event) => {
+      switch (event.name) {
+        case 'run':
+          sse.text(`${head}{"role":"assistant","content":""}${open}`);
+          return;
+        case 'token':
+          sse.text(`${head}{"content":${JSON.stringify(event.data.text)}}${open}`);
+          return;
+        case 'done': {
+          const last = [formatEvent(undefined, `${head}{}${tail('stop')}`)];
+          if (includeUsage) {
+            const usage = JSON.stringify(chatUsage(event.data.usage));
+            last.push(
+              formatEvent(
+                undefined,
+                `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[],"usage":${usage}}`,
+              ),
+            );
+          }
+          sse.end(...last, DONE);
+          return;
+        }
+        case 'error':
+          sse.end(formatEvent(undefined, JSON.stringify({ error: streamError(event.data.code, event.data.message) })), DONE);
+          return;
+        default:
+          return;
+      }
+    };
+  };
+
+/** A streamed response: its semantic events, named by their `type`, numbered from 0. */
+export const responseEvents =
+  (start: Omit<ResponseState, 'status' | 'output' | 'usage' | 'error'>, settings: ResponseSettings) =>
+  (sse: SseStream): RunEventListener => {
+    let sequence = 0;
+    const format = (type: string, fields: object) =>
+      formatEvent(type, JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)));
+    const send = (type: string, fields: object) => sse.text(JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)), type);
+    const at = { item_id: messageIdOf(start.runId), output_index: 0, content_index: 0 };
+    const inProgress = () => presentResponse({ ...start, status: 'in_progress', output: null, usage: null, error: null }, settings);
+    return (event) => {
+      switch (event.name) {
+        case 'run':
+          send('response.created', { response: inProgress() });
+          send('response.in_progress', { response: inProgress() });
+          send('response.output_item.added', { output_index: 0, item: messageItem(start.runId, null) });
+          send('response.content_part.added', { ...at, part: outputText('') });
+          return;
+        case 'token':
+          send('response.output_text.delta', { ...at, delta: event.data.text, logprobs: [] });
+          return;
+        case 'done': {
+          const text = event.data.output;
+          const completed = presentResponse({ ...start, status: 'completed', output: text, usage: event.data.usage, error: null }, settings);
+          sse.end(
+            format('response.output_text.done', { ...at, text, logprobs: [] }),
+            format('response.content_part.done', { ...at, part: outputText(text) }),
+            format('response.output_item.done', { output_index: 0, item: messageItem(start.runId, text) }),
+            format('response.completed', { response: completed }),
+          );
+          return;
+        }
+        case 'error': {
+          const { code, message } = event.data;
+          // The codes of OpenAI's response errors: what went wrong is in the message (and the run).
+          const error = { code: code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message };
+          sse.end(
+            format('response.failed', {
+              response: presentResponse({ ...start, status: code === 'cancelled' ? 'cancelled' : 'failed', output: null, usage: null, error }, settings),
+            }),
+          );
+          return;
+        }
+        default:
+          return;
+      }
+    };
+  };
