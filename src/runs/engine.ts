@@ -155,7 +155,12 @@ export function createRunEngine(deps: RunEngineDeps) {
       endWaiting(runId, 'cancelled', 'cancelled', message);
       return 'cancelled';
     }
-    const under = chains.get(runId);
+    let under = chains.get(runId);
+    // A queued run just given a slot is `running` a moment before it is under way here.
+    for (let tries = 0; run.status === 'running' && !under && tries < 100; tries += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      under = chains.get(runId);
+    }
     if (run.status === 'running' && under) {
       under.abort(new RunAbort('cancelled', message));
       await under.ended;

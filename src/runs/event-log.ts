@@ -21,6 +21,14 @@ export const TOKEN_MERGE_MS = 50;
 /** How often the new events of all runs are written (one transaction). */
 export const FLUSH_MS = 200;
 
+/**
+ * How far past its last stored event the end of an interrupted run's log is numbered. Its last
+ * events before the crash may have reached followers without being written (at most FLUSH_MS of
+ * them, unless writes were failing); numbering the end past them means a follower that resumes
+ * after the last event it saw still gets the end.
+ */
+export const LOST_EVENTS_GAP = 1000;
+
 /** A numbered event of a run's log, as a follower gets it (`data` as JSON text). */
 export type NumberedEvent = LoggedEvent;
 
@@ -175,7 +183,8 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
       }
       const end = endOf(run);
       const lastSeq = page.length > 0 ? page[page.length - 1].seq : runSeq === undefined ? 0 : store.lastSeq(runSeq);
-      if (end && lastSeq + 1 > after) page.push({ seq: lastSeq + 1, ...end });
+      const endSeq = lastSeq + 1 + (run.errorCode === 'interrupted' ? LOST_EVENTS_GAP : 0);
+      if (end && endSeq > after) page.push({ seq: endSeq, ...end });
       return { events: page, more: false, ended: true, unfollow: () => {} };
     },
 
