@@ -35,6 +35,9 @@ import type { ToolProvider } from './lib/tool-contract.js';
 import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
 import { userRoutes } from './users/routes.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { subscribeWebhookEvents } from './webhooks/events.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -66,6 +69,8 @@ export interface AppOptions {
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
   /** Tests only: gives runs these tools instead of the agent's linked ones. */
   toolProvider?: ToolProvider;
+  /** Tests only: the waits between attempts of a webhook delivery (default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
+  webhookRetryDelaysMs?: number[];
 }
 
 /**
@@ -79,7 +84,7 @@ export type App = Koa<AppState, AppContext> & {
   /**
    * Every write a start makes, in this one place: runs a stopped process left under way are marked
    * failed, documents it left pending or mid-ingestion are queued again, and the background writers
-   * begin (the chunk sweeper, the deferred token last-use times). Until it is called the app writes
+   * begin (the chunk sweeper, the webhook dispatcher, the deferred token last-use times). Until it is called the app writes
    * nothing by itself and serves reads from a database it may not write (a read-only start); every
    * start of src/main.ts calls it, since the service is its database's only writer. (Opening a
    * database already at this code's schema version writes nothing; only migrations write there.)
@@ -103,6 +108,7 @@ export function createApp({
   keepAliveMs,
   resolveHost,
   toolProvider,
+  webhookRetryDelaysMs,
 }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
@@ -133,6 +139,14 @@ export function createApp({
       fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
     });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost });
+  const dispatcher = new WebhookDispatcher({
+    store: stores.webhooks,
+    log,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    retryDelaysMs: webhookRetryDelaysMs,
+  });
+  const wakeDispatcher = () => dispatcher.wake();
+  subscribeWebhookEvents({ ...stores, wake: wakeDispatcher });
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const storage = new StorageMonitor(db, log);
@@ -170,6 +184,7 @@ export function createApp({
     ...tagRoutes(stores),
     ...runRoutes({ ...stores, engine, keepAliveMs }),
     ...userRoutes(),
+    ...webhookRoutes({ ...stores, allowPrivateNetworks: config.allowPrivateNetworks, wake: wakeDispatcher, resolveHost }),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
     health,
@@ -205,12 +220,13 @@ export function createApp({
     engine.failInterruptedRuns();
     ingestion.start();
     sweeper.start();
+    dispatcher.start();
     touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
     touchTimer.unref();
   };
   const stopBackgroundWork = async () => {
     clearInterval(touchTimer);
-    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop()]);
+    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), dispatcher.stop()]);
     if (primary) flushTouches();
   };
   const releaseHeldRequests = async () => {

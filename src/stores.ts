@@ -13,6 +13,7 @@ import { createToolStore } from './tools/store.js';
 import { createUserStore } from './users/store.js';
 import { createMemoryStore } from './runs/memory-store.js';
 import { createRunStore } from './runs/store.js';
+import { createWebhookStore } from './webhooks/store.js';
 
 export type Stores = ReturnType<typeof createStores>;
 
@@ -33,6 +34,7 @@ export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetw
     agentDocuments: createAgentDocumentStore(db),
     agentTools: createAgentToolStore(db),
     runs: createRunStore(db, memory),
+    webhooks: createWebhookStore(db, sealer),
     memory,
   };
 }

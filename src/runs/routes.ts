@@ -13,7 +13,8 @@ import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
 import { RunFailure } from './failures.js';
 import type { MemoryStore } from './memory-store.js';
-import type { RunListRow, RunRow, RunStore } from './store.js';
+import type { RunStore } from './store.js';
+import { presentRun, presentRunListItem } from './present.js';
 import {
   INVOKE_EVENTS,
   InvokeSchema,
@@ -24,8 +25,6 @@ import {
   RunSchema,
   SessionIdSchema,
   SessionSchema,
-  type RunListItemShape,
-  type RunShape,
 } from './schema.js';
 
 export interface RunRouteDeps {
@@ -35,32 +34,6 @@ export interface RunRouteDeps {
   engine: RunEngine;
   /** How often an idle stream gets a comment line (15 s; tests shorten it). */
   keepAliveMs?: number;
-}
-
-export function presentRun(run: RunRow): RunShape {
-  return {
-    id: run.id,
-    agentId: run.agentId,
-    parentRunId: run.parentRunId,
-    sessionId: run.sessionId,
-    status: run.status,
-    input: run.input,
-    output: run.output,
-    error: run.error,
-    model: run.model,
-    steps: run.steps,
-    sources: run.sources,
-    warnings: run.warnings,
-    usage: run.usage,
-    startedAt: run.startedAt,
-    finishedAt: run.finishedAt,
-    ms: run.ms,
-  };
-}
-
-/** A run in a list: cut as the store read it (see RunListItemSchema). */
-export function presentRunListItem(run: RunListRow): RunListItemShape {
-  return Object.assign(presentRun(run), { truncated: run.truncated });
 }
 
 /** The session an agent with memory uses when a v0 predict names none (one per agent, as the original had). */
