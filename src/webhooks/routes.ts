@@ -68,6 +68,8 @@ export function webhookRoutes({ webhooks, allowPrivateNetworks, wake, resolveHos
       body: UpdateWebhookSchema,
       description: `\`enabled: true\` also clears a \`disabledReason\`. ${SSRF_TEXT}`,
       check: (change) => checkUrl(change.url),
+      // Enabled again: what waited while it was disabled is due.
+      after: (row) => row.enabled && wake(),
     },
     delete: { answers: 'null', description: 'Its deliveries are deleted too, pending ones included.' },
   });
