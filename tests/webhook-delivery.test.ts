@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
-import { startService, waitFor, type Json, type TestService } from './helpers.js';
+import { startService, testConfig, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 /** A receiver on 127.0.0.1: answers each request with the next scripted status (then 200), records them all. */
@@ -17,6 +17,12 @@ async function startReceiver() {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
+      if (req.method === 'GET') {
+        // Documents to ingest, for the document events.
+        if (req.url === '/doc.txt') res.writeHead(200, { 'content-type': 'text/plain' }).end('Aardvarks dig burrows at night.');
+        else res.writeHead(404).end('not here');
+        return;
+      }
       seen.push({ path: req.url ?? '', headers: req.headers as Record<string, string>, body, at: Date.now() });
       const next = script.shift() ?? 200;
       if (next === 'hang') return;
@@ -239,4 +245,29 @@ test("one user's dead endpoint never delays another user's deliveries", async ()
   // The dead endpoint's attempts each wait 10 s; this one is not behind them.
   assert.ok(request.at - sent < 2000, `delivered after ${request.at - sent} ms`);
   assert.ok(dead.seen.length < 40, 'the dead endpoint was not sent everything at once');
+});
+
+describe('document events', () => {
+  test('document.ready and document.failed, with data exactly as GET /documents/{id}', async () => {
+    const ingesting = await startService({ ingestion: testConfig({ INGEST: 'on', INGEST_TIMEOUT_MS: '5000' }).ingestion });
+    const user = await ingesting.signUp();
+    const reply = await ingesting.request('POST', '/api/v1/webhooks', {
+      token: user.token,
+      body: { url: `${receiver.url}/documents`, events: ['document.ready', 'document.failed'] },
+    });
+    const secret = reply.body.data.secret;
+    const ready = await ingesting.create(user.token, '/documents', { name: 'notes', type: 'TXT', url: `${receiver.url}/doc.txt` });
+    const [first] = await received('/documents', secret);
+    assert.equal(first.event.type, 'document.ready');
+    assert.equal(first.event.data.id, ready.id);
+    assert.equal(first.event.data.status, 'ready');
+    assert.deepEqual(first.event.data, (await ingesting.request('GET', `/api/v1/documents/${ready.id}`, { token: user.token })).body.data);
+
+    const failed = await ingesting.create(user.token, '/documents', { name: 'gone', type: 'TXT', url: `${receiver.url}/missing.txt` });
+    const [, second] = await received('/documents', secret, 2);
+    assert.equal(second.event.type, 'document.failed');
+    assert.equal(second.event.data.id, failed.id);
+    assert.match(second.event.data.error, /404/);
+    assert.deepEqual(second.event.data, (await ingesting.request('GET', `/api/v1/documents/${failed.id}`, { token: user.token })).body.data);
+  });
 });
