@@ -113,10 +113,14 @@ test(`every one of ${RUNS} deliveries written while the receiver was down arrive
   const test = await second.request('POST', `/api/v1/webhooks/${webhook.id}/test`, { token });
   assert.equal(test.status, 202);
   failFirst.add(test.body.data.id);
-  const [firstTry, retry] = await waitFor('two attempts of the test event', () => {
-    const attempts = attemptsById.get(test.body.data.id);
-    return attempts && attempts.length >= 2 ? attempts : undefined;
-  }, 20_000);
+  const [firstTry, retry] = await waitFor(
+    'two attempts of the test event',
+    () => {
+      const attempts = attemptsById.get(test.body.data.id);
+      return attempts && attempts.length >= 2 ? attempts : undefined;
+    },
+    20_000,
+  );
   assert.equal(firstTry.headers['webhook-id'], retry.headers['webhook-id']);
   assert.equal(firstTry.body, retry.body);
   const [testDelivery] = await waitFor('the test delivery recorded', async () => {

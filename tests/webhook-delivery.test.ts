@@ -85,7 +85,10 @@ describe('run events', () => {
     assert.equal(request.headers['content-type'], 'application/json');
     assert.match(request.headers['webhook-signature'], /^v1,[A-Za-z0-9+/]+=*$/);
     assert.ok(Math.abs(Number(request.headers['webhook-timestamp']) - Date.now() / 1000) < 60);
-    assert.throws(() => new StandardWebhook(webhook.secret).verify(request.body.replace('Done.', 'Dome.'), request.headers), 'a changed body fails');
+    assert.throws(
+      () => new StandardWebhook(webhook.secret).verify(request.body.replace('Done.', 'Dome.'), request.headers),
+      'a changed body fails',
+    );
 
     const [delivery] = await waitFor('the delivery recorded as delivered', async () => {
       const log = await deliveriesOf(user.token, webhook.id);
@@ -178,7 +181,10 @@ describe('retries and failures', () => {
   test('a pending delivery shows when it is tried next; a refused connection is its error', async () => {
     const slow = await startService({}, undefined, { webhookRetryDelaysMs: [60_000] });
     const user = await slow.signUp();
-    const reply = await slow.request('POST', '/api/v1/webhooks', { token: user.token, body: { url: 'http://127.0.0.1:9/closed', events: ['*'] } });
+    const reply = await slow.request('POST', '/api/v1/webhooks', {
+      token: user.token,
+      body: { url: 'http://127.0.0.1:9/closed', events: ['*'] },
+    });
     await slow.request('POST', `/api/v1/webhooks/${reply.body.data.id}/test`, { token: user.token });
     const [delivery] = await waitFor('one failed attempt', async () => {
       const log = (await slow.request('GET', `/api/v1/webhooks/${reply.body.data.id}/deliveries`, { token: user.token })).body.data;
@@ -231,8 +237,9 @@ describe('retries and failures', () => {
 test("one user's dead endpoint never delays another user's deliveries", async () => {
   const dead = await startReceiver();
   const stuck = await service.signUp();
-  const deadHook = (await service.request('POST', '/api/v1/webhooks', { token: stuck.token, body: { url: `${dead.url}/dead`, events: ['*'] } }))
-    .body.data;
+  const deadHook = (
+    await service.request('POST', '/api/v1/webhooks', { token: stuck.token, body: { url: `${dead.url}/dead`, events: ['*'] } })
+  ).body.data;
   for (let i = 0; i < 40; i++) dead.script.push('hang');
   for (let i = 0; i < 40; i++) await service.request('POST', `/api/v1/webhooks/${deadHook.id}/test`, { token: stuck.token });
   await waitFor('the dead endpoint holding requests', () => (dead.seen.length >= 2 ? true : undefined));
@@ -268,6 +275,9 @@ describe('document events', () => {
     assert.equal(second.event.type, 'document.failed');
     assert.equal(second.event.data.id, failed.id);
     assert.match(second.event.data.error, /404/);
-    assert.deepEqual(second.event.data, (await ingesting.request('GET', `/api/v1/documents/${failed.id}`, { token: user.token })).body.data);
+    assert.deepEqual(
+      second.event.data,
+      (await ingesting.request('GET', `/api/v1/documents/${failed.id}`, { token: user.token })).body.data,
+    );
   });
 });

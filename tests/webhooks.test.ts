@@ -108,7 +108,8 @@ describe('POST /webhooks', () => {
 
   test('a URL the SSRF guard refuses is 422 with the reason, at create and at PATCH', async () => {
     const guarded = await startService({ allowPrivateNetworks: false }, undefined, {
-      resolveHost: async (host) => (host === 'inside.example' ? [{ address: '10.1.2.3', family: 4 }] : [{ address: '93.184.216.34', family: 4 }]),
+      resolveHost: async (host) =>
+        host === 'inside.example' ? [{ address: '10.1.2.3', family: 4 }] : [{ address: '93.184.216.34', family: 4 }],
     });
     const { token } = await guarded.signUp();
     const create = (url: string) => guarded.request('POST', '/api/v1/webhooks', { token, body: { url, events: ['*'] } });
@@ -120,7 +121,10 @@ describe('POST /webhooks', () => {
 
     const ok = await create('https://hooks.example/hook');
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const patched = await guarded.request('PATCH', `/api/v1/webhooks/${ok.body.data.id}`, { token, body: { url: 'http://169.254.169.254/' } });
+    const patched = await guarded.request('PATCH', `/api/v1/webhooks/${ok.body.data.id}`, {
+      token,
+      body: { url: 'http://169.254.169.254/' },
+    });
     assert.match(assertInvalid(patched, 'url').details![0].message, /refused: 169\.254\.169\.254/);
     const read = await guarded.request('GET', `/api/v1/webhooks/${ok.body.data.id}`, { token });
     assert.equal(read.body.data.url, 'https://hooks.example/hook', 'the refused PATCH changed nothing');
@@ -131,7 +135,10 @@ describe('PATCH /webhooks/{id}', () => {
   test('changes url, events, description and enabled; what it leaves out stays', async () => {
     const { token } = await service.signUp();
     const created = (await createWebhook(token, { events: ['run.failed'], description: 'first' })).body.data;
-    const events = await request('PATCH', `/api/v1/webhooks/${created.id}`, { token, body: { events: ['document.failed', 'run.cancelled'] } });
+    const events = await request('PATCH', `/api/v1/webhooks/${created.id}`, {
+      token,
+      body: { events: ['document.failed', 'run.cancelled'] },
+    });
     assert.equal(events.status, 200);
     assert.deepEqual(events.body.data.events, ['document.failed', 'run.cancelled']);
     assert.equal(events.body.data.description, 'first');
@@ -212,7 +219,8 @@ describe('POST /webhooks/{id}/rotate-secret', () => {
     const [sent] = await waitForSeen(before + 1);
     const headers = sent.headers as Record<string, string>;
     assert.equal(headers['webhook-signature'].split(' ').length, 2);
-    for (const key of [secret, created.secret]) assert.deepEqual((new StandardWebhook(key).verify(sent.body, headers) as Json).type, 'webhook.test');
+    for (const key of [secret, created.secret])
+      assert.deepEqual((new StandardWebhook(key).verify(sent.body, headers) as Json).type, 'webhook.test');
     assertNotFound(await request('POST', `/api/v1/webhooks/${crypto.randomUUID()}/rotate-secret`, { token }));
   });
 });

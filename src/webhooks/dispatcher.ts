@@ -110,7 +110,9 @@ export class WebhookDispatcher {
     const controller = new AbortController();
     this.runningByUser.set(userId, (this.runningByUser.get(userId) ?? 0) + 1);
     const done = this.attempt(id, controller.signal)
-      .catch((error) => this.log.error({ msg: 'a webhook delivery attempt failed unexpectedly', deliveryId: id, error: describeError(error) }))
+      .catch((error) =>
+        this.log.error({ msg: 'a webhook delivery attempt failed unexpectedly', deliveryId: id, error: describeError(error) }),
+      )
       .finally(() => {
         this.inFlight.delete(id);
         const left = (this.runningByUser.get(userId) ?? 1) - 1;

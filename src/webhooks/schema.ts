@@ -22,7 +22,10 @@ const MAX_EVENTS = EVENT_NAMES.length;
 
 const EventsSchema = v.pipe(
   v.array(
-    v.picklist(EVENT_NAMES, (issue) => `unknown event ${JSON.stringify(String(issue.input).slice(0, 80))}; one of ${EVENT_NAMES.join(', ')}`),
+    v.picklist(
+      EVENT_NAMES,
+      (issue) => `unknown event ${JSON.stringify(String(issue.input).slice(0, 80))}; one of ${EVENT_NAMES.join(', ')}`,
+    ),
     'must be an array of event names',
   ),
   v.minLength(1, `must name at least one event (or "*" for all)`),

@@ -14,7 +14,10 @@ export function newWebhookSecret(): string {
 export function signatureHeaders(secrets: string[], id: string, timestampSeconds: number, body: string): Record<string, string> {
   const signed = `${id}.${timestampSeconds}.${body}`;
   const signatures = secrets.map(
-    (secret) => `v1,${createHmac('sha256', Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')).update(signed).digest('base64')}`,
+    (secret) =>
+      `v1,${createHmac('sha256', Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64'))
+        .update(signed)
+        .digest('base64')}`,
   );
   return { 'webhook-id': id, 'webhook-timestamp': String(timestampSeconds), 'webhook-signature': signatures.join(' ') };
 }

@@ -123,9 +123,7 @@ export function createWebhookStore(db: Db, sealer: Sealer) {
     `INSERT INTO webhook_deliveries (id, webhook_id, user_id, event, payload, status, next_attempt_ms, created_at)
      VALUES (?, ?, ?, ?, ?, 'pending', ?, ?) RETURNING ${DELIVERY_COLUMNS}`,
   );
-  const selectDeliverySeq = db
-    .prepare(`SELECT seq FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND user_id = ?`)
-    .pluck();
+  const selectDeliverySeq = db.prepare(`SELECT seq FROM webhook_deliveries WHERE id = ? AND webhook_id = ? AND user_id = ?`).pluck();
   // Newest first: the cursor is the last (oldest) delivery seen.
   const selectDeliveries = db.prepare(
     `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND user_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
@@ -148,18 +146,24 @@ export function createWebhookStore(db: Db, sealer: Sealer) {
        FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
       WHERE d.id = ? AND d.status = 'pending' AND w.enabled = 1`,
   );
-  const markDelivered = db.prepare(
-    `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status_code = ?, last_error = NULL,
+  const markDelivered = db
+    .prepare(
+      `UPDATE webhook_deliveries SET status = 'delivered', attempts = attempts + 1, last_status_code = ?, last_error = NULL,
             next_attempt_ms = NULL, delivered_at = ?
       WHERE id = ? AND status = 'pending' RETURNING webhook_id`,
-  ).pluck();
-  const markAttemptFailed = db.prepare(
-    `UPDATE webhook_deliveries SET status = iif(@nextMs IS NULL, 'failed', 'pending'), attempts = attempts + 1,
+    )
+    .pluck();
+  const markAttemptFailed = db
+    .prepare(
+      `UPDATE webhook_deliveries SET status = iif(@nextMs IS NULL, 'failed', 'pending'), attempts = attempts + 1,
             last_status_code = @statusCode, last_error = @error, next_attempt_ms = @nextMs
       WHERE id = @id AND status = 'pending' RETURNING webhook_id`,
-  ).pluck();
+    )
+    .pluck();
   const clearFailing = db.prepare(`UPDATE webhooks SET failing_since = NULL WHERE id = ? AND failing_since IS NOT NULL`);
-  const noteFailing = db.prepare(`UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since`).pluck();
+  const noteFailing = db
+    .prepare(`UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE id = ? RETURNING failing_since`)
+    .pluck();
   const disable = db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1`);
 
   const recordAttemptInTransaction = db.transaction(
@@ -169,7 +173,8 @@ export function createWebhookStore(db: Db, sealer: Sealer) {
         if (webhookId !== undefined) clearFailing.run(webhookId);
         return { disabled: false };
       }
-      const webhookId = markAttemptFailed.get({ id, statusCode: result.statusCode, error: result.error, nextMs: result.nextAttemptMs }) as string | undefined;
+      const webhookId = markAttemptFailed.get({ id, statusCode: result.statusCode, error: result.error, nextMs: result.nextAttemptMs }) as
+        string | undefined;
       if (webhookId === undefined) return { disabled: false };
       const failingSince = noteFailing.get(nowMs, webhookId) as number;
       if (nowMs - failingSince < disableAfterMs) return { disabled: false };
@@ -259,7 +264,8 @@ export function createWebhookStore(db: Db, sealer: Sealer) {
       const raw = selectTarget.get(id) as Raw | undefined;
       if (raw === undefined) return undefined;
       const secrets = [sealer.open(raw.secret)];
-      if (raw.previousSecret !== null && raw.previousUntil !== null && raw.previousUntil > nowMs) secrets.push(sealer.open(raw.previousSecret));
+      if (raw.previousSecret !== null && raw.previousUntil !== null && raw.previousUntil > nowMs)
+        secrets.push(sealer.open(raw.previousSecret));
       return { id: raw.id, userId: raw.userId, url: raw.url, secrets, payload: raw.payload, attempts: raw.attempts };
     },
 

@@ -40,7 +40,12 @@ function EventPicker({ events, onChange, errors }: { events: string[]; onChange:
   return (
     <fieldset class="field">
       <legend>Events</legend>
-      <Checkbox label="All events, present and future" name="event-all" checked={all} onChange={(checked) => onChange(checked ? ['*'] : [])} />
+      <Checkbox
+        label="All events, present and future"
+        name="event-all"
+        checked={all}
+        onChange={(checked) => onChange(checked ? ['*'] : [])}
+      />
       {!all &&
         EVENTS.map((event) => (
           <Checkbox
@@ -139,7 +144,15 @@ export function WebhooksPage() {
       <form class="card" onSubmit={create}>
         <h2>New webhook</h2>
         <ErrorNotice error={errors.message} />
-        <TextField label="URL" name="url" value={url} onInput={setUrl} errors={errors} required hint="Where the events are POSTed (http or https)." />
+        <TextField
+          label="URL"
+          name="url"
+          value={url}
+          onInput={setUrl}
+          errors={errors}
+          required
+          hint="Where the events are POSTed (http or https)."
+        />
         <TextField label="Description" name="description" value={description} onInput={setDescription} errors={errors} />
         <EventPicker events={events} onChange={setEvents} errors={errors} />
         <button type="submit" class="primary">
@@ -183,36 +196,38 @@ export function WebhooksPage() {
                     <StatusBadge status={webhook.enabled ? 'enabled' : 'disabled'} />
                     {webhook.disabledReason && <div class="muted">{webhook.disabledReason}</div>}
                   </td>
-                  <td class="actions">
-                    <button type="button" onClick={() => act(() => call<Webhook>('PATCH', path(webhook), { enabled: !webhook.enabled }))}>
-                      {webhook.enabled ? 'Disable' : 'Enable'}
-                    </button>
-                    <button
-                      type="button"
-                      onClick={() =>
-                        act(async () => {
-                          await call('POST', `${path(webhook)}/test`);
-                          setNotice(`A test event is on its way to ${webhook.url}: see its deliveries.`);
-                        })
-                      }
-                    >
-                      Send test event
-                    </button>
-                    <ConfirmButton
-                      label="Rotate secret"
-                      question="Make a new secret? The current one keeps signing beside it for 24 hours."
-                      onConfirm={() =>
-                        act(async () => {
-                          const rotated = await call<{ secret: string }>('POST', `${path(webhook)}/rotate-secret`);
-                          setSecret({ title: `The new secret of ${webhook.url}`, value: rotated.secret });
-                        })
-                      }
-                    />
-                    <ConfirmButton
-                      label="Delete"
-                      question="Delete this webhook and its delivery log?"
-                      onConfirm={() => act(async () => void (await call('DELETE', path(webhook)), await load()))}
-                    />
+                  <td>
+                    <div class="actions">
+                      <button type="button" onClick={() => act(() => call<Webhook>('PATCH', path(webhook), { enabled: !webhook.enabled }))}>
+                        {webhook.enabled ? 'Disable' : 'Enable'}
+                      </button>
+                      <button
+                        type="button"
+                        onClick={() =>
+                          act(async () => {
+                            await call('POST', `${path(webhook)}/test`);
+                            setNotice(`A test event is on its way to ${webhook.url}: see its deliveries.`);
+                          })
+                        }
+                      >
+                        Send test event
+                      </button>
+                      <ConfirmButton
+                        label="Rotate secret"
+                        question="Make a new secret? The current one keeps signing beside it for 24 hours."
+                        onConfirm={() =>
+                          act(async () => {
+                            const rotated = await call<{ secret: string }>('POST', `${path(webhook)}/rotate-secret`);
+                            setSecret({ title: `The new secret of ${webhook.url}`, value: rotated.secret });
+                          })
+                        }
+                      />
+                      <ConfirmButton
+                        label="Delete"
+                        question="Delete this webhook and its delivery log?"
+                        onConfirm={() => act(async () => void (await call('DELETE', path(webhook)), await load()))}
+                      />
+                    </div>
                   </td>
                 </tr>
               ))}
