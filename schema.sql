@@ -263,3 +263,45 @@ CREATE TABLE IF NOT EXISTS agent_messages (
 CREATE INDEX IF NOT EXISTS agent_messages_by_session ON agent_messages (session_seq, seq);
 CREATE INDEX IF NOT EXISTS agent_messages_by_agent ON agent_messages (agent_id);
 CREATE INDEX IF NOT EXISTS agent_messages_by_run ON agent_messages (run_id) WHERE run_id IS NOT NULL;
+
+-- Webhooks (src/webhooks/): a user's receivers and the outbox of their deliveries. `events` is a JSON
+-- array of event names ("*": all). The secrets are sealed (src/lib/secrets.ts); after a rotation the
+-- previous one still signs until `previous_secret_until` (ms since the epoch). `failing_since`: when
+-- the first failed attempt since the last delivered one was made (5 days of that disables it).
+CREATE TABLE IF NOT EXISTS webhooks (
+  seq                   INTEGER PRIMARY KEY,
+  id                    TEXT    NOT NULL UNIQUE,
+  user_id               TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  url                   TEXT    NOT NULL,
+  events                TEXT    NOT NULL,
+  description           TEXT    NOT NULL DEFAULT '',
+  enabled               INTEGER NOT NULL DEFAULT 1,
+  disabled_reason       TEXT,
+  secret                TEXT    NOT NULL,
+  previous_secret       TEXT,
+  previous_secret_until INTEGER,
+  failing_since         INTEGER,
+  created_at            TEXT    NOT NULL,
+  updated_at            TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS webhooks_by_user ON webhooks (user_id, seq);
+
+-- One delivery of one event to one webhook: its id is the `webhook-id` header, the same on every
+-- attempt; `payload` the body as sent. A pending delivery is due at `next_attempt_ms`.
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  seq              INTEGER PRIMARY KEY,
+  id               TEXT    NOT NULL UNIQUE,
+  webhook_id       TEXT    NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+  user_id          TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  event            TEXT    NOT NULL,
+  payload          TEXT    NOT NULL,
+  status           TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed')),
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  last_status_code INTEGER,
+  last_error       TEXT,
+  next_attempt_ms  INTEGER,
+  created_at       TEXT    NOT NULL,
+  delivered_at     TEXT
+);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, seq);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (user_id, next_attempt_ms) WHERE status = 'pending';

@@ -40,6 +40,9 @@ import { userRoutes } from './users/routes.js';
 import { mcpRoutes } from './mcp/server.js';
 import { openAIRoutes } from './openai/routes.js';
 import { presentOpenAIError } from './openai/errors.js';
+import { webhookRoutes } from './webhooks/routes.js';
+import { WebhookDispatcher } from './webhooks/dispatcher.js';
+import { subscribeWebhookEvents } from './webhooks/events.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -71,6 +74,8 @@ export interface AppOptions {
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
   /** Tests only: gives runs these tools instead of the agent's linked ones. */
   toolProvider?: ToolProvider;
+  /** Tests only: the waits between attempts of a webhook delivery (default about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h). */
+  webhookRetryDelaysMs?: number[];
 }
 
 /**
@@ -86,7 +91,7 @@ export type App = Koa<AppState, AppContext> & {
   /**
    * Every write a start makes, in this one place: runs a stopped process left under way are marked
    * failed, documents it left pending or mid-ingestion are queued again, and the background writers
-   * begin (the chunk sweeper, the deferred token last-use times). Until it is called the app writes
+   * begin (the chunk sweeper, the webhook dispatcher, the deferred token last-use times). Until it is called the app writes
    * nothing by itself and serves reads from a database it may not write (a read-only start); every
    * start of src/main.ts calls it, since the service is its database's only writer. (Opening a
    * database already at this code's schema version writes nothing; only migrations write there.)
@@ -110,6 +115,7 @@ export function createApp({
   keepAliveMs,
   resolveHost,
   toolProvider,
+  webhookRetryDelaysMs,
 }: AppOptions): App {
   // Behind a proxy, the client address is the last X-Forwarded-For hop (the one the proxy added).
   const app = new Koa<AppState, AppContext>({ proxy: config.trustProxy, maxIpsCount: 1 });
@@ -141,6 +147,14 @@ export function createApp({
   const eventLog = createEventLog({ events: stores.runEvents, runs: stores.runs, log });
   engine.observe((run, event) => eventLog.observe(run, event));
   const eventSweeper = createEventSweeper(stores.runEvents, config.runs.eventsRetentionDays, log);
+  const dispatcher = new WebhookDispatcher({
+    store: stores.webhooks,
+    log,
+    allowPrivateNetworks: config.allowPrivateNetworks,
+    retryDelaysMs: webhookRetryDelaysMs,
+  });
+  const wakeDispatcher = () => dispatcher.wake();
+  subscribeWebhookEvents({ ...stores, wake: wakeDispatcher });
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const storage = new StorageMonitor(db, log);
@@ -178,6 +192,7 @@ export function createApp({
     ...tagRoutes(stores),
     ...runRoutes({ ...stores, engine, eventLog, keepAliveMs }),
     ...userRoutes(),
+    ...webhookRoutes({ ...stores, allowPrivateNetworks: config.allowPrivateNetworks, wake: wakeDispatcher, resolveHost }),
     ...agentDocumentRoutes(stores),
     ...agentToolRoutes(stores),
     ...mcpRoutes({ agents: stores.agents, search: stores.search, engine, log }),
@@ -222,12 +237,13 @@ export function createApp({
     eventSweeper.start();
     ingestion.start();
     sweeper.start();
+    dispatcher.start();
     touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
     touchTimer.unref();
   };
   const stopBackgroundWork = async () => {
     clearInterval(touchTimer);
-    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), eventSweeper.stop()]);
+    await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), eventSweeper.stop(), dispatcher.stop()]);
     if (primary) {
       flushTouches();
       eventLog.flush();

@@ -14,6 +14,7 @@ import { createUserStore } from './users/store.js';
 import { createMemoryStore } from './runs/memory-store.js';
 import { createRunStore } from './runs/store.js';
 import { createRunEventStore } from './runs/event-store.js';
+import { createWebhookStore } from './webhooks/store.js';
 
 export type Stores = ReturnType<typeof createStores>;
 
@@ -35,6 +36,7 @@ export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetw
     agentTools: createAgentToolStore(db),
     runs: createRunStore(db, memory),
     runEvents: createRunEventStore(db),
+    webhooks: createWebhookStore(db, sealer),
     memory,
   };
 }

@@ -65,7 +65,7 @@ export interface TestService extends Client {
 export async function startService(
   overrides: Partial<Config> = {},
   log: Logger = silentLogger,
-  options: Pick<AppOptions, 'beforeHash' | 'onHashWait' | 'keepAliveMs' | 'resolveHost' | 'toolProvider'> = {},
+  options: Pick<AppOptions, 'beforeHash' | 'onHashWait' | 'keepAliveMs' | 'resolveHost' | 'toolProvider' | 'webhookRetryDelaysMs'> = {},
 ): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
   const config: Config = { ...testConfig({ DATABASE_PATH: join(dir, 'test.db') }), ...overrides };

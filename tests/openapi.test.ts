@@ -315,6 +315,15 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('getAgentTool', { ...auth, id: agentTool.id });
   await expectDocumented('deleteAgentTool', { ...auth, id: agentTool.id });
 
+  const webhook = await expectDocumented('createWebhook', { ...auth, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
+  await expectDocumented('listWebhooks', auth);
+  await expectDocumented('getWebhook', { ...auth, id: webhook.id });
+  await expectDocumented('updateWebhook', { ...auth, id: webhook.id, body: { enabled: false } });
+  await expectDocumented('rotateWebhookSecret', { ...auth, id: webhook.id });
+  await expectDocumented('sendWebhookTestEvent', { ...auth, id: webhook.id });
+  await expectDocumented('listWebhookDeliveries', { ...auth, id: webhook.id });
+  await expectDocumented('deleteWebhook', { ...auth, id: webhook.id });
+
   await expectDocumented('deleteAgent', { ...auth, id: agent.id });
   await expectDocumented('deleteTag', { ...auth, id: tag.id });
   await expectDocumented('deletePrompt', { ...auth, id: prompt.id });

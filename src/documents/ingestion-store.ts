@@ -16,6 +16,13 @@ import type { Splitter } from './schema.js';
 
 export type IngestStatus = 'pending' | 'processing' | 'ready' | 'failed';
 
+/**
+ * Told of a document's ingestion ending (`ready` or `failed`) inside the transaction that writes
+ * it, after the write: what must be kept with the change (a webhook's outbox row) is committed
+ * with it or not at all. A hook that throws rolls the change back.
+ */
+export type DocumentChangeHook = (change: { documentId: string; userId: string; status: 'ready' | 'failed' }) => void;
+
 /** What a worker needs to ingest one document (credentials still sealed). */
 export interface IngestJob {
   id: string;
@@ -95,13 +102,19 @@ export function createIngestionStore(db: Db) {
   const selectChunkPage = db.prepare(
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
+  const changeHooks: DocumentChangeHook[] = [];
+  const reportChange = (job: IngestJob, status: 'ready' | 'failed') => {
+    for (const hook of changeHooks) hook({ documentId: job.id, userId: job.userId, status });
+  };
   const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
     requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
-    return markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
+    const changed = markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
+    if (changed) reportChange(job, 'ready');
+    return changed;
   });
   const failInTransaction = db.transaction((job: IngestJob, reason: string): void => {
     requestSweep.run(job.id); // this run's chunks, if it stored some
-    markFailed.run(reason, job.id, job.generation);
+    if (markFailed.run(reason, job.id, job.generation).changes > 0) reportChange(job, 'failed');
   });
   const storeChunksInTransaction = db.transaction((job: IngestJob, chunks: string[], firstPosition: number): boolean => {
     // A document deleted or re-requested meanwhile is left alone: its newer run owns it.
@@ -112,6 +125,11 @@ export function createIngestionStore(db: Db) {
   });
 
   return {
+    /** Adds a hook told of every end of a document's ingestion, inside the transaction that writes it (see DocumentChangeHook). */
+    onStatusChange(hook: DocumentChangeHook): void {
+      changeHooks.push(hook);
+    },
+
     /**
      * Documents a stopped process left mid-way go back to pending, without the chunks it had written;
      * returns every pending id, oldest first.

@@ -1,12 +1,13 @@
 // The JSON shape of a document: never its `authorization` (credentials).
 import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
+import type { UserRow } from '../users/store.js';
 import type { Document } from './schema.js';
 import type { DocumentRow } from './store.js';
 import type { IngestProgress } from './ingestion.js';
 
-/** A document with its owner as the nested `user`. */
-export function presentDocument(document: DocumentRow, owner: Caller, progress?: IngestProgress): Document {
+/** A document with its owner (the caller, or the user as stored) as the nested `user`. */
+export function presentDocument(document: DocumentRow, owner: Caller | UserRow, progress?: IngestProgress): Document {
   return {
     id: document.id,
     userId: document.userId,

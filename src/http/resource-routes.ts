@@ -38,8 +38,16 @@ export interface ResourceSpec<Row, S extends AnySchema, C extends AnySchema, U e
   /** Middleware after authentication on every route (rate limits). */
   before?: AppMiddleware[];
   list?: Verb & { filters?: F };
-  /** `check` throws (or rejects) to refuse the input before anything is stored. */
-  create: Verb & { body: C; check?: (input: v.InferOutput<C>, caller: Caller) => void | Promise<void>; after?: (row: Row) => void };
+  /**
+   * `check` throws (or rejects) to refuse the input before anything is stored. `answer`: what
+   * creation answers when it is more than the record (a secret shown this once).
+   */
+  create: Verb & {
+    body: C;
+    check?: (input: v.InferOutput<C>, caller: Caller) => void | Promise<void>;
+    after?: (row: Row) => void;
+    answer?: { schema: AnySchema; present: (row: Row, caller: Caller) => unknown };
+  };
   /** false: the resource declares its own GET of one record. */
   get?: Verb | false;
   update?: Verb & {
@@ -88,12 +96,13 @@ export function resourceRoutes<Row, S extends AnySchema, C extends AnySchema, U 
       operationId: `create${names.One}`,
       summary: `Create ${article(names.one)}`,
       body: spec.create.body,
-      success: { status: 201, description: `The new ${names.one}.`, data: schema },
+      success: { status: 201, description: `The new ${names.one}.`, data: spec.create.answer?.schema ?? schema },
       handler: ({ caller, body }) => {
+        const presentCreated = spec.create.answer?.present ?? present;
         const create = () => {
           const row = store.create(caller.id, body);
           spec.create.after?.(row);
-          return present(row, caller);
+          return presentCreated(row, caller);
         };
         const checked = spec.create.check?.(body, caller);
         return checked instanceof Promise ? checked.then(create) : create();

@@ -1,4 +1,4 @@
-// A run as the API shows it: GET /runs/{id}, the lists, the `done` event of a finished run's log.
+// A run as the API shows it: GET /runs/{id} (and a webhook's `data`), the lists, the `done` event of a finished run's log.
 import type { RunListItemShape, RunShape } from './schema.js';
 import type { RunResult } from './run.js';
 import type { RunListRow, RunRow } from './store.js';

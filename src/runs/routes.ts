@@ -30,8 +30,6 @@ import {
   RunSchema,
   SessionIdSchema,
   SessionSchema,
-  type RunListItemShape,
-  type RunShape,
 } from './schema.js';
 
 export interface RunRouteDeps {

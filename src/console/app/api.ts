@@ -176,8 +176,10 @@ import type { MessageSchema, RunListItemShape, RunShape, SessionSchema, SourceSc
 import type { Tag } from '../../tags/schema.js';
 import type { Tool } from '../../tools/schema.js';
 import type { User } from '../../users/schema.js';
+import type { Delivery, Webhook, WebhookEvent } from '../../webhooks/schema.js';
 
-export type { Agent, ApiToken, Prompt, Tag, Tool, User };
+export type { Agent, ApiToken, Prompt, Tag, Tool, User, Webhook, WebhookEvent };
+export type WebhookDelivery = Delivery;
 export type DocumentRecord = Document;
 export type Chunk = v.InferOutput<typeof ChunkSchema>;
 export type SearchHit = v.InferOutput<typeof SearchHitSchema>;

@@ -11,6 +11,7 @@ import { ChatPage } from './pages/chat.js';
 import { RunPage, RunsPage } from './pages/runs.js';
 import { DocumentPage, DocumentsPage, SearchPage } from './pages/documents.js';
 import { PromptsPage, TagsPage, ToolsPage } from './pages/resources.js';
+import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
 import { href, navigate, useRoute } from './ui.js';
 
 const NAV: [string, string][] = [
@@ -20,6 +21,7 @@ const NAV: [string, string][] = [
   ['/tools', 'Tools'],
   ['/prompts', 'Prompts'],
   ['/tags', 'Tags'],
+  ['/webhooks', 'Webhooks'],
   ['/tokens', 'API tokens'],
   ['/account', 'Account'],
 ];
@@ -155,6 +157,8 @@ function Page({ parts, query, user, onUserChange, onDeleted }: PageProps) {
       return <PromptsPage />;
     case 'tags':
       return <TagsPage />;
+    case 'webhooks':
+      return id ? <WebhookPage key={id} id={id} /> : <WebhooksPage />;
     case 'tokens':
       return <TokensPage />;
     case 'account':
