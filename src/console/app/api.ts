@@ -172,7 +172,16 @@ import type { ApiToken } from '../../api-tokens/schema.js';
 import type { ChunkSchema, Document, SearchHitSchema } from '../../documents/schema.js';
 import type { AgentDocument, AgentTool } from '../../links/schema.js';
 import type { Prompt } from '../../prompts/schema.js';
-import type { MessageSchema, RunListItemShape, RunShape, SessionSchema, SourceSchema, StepSchema } from '../../runs/schema.js';
+import type {
+  MessageSchema,
+  PendingActionSchema,
+  RunAcceptedSchema,
+  RunListItemShape,
+  RunShape,
+  SessionSchema,
+  SourceSchema,
+  StepSchema,
+} from '../../runs/schema.js';
 import type { Tag } from '../../tags/schema.js';
 import type { Tool } from '../../tools/schema.js';
 import type { User } from '../../users/schema.js';
@@ -189,5 +198,11 @@ export type Source = v.InferOutput<typeof SourceSchema>;
 export type Run = RunShape;
 /** A run in a list: its long parts cut (`truncated` says so). */
 export type RunListItem = RunListItemShape;
+/** A tool call waiting for the user's approval (a run's `actions` while `requires_action`). */
+export type PendingAction = v.InferOutput<typeof PendingActionSchema>;
+/** What a background invoke answers at once (202). */
+export type RunAccepted = v.InferOutput<typeof RunAcceptedSchema>;
+/** The statuses of a run that has not ended: it can be followed and cancelled. */
+export const UNDER_WAY: readonly string[] = ['queued', 'running', 'requires_action'];
 export type ChatSession = v.InferOutput<typeof SessionSchema>;
 export type ChatMessage = v.InferOutput<typeof MessageSchema>;
