@@ -9,6 +9,9 @@ import { NO_PROGRESS, withEvent, type RunProgress } from '../run-progress.js';
 import { describeError, ErrorNotice, href, Loading, PageTitle, StatusBadge, Time } from '../ui.js';
 import { StepList, WaitingCalls } from './run-parts.js';
 
+/** How often a queued run's record is read again, to show when it starts. */
+const QUEUED_POLL_MS = 1000;
+
 export function RunPage({ id }: { id: string }) {
   const [run, setRun] = useState<Run>();
   const [agent, setAgent] = useState<Agent>();
@@ -46,11 +49,7 @@ export function RunPage({ id }: { id: string }) {
       for (;;) {
         const { end, last: seen } = await followRunEvents(
           id,
-          (name, data) => {
-            // The first event of a queued run says it has started.
-            if (name === 'run') setRun((shown) => (shown?.status === 'queued' ? { ...shown, status: 'running' } : shown));
-            setProgress((shown) => withEvent(shown, name, data));
-          },
+          (name, data) => setProgress((shown) => withEvent(shown, name, data)),
           controller.signal,
           last.current,
         );
@@ -64,6 +63,19 @@ export function RunPage({ id }: { id: string }) {
     });
     return () => controller.abort();
   }, [round]);
+
+  // A queued run's log says nothing when it starts (a model may be slow to answer): its record does.
+  const queued = run?.status === 'queued';
+  useEffect(() => {
+    if (!queued) return;
+    const timer = setInterval(() => {
+      get<Run>(`/runs/${encodeURIComponent(id)}`).then(
+        (loaded) => setRun((shown) => (shown?.status === 'queued' ? loaded : shown)),
+        () => undefined,
+      );
+    }, QUEUED_POLL_MS);
+    return () => clearInterval(timer);
+  }, [queued]);
 
   async function cancel() {
     setCancelling(true);
