@@ -94,6 +94,11 @@ test(
       assert.deepEqual(await other.locator('tbody tr .badge').allInnerTexts(), ['queued', 'running']);
       assert.equal(await other.locator('tbody tr').getByRole('button', { name: 'Cancel' }).count(), 2);
 
+      // The queued one, opened beside: queued, then running once the first ends (its model hangs).
+      await other.locator('tbody tr', { hasText: 'Then hang.' }).getByRole('link').click();
+      await other.getByText('waiting for one of your run slots').waitFor();
+      assert.equal(await statusOf(other), 'queued');
+
       // The running one, followed on its page: part of the answer shows before the rest.
       await page.goto(`${service.url}/#/runs/${slow}`);
       await page.waitForFunction(() => {
@@ -113,10 +118,6 @@ test(
       assert.ok(!resumed.includes('word60.'), 'the reload came mid-run');
       await shot(page, 'runs-01-live');
 
-      // The queued one, opened meanwhile: queued, then running once the first ends (its model hangs).
-      await other.locator('tbody tr', { hasText: 'Then hang.' }).getByRole('link').click();
-      await other.getByText('waiting for one of your run slots').waitFor();
-      assert.equal(await statusOf(other), 'queued');
 
       await page.locator('.badge.status-succeeded').waitFor({ timeout: 30_000 });
       const record = await api('GET', `/runs/${slow}`);
@@ -146,6 +147,76 @@ test(
       assert.equal(await row.getByRole('button', { name: 'Cancel' }).count(), 0);
       assert.equal((await api('GET', `/runs/${queued.runId}`)).status, 'cancelled');
       await api('POST', `/runs/${hanging.runId}/cancel`);
+    });
+
+    await t.test('the chat starts a run in the background and comes back to it after a reload', async () => {
+      const answer = slowAnswer(40);
+      fake.reply({ text: answer, chunkDelayMs: 150 });
+      await page.goto(`${service.url}/#/agents/${agent.id}/chat`);
+      await page.getByLabel('Run in background', { exact: true }).check();
+      await page.getByLabel('Message', { exact: true }).fill('Count in the background.');
+      await page.getByLabel('Message', { exact: true }).press('Enter');
+      await page.waitForFunction(() => {
+        const text = document.querySelector('.turn:last-of-type .answer')?.textContent ?? '';
+        return text.includes('word3') && !text.includes('word40.');
+      });
+      const link = page.locator('.turn').last().getByRole('link', { name: 'Follow the run' });
+      const runId = (await link.getAttribute('href'))!.split('/').at(-1)!;
+      const before = await page.locator('.turn:last-of-type .answer').innerText();
+      await shot(page, 'runs-03-chat-background');
+
+      // Reloaded mid-run: the chat comes back to the run, its answer replayed from the log, and goes on.
+      await page.reload();
+      const turn = page.locator('.turn', { hasText: 'Count in the background.' });
+      await turn.locator('.answer').waitFor();
+      await page.waitForFunction((seen) => (document.querySelector('.turn .answer')?.textContent ?? '').startsWith(seen), before);
+      assert.equal(await turn.getAttribute('data-state'), 'streaming', 'came back mid-run');
+      await page.locator('.turn[data-state="done"]').waitFor({ timeout: 30_000 });
+      const record = await api('GET', `/runs/${runId}`);
+      assert.equal(record.status, 'succeeded');
+      assert.equal(record.background, true);
+      assert.equal(record.output, answer);
+      assert.equal(await turn.locator('.answer').innerText(), answer);
+      await turn.getByRole('link', { name: 'See the run' }).click();
+      await page.locator('dl.facts .badge.status-succeeded').waitFor();
+
+      // Seen to end, the run is not come back to again.
+      await page.goto(`${service.url}/#/agents/${agent.id}/chat`);
+      await page.getByText('Ask Slow bot something to start.').waitFor();
+      assert.equal(await page.locator('.turn').count(), 0);
+    });
+
+    await t.test('a tool call waiting for approval: its arguments, Deny with a reason, the run goes on', async (t) => {
+      const { paths } = (await service.request('GET', '/api/v1/openapi.json')).body;
+      if (!paths['/api/v1/runs/{id}/actions']) return t.skip('POST /runs/{id}/actions is not in this build yet');
+      const tool = await api('POST', '/tools', { name: 'Web search', type: 'SEARCH', metadata: { url: 'http://127.0.0.1:9' } });
+      const careful = await api('POST', '/agents', {
+        name: 'Careful bot',
+        type: 'VENDOR_A',
+        llm: { provider: 'openai-compatible', model: 'fake-model', baseUrl: fake.url },
+      });
+      await api('POST', '/agent-tools', { agentId: careful.id, toolId: tool.id, requiresApproval: true });
+      fake.reply({ toolCalls: [{ name: 'web_search', arguments: '{"query":"otter dens"}' }] }, { text: 'Then I will not search.' });
+      const started = await api('POST', `/agents/${careful.id}/invoke`, { input: 'Find otter dens.', background: true });
+      await waitFor('the run waits', async () => ((await api('GET', `/runs/${started.runId}`)).status === 'requires_action' ? true : undefined));
+
+      await page.goto(`${service.url}/#/runs/${started.runId}`);
+      const call = page.locator('.waiting-call');
+      await call.waitFor();
+      assert.equal(await statusOf(page), 'requires_action');
+      assert.match(await call.locator('legend').innerText(), /Web search\s+calls\s+web_search/);
+      assert.deepEqual(JSON.parse(await call.locator('pre.json').innerText()), { query: 'otter dens' });
+      assert.ok(await page.getByRole('button', { name: 'Cancel run' }).isVisible());
+      assert.ok(await page.getByRole('button', { name: 'Send the answer' }).isDisabled(), 'nothing is sent before a choice');
+      await call.getByLabel('Deny').check();
+      await call.getByLabel('Reason (told to the model)').fill('Not on my budget.');
+      await shot(page, 'runs-04-approval');
+      await page.getByRole('button', { name: 'Send the answer' }).click();
+      await page.locator('dl.facts .badge.status-succeeded').waitFor({ timeout: 15_000 });
+      assert.equal(await outputOf(page), 'Then I will not search.');
+      const told = JSON.stringify(fake.requests.at(-1)!.body.messages.at(-1));
+      assert.match(told, /denied/);
+      assert.match(told, /Not on my budget\./);
     });
 
     assert.deepEqual(problems, []);

@@ -2,7 +2,7 @@
 // EventSource cannot send the Authorization header. Every event of the log is numbered; when the
 // connection drops before the end, the log is asked again for the events after the last one seen,
 // so nothing is shown twice or lost. A page opened again replays the log from the start.
-import { ApiError, send } from './api.js';
+import { ApiError, get, send, type Run } from './api.js';
 import { END_EVENTS } from './run-progress.js';
 import { readEvents } from './sse.js';
 
@@ -51,5 +51,20 @@ export async function followRunEvents(runId: string, onEvent: RunEventHandler, s
     if (signal.aborted) throw new DOMException('The follower was stopped.', 'AbortError');
     if (++failures > RETRIES) throw new ApiError(0, 'network', 'The run could not be followed: the service is out of reach.');
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  }
+}
+
+/**
+ * Follows run `runId` to its end: past each `requires_action` the run has gone on from (its calls
+ * answered meanwhile), on in the same log. Ends at the run's `done` or `error`, or at a wait that
+ * still waits.
+ */
+export async function followRun(runId: string, onEvent: RunEventHandler, signal: AbortSignal, after = 0): Promise<FollowEnd> {
+  for (;;) {
+    const result = await followRunEvents(runId, onEvent, signal, after);
+    if (result.end !== 'requires_action') return result;
+    const run = await get<Run>(`/runs/${encodeURIComponent(runId)}`, signal);
+    if (run.status !== 'queued' && run.status !== 'running') return result;
+    after = result.last;
   }
 }

@@ -4,7 +4,7 @@
 // waiting for approval shows its tool calls to approve or deny.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, get, UNDER_WAY, type Agent, type Run } from '../api.js';
-import { followRunEvents } from '../follow.js';
+import { followRun } from '../follow.js';
 import { NO_PROGRESS, withEvent, type RunProgress } from '../run-progress.js';
 import { describeError, ErrorNotice, href, Loading, PageTitle, StatusBadge, Time } from '../ui.js';
 import { StepList, WaitingCalls } from './run-parts.js';
@@ -46,18 +46,14 @@ export function RunPage({ id }: { id: string }) {
     if (round === 0) return;
     const controller = new AbortController();
     (async () => {
-      for (;;) {
-        const { end, last: seen } = await followRunEvents(
-          id,
-          (name, data) => setProgress((shown) => withEvent(shown, name, data)),
-          controller.signal,
-          last.current,
-        );
-        last.current = seen;
-        const loaded = await reload();
-        // A waiting run answered meanwhile has gone on in the same log: follow it on.
-        if (end !== 'requires_action' || !['queued', 'running'].includes(loaded.status)) return;
-      }
+      const { last: seen } = await followRun(
+        id,
+        (name, data) => setProgress((shown) => withEvent(shown, name, data)),
+        controller.signal,
+        last.current,
+      );
+      last.current = seen;
+      await reload();
     })().catch((failure) => {
       if ((failure as Error).name !== 'AbortError') setError(describeError(failure));
     });
