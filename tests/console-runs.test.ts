@@ -118,7 +118,6 @@ test(
       assert.ok(!resumed.includes('word60.'), 'the reload came mid-run');
       await shot(page, 'runs-01-live');
 
-
       await page.locator('.badge.status-succeeded').waitFor({ timeout: 30_000 });
       const record = await api('GET', `/runs/${slow}`);
       assert.equal(record.output, answer);
@@ -198,7 +197,9 @@ test(
       await api('POST', '/agent-tools', { agentId: careful.id, toolId: tool.id, requiresApproval: true });
       fake.reply({ toolCalls: [{ name: 'web_search', arguments: '{"query":"otter dens"}' }] }, { text: 'Then I will not search.' });
       const started = await api('POST', `/agents/${careful.id}/invoke`, { input: 'Find otter dens.', background: true });
-      await waitFor('the run waits', async () => ((await api('GET', `/runs/${started.runId}`)).status === 'requires_action' ? true : undefined));
+      await waitFor('the run waits', async () =>
+        (await api('GET', `/runs/${started.runId}`)).status === 'requires_action' ? true : undefined,
+      );
 
       await page.goto(`${service.url}/#/runs/${started.runId}`);
       const call = page.locator('.waiting-call');

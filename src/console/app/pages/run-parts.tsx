@@ -57,7 +57,13 @@ interface Decision {
  * approve or deny (a denial may say why; the model is told). The service takes the answers to all
  * of them at once; `onAnswered` gets its reply (the run goes on in the background).
  */
-export function WaitingCalls({ run, onAnswered }: { run: Run; onAnswered: (reply: RunAccepted | { runId: string; status: string }) => void }) {
+export function WaitingCalls({
+  run,
+  onAnswered,
+}: {
+  run: Run;
+  onAnswered: (reply: RunAccepted | { runId: string; status: string }) => void;
+}) {
   const [decisions, setDecisions] = useState<Record<string, Decision>>({});
   const [error, setError] = useState<string>();
   const [sending, setSending] = useState(false);
@@ -100,7 +106,15 @@ export function WaitingCalls({ run, onAnswered }: { run: Run; onAnswered: (reply
   );
 }
 
-function WaitingCall({ action, decision, onChange }: { action: PendingAction; decision?: Decision; onChange: (change: Partial<Decision>) => void }) {
+function WaitingCall({
+  action,
+  decision,
+  onChange,
+}: {
+  action: PendingAction;
+  decision?: Decision;
+  onChange: (change: Partial<Decision>) => void;
+}) {
   const name = `approve-${action.id}`;
   return (
     <fieldset class="waiting-call" data-action={action.id}>

@@ -17,7 +17,9 @@ export function RunsPage({ agentId }: { agentId: string }) {
   async function cancel(run: RunListItem) {
     try {
       const cancelled = await call<Run>('POST', `/runs/${encodeURIComponent(run.id)}/cancel`);
-      setItems((shown) => shown?.map((item) => (item.id === run.id ? { ...item, status: cancelled.status, error: cancelled.error } : item)));
+      setItems((shown) =>
+        shown?.map((item) => (item.id === run.id ? { ...item, status: cancelled.status, error: cancelled.error } : item)),
+      );
     } catch (failure) {
       setError(describeError(failure));
     }
