@@ -8,7 +8,7 @@ import { startService, testConfig, waitFor, type TestService } from './helpers.j
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { launchOrSkip, openPage, shot } from './browser.js';
 
-/** An answer of `words` words, streamed a word every `chunkDelayMs`. */
+/** An answer of `words` words (the fake model streams it a word at a time). */
 const slowAnswer = (words: number) => Array.from({ length: words }, (_, index) => `word${index + 1}`).join(' ') + '.';
 
 /** Signs `page`'s tab in with a token made through the API. */
@@ -81,8 +81,8 @@ test(
     const { page: other, problems: otherProblems } = await openPage(context, service);
 
     await t.test('a background run followed live, through a reload; a queued run; cancel', async () => {
-      const answer = slowAnswer(60);
-      fake.reply({ text: answer, chunkDelayMs: 150 }, { hang: true });
+      const answer = slowAnswer(200);
+      fake.reply({ text: answer, chunkDelayMs: 100 }, { hang: true });
       // Streamed from the model (`stream: true`), its client gone after the first token: it goes on.
       const slow = await startStreamedAndLeave(service, token, agent.id, 'Count slowly.');
       const waiting = await api('POST', `/agents/${agent.id}/invoke`, { input: 'Then hang.', background: true });
@@ -103,7 +103,7 @@ test(
       await page.goto(`${service.url}/#/runs/${slow}`);
       await page.waitForFunction(() => {
         const text = document.querySelector('.run-output')?.textContent ?? '';
-        return text.includes('word3') && !text.includes('word60.');
+        return text.includes('word3') && !text.includes('word200.');
       });
       assert.equal(await statusOf(page), 'running');
       assert.ok(await page.getByRole('button', { name: 'Cancel run' }).isVisible());
@@ -115,10 +115,10 @@ test(
       await page.waitForFunction((seen) => (document.querySelector('.run-output')?.textContent ?? '').startsWith(seen), before);
       const resumed = await outputOf(page);
       assert.equal(await statusOf(page), 'running', `still under way after the reload: ${resumed}`);
-      assert.ok(!resumed.includes('word60.'), 'the reload came mid-run');
+      assert.ok(!resumed.includes('word200.'), 'the reload came mid-run');
       await shot(page, 'runs-01-live');
 
-      await page.locator('.badge.status-succeeded').waitFor({ timeout: 30_000 });
+      await page.locator('.badge.status-succeeded').waitFor({ timeout: 60_000 });
       const record = await api('GET', `/runs/${slow}`);
       assert.equal(record.output, answer);
       assert.equal(await outputOf(page), answer);
@@ -149,15 +149,15 @@ test(
     });
 
     await t.test('the chat starts a run in the background and comes back to it after a reload', async () => {
-      const answer = slowAnswer(40);
-      fake.reply({ text: answer, chunkDelayMs: 150 });
+      const answer = slowAnswer(150);
+      fake.reply({ text: answer, chunkDelayMs: 100 });
       await page.goto(`${service.url}/#/agents/${agent.id}/chat`);
       await page.getByLabel('Run in background', { exact: true }).check();
       await page.getByLabel('Message', { exact: true }).fill('Count in the background.');
       await page.getByLabel('Message', { exact: true }).press('Enter');
       await page.waitForFunction(() => {
         const text = document.querySelector('.turn:last-of-type .answer')?.textContent ?? '';
-        return text.includes('word3') && !text.includes('word40.');
+        return text.includes('word3') && !text.includes('word150.');
       });
       const link = page.locator('.turn').last().getByRole('link', { name: 'Follow the run' });
       const runId = (await link.getAttribute('href'))!.split('/').at(-1)!;
@@ -170,7 +170,7 @@ test(
       await turn.locator('.answer').waitFor();
       await page.waitForFunction((seen) => (document.querySelector('.turn .answer')?.textContent ?? '').startsWith(seen), before);
       assert.equal(await turn.getAttribute('data-state'), 'streaming', 'came back mid-run');
-      await page.locator('.turn[data-state="done"]').waitFor({ timeout: 30_000 });
+      await page.locator('.turn[data-state="done"]').waitFor({ timeout: 60_000 });
       const record = await api('GET', `/runs/${runId}`);
       assert.equal(record.status, 'succeeded');
       assert.equal(record.background, true);
