@@ -1,16 +1,15 @@
 // The web console at `/`: how it is served (HTTP checks, everywhere) and what a user does with it,
-// end to end in headless Chromium (Debian's `chromium`, installed by .ci/run; the browser tests
-// skip, saying why, when it cannot start). Each flow saves a screenshot under test-output/console/.
-import { test, type TestContext } from 'node:test';
+// end to end in headless Chromium (./browser.ts). Each flow saves a screenshot under test-output/console/.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, get } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Koa from 'koa';
 import Router from '@koa/router';
 import { h, type VNode } from 'preact';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { buildConsole, consoleRoutes, CONSOLE_CSP, type ConsoleBundle } from '../src/console/serve.js';
 import { snippetParts } from '../src/console/app/snippet.js';
 import { Markdown } from '../src/console/app/markdown.js';
@@ -20,19 +19,8 @@ import type { AppState } from '../src/http/context.js';
 import type { ToolProvider } from '../src/lib/tool-contract.js';
 import { errorOf, startService, waitFor, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
+import { launchOrSkip, openPage, shot } from './browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SHOTS = join(import.meta.dirname, '..', 'test-output', 'console');
 /** The console's JavaScript budget, minified. */
 const SCRIPT_BUDGET = 150 * 1024;
 /** The first render of the agent list, budget. */
@@ -309,51 +297,6 @@ test('Markdown is read in linear time: 1 MiB of hostile text is drawn in seconds
 });
 
 // ---- In the browser ------------------------------------------------------------------------------
-
-async function launchOrSkip(t: TestContext): Promise<Browser | undefined> {
-  if (!existsSync(CHROMIUM)) {
-    t.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium; .ci/run does this where apt is available)`);
-    return undefined;
-  }
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
-  } catch (error) {
-    t.skip(`Chromium at ${CHROMIUM} could not start: ${(error as Error).message.split('\n')[0]}`);
-    return undefined;
-  }
-}
-
-/** A page that records console errors, uncaught errors, CSP violations and requests elsewhere. */
-async function openPage(context: BrowserContext, service: TestService) {
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  const problems: string[] = [];
-  const origin = new URL(service.url).origin;
-  page.on('console', (message) => {
-    if (message.type() !== 'error') return;
-    // Chromium logs every 4xx answer to fetch; the flows cause some from the API on purpose (a 422
-    // shown at its field, a wrong password). Any other, such as a missing /favicon.ico, is a problem.
-    const fromApi = new URL(message.location().url || 'about:blank').pathname.startsWith('/api/v1/');
-    if (fromApi && /^Failed to load resource: the server responded with a status of (401|403|404|422|429)/.test(message.text())) return;
-    problems.push(`console: ${message.text()}${message.location().url ? ` (${message.location().url})` : ''}`);
-  });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('request', (request) => {
-    const url = new URL(request.url());
-    if (url.origin !== origin && url.protocol !== 'data:') problems.push(`request elsewhere: ${request.url()}`);
-  });
-  await page.addInitScript(() => {
-    const seen: string[] = [];
-    (window as unknown as { cspViolations: string[] }).cspViolations = seen;
-    document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
-  });
-  return { page, problems };
-}
-
-async function shot(page: Page, name: string) {
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-}
 
 /** A link of the main navigation. */
 const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });

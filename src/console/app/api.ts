@@ -25,6 +25,10 @@ const TOKEN_KEY = 'agent-console.token';
 const TOKEN_ID_KEY = 'agent-console.tokenId';
 /** Followed by an agent's id: its remembered prompt variables (localStorage). */
 const VARIABLES_KEY = 'agent-console.variables.';
+/** Followed by an agent's id: the background runs this tab's chat started with it (sessionStorage). */
+const RUNS_KEY = 'agent-console.background-runs.';
+/** Background runs remembered per agent (the newest kept). */
+const REMEMBERED_RUNS = 20;
 
 export const session = {
   token: () => sessionStorage.getItem(TOKEN_KEY),
@@ -38,6 +42,46 @@ export const session = {
     sessionStorage.removeItem(TOKEN_KEY);
     sessionStorage.removeItem(TOKEN_ID_KEY);
     for (const key of Object.keys(localStorage)) if (key.startsWith(VARIABLES_KEY)) localStorage.removeItem(key);
+    for (const key of Object.keys(sessionStorage)) if (key.startsWith(RUNS_KEY)) sessionStorage.removeItem(key);
+  },
+};
+
+/** A background run the chat started: the chat comes back to it until it has seen it end. */
+export interface RememberedRun {
+  runId: string;
+  sessionId: string | null;
+}
+
+/** The background runs the chat started with an agent, in this tab (sessionStorage), oldest first. */
+export const rememberedRuns = {
+  load(agentId: string): RememberedRun[] {
+    try {
+      const saved: unknown = JSON.parse(sessionStorage.getItem(RUNS_KEY + agentId) ?? '[]');
+      if (!Array.isArray(saved)) return [];
+      return saved.filter(
+        (run): run is RememberedRun => typeof run?.runId === 'string' && (run.sessionId === null || typeof run.sessionId === 'string'),
+      );
+    } catch {
+      return [];
+    }
+  },
+  add(agentId: string, run: RememberedRun) {
+    const runs = [...rememberedRuns.load(agentId).filter((saved) => saved.runId !== run.runId), run].slice(-REMEMBERED_RUNS);
+    rememberedRuns.save(agentId, runs);
+  },
+  forget(agentId: string, runId: string) {
+    rememberedRuns.save(
+      agentId,
+      rememberedRuns.load(agentId).filter((saved) => saved.runId !== runId),
+    );
+  },
+  save(agentId: string, runs: RememberedRun[]) {
+    try {
+      if (runs.length === 0) sessionStorage.removeItem(RUNS_KEY + agentId);
+      else sessionStorage.setItem(RUNS_KEY + agentId, JSON.stringify(runs));
+    } catch {
+      // Storage full or refused: the run is only not come back to (its page still has it).
+    }
   },
 };
 
@@ -172,7 +216,16 @@ import type { ApiToken } from '../../api-tokens/schema.js';
 import type { ChunkSchema, Document, SearchHitSchema } from '../../documents/schema.js';
 import type { AgentDocument, AgentTool } from '../../links/schema.js';
 import type { Prompt } from '../../prompts/schema.js';
-import type { MessageSchema, RunListItemShape, RunShape, SessionSchema, SourceSchema, StepSchema } from '../../runs/schema.js';
+import type {
+  MessageSchema,
+  PendingActionSchema,
+  RunAcceptedSchema,
+  RunListItemShape,
+  RunShape,
+  SessionSchema,
+  SourceSchema,
+  StepSchema,
+} from '../../runs/schema.js';
 import type { Tag } from '../../tags/schema.js';
 import type { Tool } from '../../tools/schema.js';
 import type { User } from '../../users/schema.js';
@@ -191,5 +244,11 @@ export type Source = v.InferOutput<typeof SourceSchema>;
 export type Run = RunShape;
 /** A run in a list: its long parts cut (`truncated` says so). */
 export type RunListItem = RunListItemShape;
+/** A tool call waiting for the user's approval (a run's `actions` while `requires_action`). */
+export type PendingAction = v.InferOutput<typeof PendingActionSchema>;
+/** What a background invoke answers at once (202). */
+export type RunAccepted = v.InferOutput<typeof RunAcceptedSchema>;
+/** The statuses of a run that has not ended: it can be followed and cancelled. */
+export const UNDER_WAY: readonly string[] = ['queued', 'running', 'requires_action'];
 export type ChatSession = v.InferOutput<typeof SessionSchema>;
 export type ChatMessage = v.InferOutput<typeof MessageSchema>;

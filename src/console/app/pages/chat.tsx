@@ -1,51 +1,39 @@
 // Chat with an agent through the streaming invoke endpoint: tokens appear as they arrive, tool calls
 // and results as steps, then the sources. Sessions (for agents with memory) can be picked, started
 // and deleted; the prompt's variables are asked for (and remembered per agent); Stop aborts the
-// request, which cancels the run.
-import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+// request, which cancels the run. "Run in background" starts a run that goes on without the page:
+// the chat follows it through its event log, and comes back to it when opened again in this tab.
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   ApiError,
   call,
   get,
   list,
   MAX_INPUT_CHARS,
+  rememberedRuns,
   rememberedVariables,
   send,
+  UNDER_WAY,
   type Agent,
   type ChatMessage,
   type ChatSession,
   type Prompt,
-  type Source,
+  type Run,
 } from '../api.js';
-import { Markdown } from '../markdown.js';
+import { followRun, type RunEventHandler } from '../follow.js';
 import { runErrorText } from '../run-errors.js';
+import { END_EVENTS, NO_PROGRESS, withEvent } from '../run-progress.js';
 import { readEvents } from '../sse.js';
-import { ConfirmButton, describeError, Empty, ErrorNotice, href, JsonText, Loading, PageTitle, TextField, Time } from '../ui.js';
+import { Checkbox, ConfirmButton, describeError, Empty, ErrorNotice, href, Loading, PageTitle, TextField, Time } from '../ui.js';
+import { nextTurnKey, TurnView, turnsOf, type Turn } from './chat-turn.js';
 
-interface StepView {
-  id: string;
-  tool: string;
-  input: unknown;
-  output?: unknown;
-  error?: unknown;
-}
-
-interface Turn {
+/** A turn still going: what Stop does to it. */
+interface Going {
   key: number;
-  input: string;
-  answer: string;
-  steps: StepView[];
-  sources: Source[];
-  warnings: string[];
-  state: 'streaming' | 'done' | 'failed' | 'stopped';
-  error?: string;
-  runId?: string;
+  controller: AbortController;
 }
 
-let turnKeys = 0;
-
-/** Up to this length a streamed answer is drawn as Markdown at every token; longer, once it ends. */
-const LIVE_MARKDOWN_CHARS = 20_000;
+const goingStates: Turn['state'][] = ['streaming', 'queued', 'waiting'];
 
 export function ChatPage({ id, sessionId: initialSession }: { id: string; sessionId?: string }) {
   const [agent, setAgent] = useState<Agent>();
@@ -56,7 +44,8 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
   const [turns, setTurns] = useState<Turn[]>([]);
   const [input, setInput] = useState('');
   const [error, setError] = useState<string>();
-  const [running, setRunning] = useState<AbortController>();
+  const [running, setRunning] = useState<Going>();
+  const [background, setBackground] = useState(false);
   const inputRef = useRef<HTMLTextAreaElement>(null);
   const endRef = useRef<HTMLDivElement>(null);
 
@@ -90,7 +79,10 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
     if (!sessionId || !agent?.hasMemory) return;
     if (turns.some((turn) => turn.state === 'streaming')) return;
     list<ChatMessage>(`/agents/${encodeURIComponent(id)}/sessions/${encodeURIComponent(sessionId)}/messages`, 1000)
-      .then((page) => setTurns(turnsOf(page.items)))
+      // A background run the chat came back to stays below the stored turns.
+      .then((page) =>
+        setTurns((shown) => [...turnsOf(page.items), ...shown.filter((turn) => turn.background && goingStates.includes(turn.state))]),
+      )
       .catch((failure) => setError(describeError(failure)));
   }, [sessionId, agent?.hasMemory]);
 
@@ -118,18 +110,91 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
     }
   }
 
+  /** Draws the events of turn `key`'s run; a background run is remembered, to come back to. */
+  const eventsOf =
+    (key: number): RunEventHandler =>
+    (name, data) => {
+      const payload = data as any;
+      if (name === 'run') {
+        update(key, (turn) => ({ ...turn, runId: payload.runId }));
+        if (payload.sessionId && payload.sessionId !== sessionId && agent?.hasMemory) {
+          setSessionId(payload.sessionId);
+          history.replaceState(null, '', href(`/agents/${id}/chat?session=${encodeURIComponent(payload.sessionId)}`));
+        }
+      } else if (name === 'error') {
+        const cancelled = payload?.code === 'cancelled';
+        update(key, (turn) => ({
+          ...turn,
+          state: cancelled ? 'stopped' : 'failed',
+          error: cancelled ? 'Stopped: the run was cancelled.' : runErrorText({ code: payload?.code, message: String(payload?.message) }),
+        }));
+      } else if (name === 'requires_action') {
+        update(key, (turn) => ({ ...turn, state: 'waiting' }));
+      } else {
+        // Any other event: the run is going (again, after a wait it was answered from).
+        update(key, (turn) => ({ ...withEvent(turn, name, payload), state: name === 'done' ? 'done' : 'streaming' }));
+      }
+    };
+
+  /**
+   * Follows background run `runId` of turn `key` from after event `after` to its end (a waiting run:
+   * until it waits); a run seen to end is forgotten.
+   */
+  async function followBackground(key: number, runId: string, signal: AbortSignal, after: number) {
+    const { end } = await followRun(runId, eventsOf(key), signal, after);
+    if (end !== 'requires_action') rememberedRuns.forget(id, runId);
+  }
+
+  // Coming back: the newest background run of this session still under way is followed again,
+  // its answer so far replayed from its event log.
+  useEffect(() => {
+    if (!agent) return;
+    const saved = rememberedRuns
+      .load(id)
+      .filter((run) => !agent.hasMemory || run.sessionId === (sessionId ?? null))
+      .at(-1);
+    if (!saved) return;
+    const controller = new AbortController();
+    const key = nextTurnKey();
+    (async () => {
+      const run = await get<Run>(`/runs/${encodeURIComponent(saved.runId)}`, controller.signal).catch(() => undefined);
+      if (!run || !UNDER_WAY.includes(run.status)) return rememberedRuns.forget(id, saved.runId);
+      const state = run.status === 'queued' ? 'queued' : 'streaming';
+      setTurns((all) => [...all, { key, input: run.input, ...NO_PROGRESS, state, runId: run.id, background: true }]);
+      setRunning({ key, controller });
+      await followBackground(key, run.id, controller.signal, 0);
+    })()
+      .catch((failure) => {
+        if ((failure as Error).name !== 'AbortError') update(key, (turn) => ({ ...turn, state: 'failed', error: describeError(failure) }));
+      })
+      .finally(() => setRunning((going) => (going?.key === key ? undefined : going)));
+    return () => controller.abort();
+  }, [agent]);
+
+  /** Stop: a foreground run's request is aborted (which cancels it); a background run is cancelled. */
+  async function stop(going: Going) {
+    const turn = turns.find((shown) => shown.key === going.key);
+    if (!turn?.background || !turn.runId) return going.controller.abort();
+    try {
+      await call('POST', `/runs/${encodeURIComponent(turn.runId)}/cancel`);
+    } catch (failure) {
+      setError(describeError(failure));
+    }
+  }
+
   async function submit(event: Event) {
     event.preventDefault();
     const text = input.trim();
     // Too long: the counter under the box says so, and the text stays there to be shortened.
     if (!text || running || text.length > MAX_INPUT_CHARS) return;
-    const key = ++turnKeys;
+    const key = nextTurnKey();
     const controller = new AbortController();
-    setRunning(controller);
+    setRunning({ key, controller });
     setInput('');
     setError(undefined);
-    setTurns((all) => [...all, { key, input: text, answer: '', steps: [], sources: [], warnings: [], state: 'streaming' }]);
-    const body: Record<string, unknown> = { input: text, stream: true };
+    setTurns((all) => [...all, { key, input: text, ...NO_PROGRESS, state: 'streaming', background }]);
+    // Streamed either way; in the background the stream is the run's numbered event log.
+    const body: Record<string, unknown> = { input: text, stream: true, background };
     if (variables.length > 0) {
       body.variables = Object.fromEntries(variables.map((name) => [name, values[name] ?? '']));
       rememberedVariables.save(id, body.variables as Record<string, string>);
@@ -142,41 +207,35 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
         update(key, (turn) => ({ ...turn, answer: data.output, runId: data.runId, state: 'done' }));
         return;
       }
-      let ended = false;
-      for await (const { event: name, data } of readEvents(response.body)) {
+      const onEvent = eventsOf(key);
+      let end: string | undefined;
+      let runId: string | undefined;
+      let last = 0;
+      for await (const { event: name, data, id: seq } of readEvents(response.body)) {
         const payload = JSON.parse(data);
-        if (name === 'run') {
-          update(key, (turn) => ({ ...turn, runId: payload.runId }));
-          if (payload.sessionId && payload.sessionId !== sessionId && agent?.hasMemory) {
-            setSessionId(payload.sessionId);
-            history.replaceState(null, '', href(`/agents/${id}/chat?session=${encodeURIComponent(payload.sessionId)}`));
-          }
-        } else if (name === 'token') {
-          update(key, (turn) => ({ ...turn, answer: turn.answer + payload.text }));
-        } else if (name === 'tool_call') {
-          update(key, (turn) => ({ ...turn, steps: [...turn.steps, { id: payload.id, tool: payload.tool, input: payload.input }] }));
-        } else if (name === 'tool_result') {
-          update(key, (turn) => ({
-            ...turn,
-            steps: turn.steps.map((step) => (step.id === payload.id ? { ...step, output: payload.output, error: payload.error } : step)),
-          }));
-        } else if (name === 'sources') {
-          update(key, (turn) => ({ ...turn, sources: payload }));
-        } else if (name === 'done') {
-          ended = true;
-          update(key, (turn) => ({
-            ...turn,
-            answer: payload.output ?? turn.answer,
-            sources: payload.sources ?? turn.sources,
-            warnings: payload.warnings ?? [],
-            state: 'done',
-          }));
-        } else if (name === 'error') {
-          ended = true;
-          update(key, (turn) => ({ ...turn, state: 'failed', error: runErrorText({ code: payload.code, message: payload.message }) }));
+        onEvent(name, payload);
+        last = Number(seq) || last;
+        if (name === 'run' && background) {
+          runId = payload.runId as string;
+          rememberedRuns.add(id, { runId, sessionId: payload.sessionId ?? null });
+          // Beyond the user's run slots it waits: said until its first event.
+          void get<Run>(`/runs/${encodeURIComponent(runId)}`).then(
+            (run) =>
+              run.status === 'queued' &&
+              update(key, (turn) => (turn.state === 'streaming' && !turn.answer ? { ...turn, state: 'queued' } : turn)),
+            () => undefined,
+          );
+        }
+        if (END_EVENTS.has(name)) {
+          end = name;
+          break;
         }
       }
-      if (!ended) update(key, (turn) => ({ ...turn, state: 'failed', error: 'The answer stopped before it was complete.' }));
+      // A background run's stream cut short: the rest from its event log.
+      if (runId && end === undefined) await followBackground(key, runId, controller.signal, last);
+      else if (runId && end !== 'requires_action') rememberedRuns.forget(id, runId);
+      else if (end === undefined)
+        update(key, (turn) => ({ ...turn, state: 'failed', error: 'The answer stopped before it was complete.' }));
     } catch (failure) {
       if ((failure as Error).name === 'AbortError') {
         update(key, (turn) => ({ ...turn, state: 'stopped', error: 'Stopped: the run was cancelled.' }));
@@ -294,12 +353,19 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
                 The message is {(input.trim().length - MAX_INPUT_CHARS).toLocaleString('en')} characters too long: shorten it to send it.
               </p>
             )}
+            <Checkbox
+              label="Run in background"
+              name="background"
+              checked={background}
+              onChange={setBackground}
+              hint="The run goes on when you leave the page; the chat comes back to it, and its page follows it."
+            />
             <p class="actions">
               <button type="submit" class="primary" disabled={!!running || !input.trim() || tooLong}>
                 Send
               </button>
               {running && (
-                <button type="button" class="danger" onClick={() => running.abort()}>
+                <button type="button" class="danger" onClick={() => stop(running)}>
                   Stop
                 </button>
               )}
@@ -308,133 +374,5 @@ export function ChatPage({ id, sessionId: initialSession }: { id: string; sessio
         </div>
       </div>
     </section>
-  );
-}
-
-/** A stored session's messages as turns: each user message with the answer that followed it. */
-function turnsOf(messages: ChatMessage[]): Turn[] {
-  const turns: Turn[] = [];
-  for (const message of messages) {
-    if (message.role === 'user')
-      turns.push({
-        key: ++turnKeys,
-        input: message.content,
-        answer: '',
-        steps: [],
-        sources: [],
-        warnings: [],
-        state: 'done',
-        runId: message.runId ?? undefined,
-      });
-    else if (turns.length > 0) turns[turns.length - 1].answer = message.content;
-  }
-  return turns;
-}
-
-function TurnView({ turn }: { turn: Turn }) {
-  return (
-    <article class={`turn ${turn.state}`} data-state={turn.state}>
-      <div class="message user">
-        <h3 class="visually-hidden">You</h3>
-        <Folded text={turn.input} />
-      </div>
-      {turn.steps.length > 0 && (
-        <ol class="steps" aria-label="Tool steps">
-          {turn.steps.map((step) => (
-            <li key={step.id} class="step">
-              <details>
-                <summary>
-                  Tool <strong>{step.tool}</strong>{' '}
-                  {step.error !== undefined ? '— failed' : step.output === undefined ? '— running…' : '— done'}
-                </summary>
-                <p>Input</p>
-                <JsonText value={step.input} />
-                {step.output !== undefined && (
-                  <>
-                    <p>Result</p>
-                    <JsonText value={step.output} />
-                  </>
-                )}
-                {step.error !== undefined && (
-                  <>
-                    <p>Error</p>
-                    <JsonText value={step.error} />
-                  </>
-                )}
-              </details>
-            </li>
-          ))}
-        </ol>
-      )}
-      {/* A run that failed or was stopped before any text has no answer: only its notice shows. */}
-      {(turn.answer || turn.state === 'streaming') && (
-        <div class="message assistant">
-          <h3 class="visually-hidden">Agent</h3>
-          <div class="answer">
-            {/* Markdown is read again at every token: a long answer is drawn as text until it ends. */}
-            {turn.state === 'streaming' && turn.answer.length > LIVE_MARKDOWN_CHARS ? (
-              <p class="text">{turn.answer}</p>
-            ) : turn.answer ? (
-              <Markdown text={turn.answer} />
-            ) : (
-              <p class="text">…</p>
-            )}
-          </div>
-        </div>
-      )}
-      {turn.error && (
-        <p class="notice error" role="alert">
-          {turn.error}
-        </p>
-      )}
-      {turn.warnings.map((warning) => (
-        <p key={warning} class="notice">
-          {warning}
-        </p>
-      ))}
-      {turn.sources.length > 0 && (
-        <details class="sources">
-          <summary>Sources ({turn.sources.length})</summary>
-          <ol>
-            {turn.sources.map((source) => (
-              <li key={source.chunkId}>
-                <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a>{' '}
-                <span class="muted">(chunk {source.position + 1})</span>
-                <blockquote>{source.snippet}</blockquote>
-              </li>
-            ))}
-          </ol>
-        </details>
-      )}
-      {turn.runId && turn.state !== 'streaming' && (
-        <p class="run-link">
-          <a href={href(`/runs/${turn.runId}`)}>See the run</a>
-        </p>
-      )}
-    </article>
-  );
-}
-
-/** A message drawn as its first lines when it is long, with a control to show all of it. */
-function Folded({ text }: { text: string }) {
-  const ref = useRef<HTMLParagraphElement>(null);
-  const [long, setLong] = useState(false);
-  const [open, setOpen] = useState(false);
-  // Measured once drawn: whether the text is taller than the folded height.
-  useLayoutEffect(() => {
-    const element = ref.current;
-    if (element && !open) setLong(element.scrollHeight > element.clientHeight + 1);
-  }, [text, open]);
-  return (
-    <>
-      <p ref={ref} class={open ? 'text' : 'text folded'}>
-        {text}
-      </p>
-      {long && (
-        <button type="button" class="link" aria-expanded={open} onClick={() => setOpen(!open)}>
-          {open ? 'Show less' : 'Show all'}
-        </button>
-      )}
-    </>
   );
 }
