@@ -45,7 +45,7 @@ export function createToolStore(db: Db, sealer: Sealer) {
 
   const selectTypeAndMetadata = db.prepare(`SELECT type, metadata FROM tools WHERE id = ? AND user_id = ?`);
   const selectAgentTools = db.prepare(
-    `SELECT t.id, t.name, t.type, t.description, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
+    `SELECT t.id, t.name, t.type, t.description, t.metadata, l.requires_approval AS requiresApproval FROM agent_tools l JOIN tools t ON t.id = l.tool_id
       WHERE l.agent_id = ? AND l.user_id = ? ORDER BY l.seq`,
   );
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
@@ -90,15 +90,19 @@ export function createToolStore(db: Db, sealer: Sealer) {
     /** Deletes the tool and (schema cascade) its agent-tool links. */
     delete: table.delete,
 
-    /** The tools linked to an agent, in link order, with their metadata unsealed: for running the agent only, never for a response. */
+    /**
+     * The tools linked to an agent, in link order, with their metadata unsealed (for running the
+     * agent only, never for a response) and whether the link asks for approval of each call.
+     */
     listForRun(userId: string, agentId: string): ToolRecord[] {
-      type Raw = { id: string; name: string; type: string; description: string | null; metadata: string | null };
+      type Raw = { id: string; name: string; type: string; description: string | null; metadata: string | null; requiresApproval: number };
       return (selectAgentTools.all(agentId, userId) as Raw[]).map((row) => ({
         id: row.id,
         name: row.name,
         type: row.type,
         description: row.description,
         metadata: unseal(row.metadata),
+        requiresApproval: row.requiresApproval === 1,
       }));
     },
 
