@@ -291,6 +291,25 @@ test('every operation answers its documented status and shape', async () => {
   assert.equal(waiting.status, 202);
   const cancelled = await expectDocumented('cancelRun', { ...auth, id: waiting.body.data.runId });
   assert.equal(cancelled.status, 'cancelled');
+  // A run whose tool call waits for approval, answered (denied: the tool is never called).
+  const gate = await service.request('POST', '/api/v1/tools', {
+    ...auth,
+    body: { name: 'gate', type: 'HOSTED_MODEL', metadata: { url: 'http://127.0.0.1:9/gate' } },
+  });
+  const gateLink = await service.request('POST', '/api/v1/agent-tools', {
+    ...auth,
+    body: { agentId: runner.id, toolId: gate.body.data.id, requiresApproval: true },
+  });
+  assert.equal(gateLink.status, 201);
+  fake.reply({ toolCalls: [{ id: 'call_gate', name: 'gate', arguments: '{"input":"x"}' }] });
+  const paused = await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { ...auth, body: { input: 'gated' } });
+  assert.equal(paused.status, 202);
+  assert.equal(paused.body.data.status, 'requires_action');
+  await expectDocumented('answerRunActions', {
+    ...auth,
+    id: paused.body.data.runId,
+    body: { actions: [{ id: 'call_gate', approve: false, reason: 'not now' }] },
+  });
   await expectDocumented('listTraces', auth);
   await expectDocumented('listAgentSessions', { ...auth, id: runner.id });
   await expectDocumented('listSessionMessages', { ...auth, id: runner.id, sessionId: 's1' });
@@ -311,6 +330,8 @@ test('every operation answers its documented status and shape', async () => {
   const agentTool = await expectDocumented('createAgentTool', { ...auth, body: { agentId: agent.id, toolId: tool.id } });
   await expectDocumented('listAgentTools', { ...auth, query: `?toolId=${tool.id}` });
   await expectDocumented('getAgentTool', { ...auth, id: agentTool.id });
+  const changedLink = await expectDocumented('updateAgentTool', { ...auth, id: agentTool.id, body: { requiresApproval: true } });
+  assert.equal(changedLink.requiresApproval, true);
   await expectDocumented('deleteAgentTool', { ...auth, id: agentTool.id });
 
   await expectDocumented('deleteAgent', { ...auth, id: agent.id });
