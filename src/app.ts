@@ -91,7 +91,7 @@ export type App = Koa<AppState, AppContext> & {
   /**
    * Every write a start makes, in this one place: runs a stopped process left under way are marked
    * failed, documents it left pending or mid-ingestion are queued again, and the background writers
-   * begin (the chunk sweeper, the webhook dispatcher, the deferred token last-use times). Until it is called the app writes
+   * begin (the chunk sweeper, the webhook dispatcher, the deferred token last-use times, the expiry of runs waiting for approval). Until it is called the app writes
    * nothing by itself and serves reads from a database it may not write (a read-only start); every
    * start of src/main.ts calls it, since the service is its database's only writer. (Opening a
    * database already at this code's schema version writes nothing; only migrations write there.)
@@ -228,8 +228,18 @@ export function createApp({
       log.error({ msg: 'writing token last-use times failed; retrying later', error: describeError(error) });
     }
   };
+  // Runs waiting for approval past RUN_APPROVAL_TTL_MS are ended: looked for a few times per TTL, at most every minute.
+  const expireWaiting = () => {
+    try {
+      engine.expireWaiting();
+    } catch (error) {
+      log.error({ msg: 'ending runs whose approval expired failed; retrying later', error: describeError(error) });
+    }
+  };
+  const expiryEveryMs = Math.min(60_000, Math.max(50, Math.floor(config.runs.approvalTtlMs / 4)));
   let primary = false;
   let touchTimer: NodeJS.Timeout | undefined;
+  let expiryTimer: NodeJS.Timeout | undefined;
   const becomePrimary = () => {
     if (primary) return;
     primary = true;
@@ -240,9 +250,13 @@ export function createApp({
     dispatcher.start();
     touchTimer = setInterval(flushTouches, TOUCH_FLUSH_MS);
     touchTimer.unref();
+    expireWaiting();
+    expiryTimer = setInterval(expireWaiting, expiryEveryMs);
+    expiryTimer.unref();
   };
   const stopBackgroundWork = async () => {
     clearInterval(touchTimer);
+    clearInterval(expiryTimer);
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), eventSweeper.stop(), dispatcher.stop()]);
     if (primary) {
       flushTouches();
@@ -252,5 +266,12 @@ export function createApp({
   const releaseHeldRequests = async () => {
     await Promise.all([engine.shutdown(), ingestion.stop()]);
   };
-  return Object.assign(app, { routes: [...routes, ...openai], runs: engine, eventLog, becomePrimary, releaseHeldRequests, stopBackgroundWork });
+  return Object.assign(app, {
+    routes: [...routes, ...openai],
+    runs: engine,
+    eventLog,
+    becomePrimary,
+    releaseHeldRequests,
+    stopBackgroundWork,
+  });
 }

@@ -81,7 +81,11 @@ const log: Logger = {
         ollamaBaseUrl: fake.url,
         timeoutMs: 10_000,
         concurrencyPerUser: 4,
-        maxSteps: 4, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+        maxSteps: 4,
+        backgroundTimeoutMs: 1_800_000,
+        queuePerUser: 100,
+        approvalTtlMs: 86_400_000,
+        eventsRetentionDays: 30,
       },
     },
     log,
@@ -502,7 +506,18 @@ describe('the address guard', () => {
   it("without ALLOW_PRIVATE_NETWORKS a tool on a private address is refused, as the tool's error", async () => {
     const guarded = await startService({
       allowPrivateNetworks: false,
-      runs: { openaiBaseUrl: fake.url, openaiApiKey: 'k', ollamaBaseUrl: fake.url, timeoutMs: 10_000, concurrencyPerUser: 4, maxSteps: 4 , backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30},
+      runs: {
+        openaiBaseUrl: fake.url,
+        openaiApiKey: 'k',
+        ollamaBaseUrl: fake.url,
+        timeoutMs: 10_000,
+        concurrencyPerUser: 4,
+        maxSteps: 4,
+        backgroundTimeoutMs: 1_800_000,
+        queuePerUser: 100,
+        approvalTtlMs: 86_400_000,
+        eventsRetentionDays: 30,
+      },
     });
     const { token } = await guarded.signUp();
     const agent = await guarded.create(token, '/agents', {
@@ -547,7 +562,11 @@ describe('more failure paths', () => {
           ollamaBaseUrl: fake.url,
           timeoutMs: 10_000,
           concurrencyPerUser: 4,
-          maxSteps: 4, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+          maxSteps: 4,
+          backgroundTimeoutMs: 1_800_000,
+          queuePerUser: 100,
+          approvalTtlMs: 86_400_000,
+          eventsRetentionDays: 30,
         },
       },
       undefined,

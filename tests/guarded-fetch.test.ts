@@ -162,7 +162,17 @@ describe('every refusal of an internal address', () => {
         allowPrivateNetworks: false,
         ingestion: testConfig({ ALLOW_PRIVATE_NETWORKS: 'off', INGEST: 'on' }).ingestion,
         // The operator's model server is trusted: only what users aim is guarded.
-        runs: { openaiBaseUrl: fake.url, ollamaBaseUrl: fake.url, timeoutMs: 5000, concurrencyPerUser: 4, maxSteps: 4 , backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30},
+        runs: {
+          openaiBaseUrl: fake.url,
+          ollamaBaseUrl: fake.url,
+          timeoutMs: 5000,
+          concurrencyPerUser: 4,
+          maxSteps: 4,
+          backgroundTimeoutMs: 1_800_000,
+          queuePerUser: 100,
+          approvalTtlMs: 86_400_000,
+          eventsRetentionDays: 30,
+        },
       },
       undefined,
       { resolveHost: async () => [{ address: '192.168.1.20', family: 4 }] },

@@ -65,13 +65,16 @@ export interface TestService extends Client {
 export async function startService(
   overrides: Partial<Config> = {},
   log: Logger = silentLogger,
-  options: Pick<AppOptions, 'beforeHash' | 'onHashWait' | 'keepAliveMs' | 'resolveHost' | 'toolProvider' | 'webhookRetryDelaysMs'> = {},
+  options: Pick<AppOptions, 'beforeHash' | 'onHashWait' | 'keepAliveMs' | 'resolveHost' | 'toolProvider' | 'webhookRetryDelaysMs'> & {
+    /** The key sealing secrets (a restart on the same `databasePath` needs the same one); default a new one. */
+    secretKey?: Buffer;
+  } = {},
 ): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'ams-test-'));
   const config: Config = { ...testConfig({ DATABASE_PATH: join(dir, 'test.db') }), ...overrides };
   const db = openDatabase(config.databasePath);
-  const secretKey = randomBytes(32);
-  const app = createApp({ db, config, log, secretKey, ...options });
+  const { secretKey = randomBytes(32), ...appOptions } = options;
+  const app = createApp({ db, config, log, secretKey, ...appOptions });
   app.becomePrimary();
   const server: Server = createHttpServer(app, config);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

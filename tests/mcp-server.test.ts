@@ -150,7 +150,9 @@ describe('/mcp authentication', () => {
   test('the tool list follows the agents as they change', async () => {
     const client = await connect('2.x', bob.token);
     const agent = await createAgent(bob.token, { name: 'Newcomer' });
-    await waitFor('the new agent listed', async () => ((await client.listTools()).tools.some((tool) => tool.name === 'newcomer') ? true : undefined));
+    await waitFor('the new agent listed', async () =>
+      (await client.listTools()).tools.some((tool) => tool.name === 'newcomer') ? true : undefined,
+    );
     await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: bob.token });
     assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'newcomer'));
     await client.close();

@@ -23,7 +23,8 @@ async function agentWith(tool: Json): Promise<Json> {
   await service.create(alice.token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
   return agent;
 }
-const invoke = (agentId: string, input = 'go') => service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token: alice.token, body: { input } });
+const invoke = (agentId: string, input = 'go') =>
+  service.request('POST', `/api/v1/agents/${agentId}/invoke`, { token: alice.token, body: { input } });
 const functionsOf = (toolId: string, token = alice.token) => service.request('GET', `/api/v1/tools/${toolId}/functions`, { token });
 
 test('function names are <tool name>__<mcp tool name>, cut to 64 characters', () => {
@@ -31,12 +32,19 @@ test('function names are <tool name>__<mcp tool name>, cut to 64 characters', ()
   assert.equal(mcpFunctionName('t'.repeat(40), 'u'.repeat(40)), `${'t'.repeat(40)}__${'u'.repeat(22)}`);
 });
 
-for (const [line, start] of [['2.x', startMcpServer2], ['1.x', startMcpServer1]] as const) {
+for (const [line, start] of [
+  ['2.x', startMcpServer2],
+  ['1.x', startMcpServer1],
+] as const) {
   describe(`the MCP kind against a server of the ${line} line`, async () => {
     const server = await start();
 
     test('its tools are offered and called; text and structured content come back; the headers are sent and never shown', async () => {
-      const tool = await service.createTool(alice.token, { name: 'Calc', type: 'MCP', metadata: { url: server.url, headers: { Authorization: SECRET } } });
+      const tool = await service.createTool(alice.token, {
+        name: 'Calc',
+        type: 'MCP',
+        metadata: { url: server.url, headers: { Authorization: SECRET } },
+      });
       const shown = await service.request('GET', `/api/v1/tools/${tool.id}`, { token: alice.token });
       assert.ok(!shown.text.includes('sk-mcp-header-secret'), 'the tool never shows its headers');
 
@@ -75,13 +83,20 @@ for (const [line, start] of [['2.x', startMcpServer2], ['1.x', startMcpServer1]]
       assert.deepEqual([steps[0].tool, steps[0].function, steps[0].output], ['Calc', 'calc__add', 'The sum is 5.\n{"sum":5}']);
       assert.equal(steps[1].output, 'auth=[redacted]', 'the header reached the server, and its echo is redacted');
       assert.match(steps[2].error, /the MCP tool fail answered an error: the database is on fire/);
-      assert.ok(server.authorizations.every((value) => value === SECRET), 'every request of the transport carried the header');
+      assert.ok(
+        server.authorizations.every((value) => value === SECRET),
+        'every request of the transport carried the header',
+      );
       const run = await service.request('GET', `/api/v1/runs/${reply.body.data.runId}`, { token: alice.token });
       assert.ok(!run.text.includes('sk-mcp-header-secret'), 'the run record holds no header');
     });
 
     test('the allow-list offers only the tools it names', async () => {
-      const tool = await service.createTool(alice.token, { name: 'Adder', type: 'MCP', metadata: { url: server.url, tools: ['add', 'nonexistent'] } });
+      const tool = await service.createTool(alice.token, {
+        name: 'Adder',
+        type: 'MCP',
+        metadata: { url: server.url, tools: ['add', 'nonexistent'] },
+      });
       const listed = await functionsOf(tool.id);
       assert.deepEqual(
         listed.body.data.functions.map((fn: Json) => fn.name),

@@ -65,7 +65,12 @@ describe('models', () => {
       [list.data[0], tutor],
       [list.data[1], plain],
     ] as const) {
-      assert.deepEqual(model, { id: agent.id, object: 'model', created: Math.floor(Date.parse(agent.createdAt) / 1000), owned_by: 'agent-service' });
+      assert.deepEqual(model, {
+        id: agent.id,
+        object: 'model',
+        created: Math.floor(Date.parse(agent.createdAt) / 1000),
+        owned_by: 'agent-service',
+      });
     }
     assert.deepEqual(await openai.models.retrieve(tutor.id), list.data[0]);
     await rejectsWith(openai.models.retrieve(bobs.id), OpenAI.NotFoundError, 404, 'model_not_found');
@@ -109,7 +114,10 @@ describe('chat completions', () => {
     assert.deepEqual([sent.temperature, sent.top_p, sent.max_tokens, sent.stop, sent.seed], [0.2, 0.9, 50, ['END'], 7]);
 
     const run = await runOf(completion.id);
-    assert.deepEqual([run.status, run.agentId, run.input, run.output, run.sessionId], ['succeeded', tutor.id, 'And 1+1 again?', 'Two.', null]);
+    assert.deepEqual(
+      [run.status, run.agentId, run.input, run.output, run.sessionId],
+      ['succeeded', tutor.id, 'And 1+1 again?', 'Two.', null],
+    );
     assert.deepEqual(run.usage, { promptTokens: 20, completionTokens: 2 });
   });
 
@@ -137,7 +145,11 @@ describe('chat completions', () => {
 
     fake.reply({ text: 'No usage' });
     const without: OpenAI.ChatCompletionChunk[] = [];
-    for await (const chunk of await openai.chat.completions.create({ model: plain.id, messages: [{ role: 'user', content: 'Hi' }], stream: true })) {
+    for await (const chunk of await openai.chat.completions.create({
+      model: plain.id,
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+    })) {
       without.push(chunk);
     }
     assert.ok(without.every((chunk) => chunk.usage === undefined && chunk.choices.length === 1));
@@ -338,7 +350,11 @@ describe('responses', () => {
     });
     assert.equal(third.previous_response_id, second.id);
     const [system, ...conversation] = fake.requests[before].body.messages;
-    assert.match(system.content, /^You are a helpful assistant\..*\n\nBe kind\.$/s, 'the default system message, then the developer message');
+    assert.match(
+      system.content,
+      /^You are a helpful assistant\..*\n\nBe kind\.$/s,
+      'the default system message, then the developer message',
+    );
     assert.deepEqual(conversation, [
       { role: 'user', content: 'I am Ann.' },
       { role: 'assistant', content: 'Hello Ann.' },

@@ -214,7 +214,11 @@ test('every operation answers its documented status and shape', async () => {
   const tool = await expectDocumented('createTool', { ...auth, body: { name: 'search', type: 'SEARCH', metadata: { key: 'secret' } } });
   await expectDocumented('listTools', auth);
   const offered = await expectDocumented('listToolFunctions', { ...auth, id: tool.id });
-  assert.deepEqual([offered.functions.length, offered.warnings.length], [0, 1], 'a SEARCH tool without its url offers nothing, and says why');
+  assert.deepEqual(
+    [offered.functions.length, offered.warnings.length],
+    [0, 1],
+    'a SEARCH tool without its url offers nothing, and says why',
+  );
   await expectDocumented('getTool', { ...auth, id: tool.id });
   await expectDocumented('updateTool', { ...auth, id: tool.id, body: { type: 'AGENT' } });
 
@@ -293,6 +297,25 @@ test('every operation answers its documented status and shape', async () => {
   assert.equal(waiting.status, 202);
   const cancelled = await expectDocumented('cancelRun', { ...auth, id: waiting.body.data.runId });
   assert.equal(cancelled.status, 'cancelled');
+  // A run whose tool call waits for approval, answered (denied: the tool is never called).
+  const gate = await service.request('POST', '/api/v1/tools', {
+    ...auth,
+    body: { name: 'gate', type: 'HOSTED_MODEL', metadata: { url: 'http://127.0.0.1:9/gate' } },
+  });
+  const gateLink = await service.request('POST', '/api/v1/agent-tools', {
+    ...auth,
+    body: { agentId: runner.id, toolId: gate.body.data.id, requiresApproval: true },
+  });
+  assert.equal(gateLink.status, 201);
+  fake.reply({ toolCalls: [{ id: 'call_gate', name: 'gate', arguments: '{"input":"x"}' }] });
+  const paused = await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { ...auth, body: { input: 'gated' } });
+  assert.equal(paused.status, 202);
+  assert.equal(paused.body.data.status, 'requires_action');
+  await expectDocumented('answerRunActions', {
+    ...auth,
+    id: paused.body.data.runId,
+    body: { actions: [{ id: 'call_gate', approve: false, reason: 'not now' }] },
+  });
   await expectDocumented('listTraces', auth);
   await expectDocumented('listAgentSessions', { ...auth, id: runner.id });
   await expectDocumented('listSessionMessages', { ...auth, id: runner.id, sessionId: 's1' });
@@ -313,6 +336,8 @@ test('every operation answers its documented status and shape', async () => {
   const agentTool = await expectDocumented('createAgentTool', { ...auth, body: { agentId: agent.id, toolId: tool.id } });
   await expectDocumented('listAgentTools', { ...auth, query: `?toolId=${tool.id}` });
   await expectDocumented('getAgentTool', { ...auth, id: agentTool.id });
+  const changedLink = await expectDocumented('updateAgentTool', { ...auth, id: agentTool.id, body: { requiresApproval: true } });
+  assert.equal(changedLink.requiresApproval, true);
   await expectDocumented('deleteAgentTool', { ...auth, id: agentTool.id });
 
   const webhook = await expectDocumented('createWebhook', { ...auth, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
@@ -344,7 +369,12 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('getHealth');
   const ping = await call(service, 'mcp', {
     ...auth,
-    body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } } },
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'test', version: '1' } },
+    },
     headers: { accept: 'application/json, text/event-stream' },
   });
   // A client of the 2025 versions gets its answer as one `message` event of a stream; its data is the documented JSON-RPC answer.
@@ -363,7 +393,7 @@ test('every operation answers its documented status and shape', async () => {
   );
 });
 
-test('the errors each operation documents are ones it really answers, in the error envelope (or its group\'s format)', async () => {
+test("the errors each operation documents are ones it really answers, in the error envelope (or its group's format)", async () => {
   const service = await startService();
   const { token } = await service.signUp();
   const missing = randomUUID();

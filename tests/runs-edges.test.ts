@@ -47,7 +47,11 @@ const runsConfig = (extra: Record<string, number> = {}) => ({
   ollamaBaseUrl: 'http://127.0.0.1:9/v1',
   timeoutMs: 5000,
   concurrencyPerUser: 4,
-  maxSteps: 8, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+  maxSteps: 8,
+  backgroundTimeoutMs: 1_800_000,
+  queuePerUser: 100,
+  approvalTtlMs: 86_400_000,
+  eventsRetentionDays: 30,
   ...extra,
 });
 

@@ -451,7 +451,11 @@ describe('failures', () => {
         ollamaBaseUrl: 'http://127.0.0.1:9/v1',
         timeoutMs: 300,
         concurrencyPerUser: 4,
-        maxSteps: 8, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+        maxSteps: 8,
+        backgroundTimeoutMs: 1_800_000,
+        queuePerUser: 100,
+        approvalTtlMs: 86_400_000,
+        eventsRetentionDays: 30,
       },
     });
     const user = await slow.signUp();
@@ -478,7 +482,11 @@ describe('failures', () => {
         ollamaBaseUrl: 'http://127.0.0.1:9/v1',
         timeoutMs: 5000,
         concurrencyPerUser: 1,
-        maxSteps: 8, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+        maxSteps: 8,
+        backgroundTimeoutMs: 1_800_000,
+        queuePerUser: 100,
+        approvalTtlMs: 86_400_000,
+        eventsRetentionDays: 30,
       },
     });
     const user = await one.signUp();
@@ -550,7 +558,11 @@ describe('failures', () => {
         ollamaBaseUrl: fake.url,
         timeoutMs: 5000,
         concurrencyPerUser: 4,
-        maxSteps: 8, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+        maxSteps: 8,
+        backgroundTimeoutMs: 1_800_000,
+        queuePerUser: 100,
+        approvalTtlMs: 86_400_000,
+        eventsRetentionDays: 30,
       },
     });
     const user = await operator.signUp();
@@ -679,7 +691,11 @@ describe('tools in the loop', () => {
           ollamaBaseUrl: 'http://127.0.0.1:9/v1',
           timeoutMs: 5000,
           concurrencyPerUser: 4,
-          maxSteps: 2, backgroundTimeoutMs: 1_800_000, queuePerUser: 100, approvalTtlMs: 86_400_000, eventsRetentionDays: 30,
+          maxSteps: 2,
+          backgroundTimeoutMs: 1_800_000,
+          queuePerUser: 100,
+          approvalTtlMs: 86_400_000,
+          eventsRetentionDays: 30,
         },
       },
       undefined,

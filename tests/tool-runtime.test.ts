@@ -457,14 +457,18 @@ describe('ReAct', () => {
         if (streaming) for (const ch of text) request.onText?.(ch);
         return { content: text };
       },
-      async callTool(call) {
-        calls.push(call);
-        const found = tools.find((t) => t.name === call.name)!;
-        try {
-          return { output: await found.call(JSON.parse(call.arguments), context()) };
-        } catch (error) {
-          return { error: (error as Error).message };
+      async callTools(batch) {
+        const results = [];
+        for (const call of batch) {
+          calls.push(call);
+          const found = tools.find((t) => t.name === call.name)!;
+          try {
+            results.push({ output: await found.call(JSON.parse(call.arguments), context()) });
+          } catch (error) {
+            results.push({ error: (error as Error).message });
+          }
         }
+        return results;
       },
       emitToken: (text) => tokens.push(text),
     };

@@ -51,14 +51,13 @@ export const RESPONSE_WRITTEN: unique symbol = Symbol('response written');
 
 /** What the handler returns for each kind of success. */
 export type Answer<S extends Success> = S extends { stream: object }
-  ?
-      | SseAnswer
-      | (S extends { json: infer Data extends AnySchema }
-          ? v.InferOutput<Data>
-          : S extends { raw: infer Body extends AnySchema }
-            ? v.InferOutput<Body>
-            : never)
-      | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
+  ? | SseAnswer
+    | (S extends { json: infer Data extends AnySchema }
+        ? v.InferOutput<Data>
+        : S extends { raw: infer Body extends AnySchema }
+          ? v.InferOutput<Body>
+          : never)
+    | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
   : S extends { page: infer Item extends AnySchema }
     ? Page<v.InferOutput<Item>>
     : S extends { data: infer Data extends AnySchema }

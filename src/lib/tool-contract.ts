@@ -12,7 +12,12 @@ export interface ToolFunction {
   /** The tool record this function comes from (for steps). */
   toolId: string;
   toolName: string;
-  /** Runs the call; throws an Error whose message is safe to show (no secrets) on failure. */
+  /** The call waits for a person's approval before it is made (the agent-tool link says so). */
+  requiresApproval?: boolean;
+  /**
+   * Runs the call; throws an Error whose message is safe to show (no secrets) on failure, or a
+   * ToolCallWaits when the work it started waits for approval.
+   */
   call(args: unknown, context: ToolCallContext): Promise<string>;
 }
 
@@ -29,6 +34,23 @@ export interface ToolCallContext {
    * its output, or throws an Error whose message is safe to give the model.
    */
   runChild(agentId: string, input: string): Promise<string>;
+}
+
+/**
+ * Thrown by a call whose work waits for a person's approval: a nested agent run (the AGENT tool)
+ * that paused. Not a failure: the calling run pauses with the nested run's waiting calls.
+ */
+export class ToolCallWaits extends Error {
+  constructor(
+    /** The nested run that waits, and its agent. */
+    readonly runId: string,
+    readonly agentId: string,
+    /** Its waiting calls, as it lists them (`{ id, tool, function, input, runId?, agentId? }`). */
+    readonly actions: { id: string; tool: string; function: string; input: unknown; runId?: string; agentId?: string }[],
+  ) {
+    super('a nested run waits for approval');
+    this.name = 'ToolCallWaits';
+  }
 }
 
 /** The functions of one run, and a warning for each tool (or part of one) left out. */

@@ -14,6 +14,7 @@ import {
   AgentDocumentFilters,
   AgentDocumentSchema,
   AgentToolBodySchema,
+  AgentToolChangeSchema,
   AgentToolFilters,
   AgentToolSchema,
   type AgentDocument,
@@ -42,6 +43,7 @@ export const presentAgentTool = (link: LinkRow<ToolRow>, owner: Caller): AgentTo
   ...linkFields(link, owner),
   tool: presentTool(link.target, owner),
   toolId: link.targetId,
+  requiresApproval: link.requiresApproval,
 });
 
 /**
@@ -97,6 +99,10 @@ export function agentToolRoutes({ agentTools }: { agentTools: LinkStore<ToolRow>
     store: agentTools,
     list: { filters: AgentToolFilters, description: filterNote },
     create: { body: AgentToolBodySchema, errors: [409] },
+    update: {
+      body: AgentToolChangeSchema,
+      description: "`requiresApproval`: whether the model's calls of this tool by this agent wait for approval (from the next call on).",
+    },
     delete: { answers: 'null' },
   });
 }

@@ -9,8 +9,20 @@ import { UserSchema } from '../users/schema.js';
 
 /** Body of POST /agent-documents (and of the link form of POST /agents). */
 export const AgentDocumentBodySchema = v.object({ agentId: IdSchema, documentId: IdSchema });
+const RequiresApprovalSchema = v.pipe(
+  v.boolean('must be true or false'),
+  v.description(
+    "The model's calls of this tool by this agent wait for a person's approval (the run becomes `requires_action`; POST /runs/{id}/actions answers them).",
+  ),
+);
 /** Body of POST /agent-tools. */
-export const AgentToolBodySchema = v.object({ agentId: IdSchema, toolId: IdSchema });
+export const AgentToolBodySchema = v.object({
+  agentId: IdSchema,
+  toolId: IdSchema,
+  requiresApproval: v.optional(RequiresApprovalSchema, false),
+});
+/** Body of PATCH /agent-tools/{id}: what a link lets change (the agent and tool it joins do not). */
+export const AgentToolChangeSchema = v.object({ requiresApproval: v.optional(RequiresApprovalSchema) });
 
 const EXPAND_WORDS = ['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'];
 /**
@@ -47,6 +59,11 @@ const linkEntries = {
 };
 
 export const AgentDocumentSchema = v.strictObject({ ...linkEntries, document: DocumentSchema, documentId: Id });
-export const AgentToolSchema = v.strictObject({ ...linkEntries, tool: ToolSchema, toolId: Id });
+export const AgentToolSchema = v.strictObject({
+  ...linkEntries,
+  tool: ToolSchema,
+  toolId: Id,
+  requiresApproval: v.pipe(v.boolean(), v.description("The model's calls of this tool by this agent wait for a person's approval.")),
+});
 export type AgentDocument = v.InferOutput<typeof AgentDocumentSchema>;
 export type AgentTool = v.InferOutput<typeof AgentToolSchema>;

@@ -5,7 +5,7 @@ import { conflict, unknownReference } from '../http/errors.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { isUniqueViolation } from '../lib/sqlite.js';
-import { columnMap, json, type ColumnMap } from '../lib/columns.js';
+import { boolean, columnMap, json, type ColumnMap } from '../lib/columns.js';
 import { AGENT_BRIEF_ROW, type AgentBrief } from '../agents/store.js';
 import { DOCUMENT_ROW, type DocumentRow } from '../documents/store.js';
 import { TOOL_ROW, type ToolRow } from '../tools/store.js';
@@ -17,6 +17,8 @@ export interface LinkRow<Target> {
   targetId: string;
   createdAt: string;
   updatedAt: string;
+  /** Agent-tool links: the model's calls of the tool wait for a person's approval (always false for documents). */
+  requiresApproval: boolean;
   agent: AgentBrief;
   target: Target;
 }
@@ -32,13 +34,20 @@ export interface LinkKind<Target> {
   targetName: string;
   /** The target's row (nested in the link as JSON). */
   targetRow: ColumnMap<Target>;
+  /** The link has `requires_approval` (agent-tools). */
+  approval: boolean;
 }
 
 /** List filters: by agent and/or by target (`documentId` or `toolId`). */
 export type LinkFilter = Partial<Record<'agentId' | 'documentId' | 'toolId', string>>;
 
 /** A new link: the agent and the target (`documentId` or `toolId`). */
-export type LinkInput = { agentId: string } & Partial<Record<'documentId' | 'toolId', string>>;
+export type LinkInput = { agentId: string; requiresApproval?: boolean } & Partial<Record<'documentId' | 'toolId', string>>;
+
+/** What PATCH changes of a link (agent-tools only). */
+export interface LinkChange {
+  requiresApproval?: boolean;
+}
 
 export type LinkStore<Target> = ReturnType<typeof createLinkStore<Target>>;
 
@@ -51,6 +60,7 @@ export const createAgentDocumentStore = (db: Db) =>
     targetField: 'documentId',
     targetName: 'document',
     targetRow: DOCUMENT_ROW,
+    approval: false,
   });
 
 /** Links of agents to tools (`/agent-tools`). */
@@ -62,6 +72,7 @@ export const createAgentToolStore = (db: Db) =>
     targetField: 'toolId',
     targetName: 'tool',
     targetRow: TOOL_ROW,
+    approval: true,
   });
 
 function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
@@ -74,6 +85,7 @@ function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
     targetId: targetColumn,
     createdAt: 'created_at',
     updatedAt: 'updated_at',
+    requiresApproval: boolean((l) => (kind.approval ? `${l}.requires_approval` : '0')),
     agent: json(() => AGENT_BRIEF_ROW.jsonSql('a')),
     target: json(() => kind.targetRow.jsonSql('x')),
   });
@@ -89,8 +101,13 @@ function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
       ORDER BY l.seq LIMIT @limit`,
   );
   const insert = db.prepare(
-    `INSERT INTO ${table} (id, user_id, agent_id, ${targetColumn}, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    kind.approval
+      ? `INSERT INTO ${table} (id, user_id, agent_id, ${targetColumn}, created_at, updated_at, requires_approval) VALUES (?, ?, ?, ?, ?, ?, ?)`
+      : `INSERT INTO ${table} (id, user_id, agent_id, ${targetColumn}, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`,
   );
+  const update = kind.approval
+    ? db.prepare(`UPDATE ${table} SET requires_approval = coalesce(?, requires_approval), updated_at = ? WHERE id = ? AND user_id = ?`)
+    : undefined;
   const remove = db.prepare(`DELETE FROM ${table} WHERE id = ? AND user_id = ?`);
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
   const ownsTarget = db.prepare(`SELECT 1 FROM ${targetTable} WHERE id = ? AND user_id = ?`).pluck();
@@ -102,13 +119,14 @@ function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
     return raw === undefined ? undefined : fromRow(raw);
   }
 
-  const createInTransaction = db.transaction((userId: string, agentId: string, targetId: string): string => {
+  const createInTransaction = db.transaction((userId: string, agentId: string, targetId: string, requiresApproval: boolean): string => {
     if (!ownsAgent.get(agentId, userId)) throw unknownReference('agentId', 'agent');
     if (!ownsTarget.get(targetId, userId)) throw unknownReference(kind.targetField, kind.targetName);
     const id = newId();
     const now = timestamp();
     try {
-      insert.run(id, userId, agentId, targetId, now, now);
+      if (kind.approval) insert.run(id, userId, agentId, targetId, now, now, requiresApproval ? 1 : 0);
+      else insert.run(id, userId, agentId, targetId, now, now);
     } catch (error) {
       if (isUniqueViolation(error)) throw conflict(`This agent is already linked to this ${kind.targetName}.`);
       throw error;
@@ -134,7 +152,15 @@ function createLinkStore<Target>(db: Db, kind: LinkKind<Target>) {
 
     /** Links the user's agent to the user's target: 422 for a reference not theirs, 409 for a repeat. */
     create(userId: string, input: LinkInput): LinkRow<Target> {
-      return get(userId, createInTransaction(userId, input.agentId, input[kind.targetField] ?? ''))!;
+      return get(userId, createInTransaction(userId, input.agentId, input[kind.targetField] ?? '', input.requiresApproval ?? false))!;
+    },
+
+    /** Changes what `change` names (agent-tools); undefined when the user has no such link. */
+    update(userId: string, id: string, change: LinkChange): LinkRow<Target> | undefined {
+      if (!update) return undefined;
+      const flag = change.requiresApproval === undefined ? null : change.requiresApproval ? 1 : 0;
+      if (update.run(flag, timestamp(), id, userId).changes === 0) return undefined;
+      return get(userId, id);
     },
 
     delete: (userId: string, id: string) => remove.run(id, userId).changes > 0,

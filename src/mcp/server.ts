@@ -57,7 +57,7 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
       summary: 'MCP server: your agents as tools',
       description:
         'The Model Context Protocol over Streamable HTTP (stateless: no session; clients of the 2026-07-28 and of the 2025 protocol versions). ' +
-        "Tools: one per agent of the caller (its name in lower case, other characters as `_`, at most 48 characters, `_2`, `_3` … for later agents of the same name), " +
+        'Tools: one per agent of the caller (its name in lower case, other characters as `_`, at most 48 characters, `_2`, `_3` … for later agents of the same name), ' +
         'input `{ input, sessionId?, <each variable of its prompt> }`, each call an ordinary recorded run answering its text and `structuredContent` ' +
         '`{ runId, sessionId, output, sources }` (a failed run: `isError` with the reason); and `search_documents` `{ query, limit? }`. ' +
         'Without a valid API token: 401 with `WWW-Authenticate: Bearer`. The body is a JSON-RPC message; the answer is the JSON-RPC answer, not in the envelope ' +
@@ -65,7 +65,11 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
       tag: 'MCP',
       auth: true,
       body: v.unknown(),
-      success: { status: 200, description: 'The JSON-RPC answer (202 with no body for a notification).', raw: v.record(v.string(), v.unknown()) },
+      success: {
+        status: 200,
+        description: 'The JSON-RPC answer (202 with no body for a notification).',
+        raw: v.record(v.string(), v.unknown()),
+      },
       handler: async ({ ctx, caller }): Promise<typeof RESPONSE_WRITTEN> => {
         const response = await handler.fetch(webRequest(ctx), {
           authInfo: callerAuth(caller.id, caller.tokenId),

@@ -61,7 +61,8 @@ function agentTool(name: string, agent: ToolAgentRow): McpToolShape {
     sessionId: { type: 'string', description: 'Continues this memory session (an agent with memory starts a new one without it).' },
   };
   const variables = variablesOf(agent);
-  for (const variable of variables) properties[variable] = { type: 'string', description: `The value of {${variable}} in the agent's prompt.` };
+  for (const variable of variables)
+    properties[variable] = { type: 'string', description: `The value of {${variable}} in the agent's prompt.` };
   return {
     name,
     description: agent.description || `Runs the agent "${agent.name}" and answers with its reply.`,
@@ -85,7 +86,15 @@ const SEARCH_TOOL_SHAPE: McpToolShape = {
 
 const SearchArguments = v.object({
   query: v.pipe(v.string('must be a string'), v.maxLength(1000, 'must be at most 1000 characters')),
-  limit: v.optional(v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(SEARCH_MAX_LIMIT, `must be at most ${SEARCH_MAX_LIMIT}`)), SEARCH_DEFAULT_LIMIT),
+  limit: v.optional(
+    v.pipe(
+      v.number('must be a number'),
+      v.integer('must be an integer'),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(SEARCH_MAX_LIMIT, `must be at most ${SEARCH_MAX_LIMIT}`),
+    ),
+    SEARCH_DEFAULT_LIMIT,
+  ),
 });
 
 const text = (words: string) => [{ type: 'text' as const, text: words }];
@@ -155,7 +164,11 @@ export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
       throw error;
     }
     const outcome = await engine.execute(prepared, { cancel: signal });
-    if (!outcome.ok) return { ...failed(`The run failed: ${outcome.failure.message}`), structuredContent: { runId: outcome.runId, error: outcome.failure.message } };
+    if (!outcome.ok)
+      return {
+        ...failed(`The run failed: ${outcome.failure.message}`),
+        structuredContent: { runId: outcome.runId, error: outcome.failure.message },
+      };
     const { runId, sessionId, output, sources } = outcome.result;
     return { content: text(output), structuredContent: { runId, sessionId, output, sources } };
   }

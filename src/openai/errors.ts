@@ -15,7 +15,13 @@ interface OpenAIDetail {
 
 /** An error answered with OpenAI's `type`, `param` and `code` as given. */
 export class OpenAIError extends ApiError {
-  constructor(status: number, code: ErrorCode, message: string, readonly openai: OpenAIDetail, retryAfterSeconds?: number) {
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    readonly openai: OpenAIDetail,
+    retryAfterSeconds?: number,
+  ) {
     super(status, code, message, undefined, retryAfterSeconds);
   }
 }
@@ -64,7 +70,10 @@ export const openAIStatuses: AppMiddleware = async (_ctx, next) => {
   } catch (error) {
     if (error instanceof ApiError && !(error instanceof OpenAIError) && error.status === 422) {
       const details = (error.details ?? []) as FieldIssue[];
-      throw badRequest(paramOf(details[0]), `${error.message} ${details.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`.trim());
+      throw badRequest(
+        paramOf(details[0]),
+        `${error.message} ${details.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`.trim(),
+      );
     }
     throw error;
   }

@@ -70,7 +70,11 @@ export interface ResponseState {
 export const responseUsage = (usage: RunUsage | null) =>
   usage === null
     ? null
-    : { input_tokens: usage.promptTokens, output_tokens: usage.completionTokens, total_tokens: usage.promptTokens + usage.completionTokens };
+    : {
+        input_tokens: usage.promptTokens,
+        output_tokens: usage.completionTokens,
+        total_tokens: usage.promptTokens + usage.completionTokens,
+      };
 
 /** The output_text part holding `text`. */
 export const outputText = (text: string) => ({ type: 'output_text' as const, text, annotations: [] as unknown[] });
@@ -129,7 +133,10 @@ export function responseOfRun(run: RunRow): ResponseObject {
       status,
       output: status === 'completed' ? (run.output ?? '') : null,
       usage: run.usage,
-      error: status === 'failed' || status === 'cancelled' ? { code: status === 'failed' ? 'server_error' : 'cancelled', message: run.error ?? '' } : null,
+      error:
+        status === 'failed' || status === 'cancelled'
+          ? { code: status === 'failed' ? 'server_error' : 'cancelled', message: run.error ?? '' }
+          : null,
     },
     UNKNOWN_SETTINGS,
   );

@@ -28,10 +28,10 @@ interface ResponseRouteDeps {
 const RESPONSE_SAMPLING = ['temperature', 'top_p', 'seed'] as const;
 
 /** The run id a response id names, or undefined when it is not a response id. */
-const runIdOf = (responseId: string) => (responseId.startsWith(RESPONSE_ID_PREFIX) ? responseId.slice(RESPONSE_ID_PREFIX.length) : undefined);
+const runIdOf = (responseId: string) =>
+  responseId.startsWith(RESPONSE_ID_PREFIX) ? responseId.slice(RESPONSE_ID_PREFIX.length) : undefined;
 
 export function responseRoutes({ runs, engine, keepAliveMs, common }: ResponseRouteDeps): Route[] {
-
   /** The caller's stored response `id` (a run with a session), or a 404 naming `param`. */
   function storedRun(userId: string, id: string, param: string | null = null): RunRow {
     const runId = runIdOf(id);

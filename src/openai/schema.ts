@@ -96,7 +96,10 @@ export const ChatCompletionRequestSchema = v.object({
     v.nullable(
       v.union(
         [
-          v.pipe(v.string(), v.transform((word) => [word])),
+          v.pipe(
+            v.string(),
+            v.transform((word) => [word]),
+          ),
           v.pipe(v.array(v.string()), v.maxLength(MAX_STOP_WORDS, `must hold at most ${MAX_STOP_WORDS} words`)),
         ],
         `must be a string or an array of at most ${MAX_STOP_WORDS} strings`,

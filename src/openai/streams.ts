@@ -5,15 +5,7 @@
 import { formatEvent, type SseStream } from '../http/sse.js';
 import type { RunEventListener } from '../runs/events.js';
 import { streamError } from './errors.js';
-import {
-  chatUsage,
-  messageIdOf,
-  messageItem,
-  outputText,
-  presentResponse,
-  type ResponseSettings,
-  type ResponseState,
-} from './present.js';
+import { chatUsage, messageIdOf, messageItem, outputText, presentResponse, type ResponseSettings, type ResponseState } from './present.js';
 
 const DONE = formatEvent(undefined, '[DONE]');
 
@@ -31,7 +23,8 @@ export const chatChunks =
   (sse: SseStream): RunEventListener => {
     // Every chunk is the same but for its delta: written once, so a token costs one JSON string.
     const head = `{"id":${JSON.stringify(id)},"object":"chat.completion.chunk","created":${created},"model":${JSON.stringify(model)},"choices":[{"index":0,"delta":`;
-    const tail = (finish: string | null) => `,"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${includeUsage ? ',"usage":null' : ''}}`;
+    const tail = (finish: string | null) =>
+      `,"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${includeUsage ? ',"usage":null' : ''}}`;
     const open = tail(null);
     return (event) => {
       switch (event.name) {
@@ -71,7 +64,8 @@ export const responseEvents =
     let sequence = 0;
     const format = (type: string, fields: object) =>
       formatEvent(type, JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)));
-    const send = (type: string, fields: object) => sse.text(JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)), type);
+    const send = (type: string, fields: object) =>
+      sse.text(JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)), type);
     const at = { item_id: messageIdOf(start.runId), output_index: 0, content_index: 0 };
     const inProgress = () => presentResponse({ ...start, status: 'in_progress', output: null, usage: null, error: null }, settings);
     return (event) => {
@@ -87,7 +81,10 @@ export const responseEvents =
           return;
         case 'done': {
           const text = event.data.output;
-          const completed = presentResponse({ ...start, status: 'completed', output: text, usage: event.data.usage, error: null }, settings);
+          const completed = presentResponse(
+            { ...start, status: 'completed', output: text, usage: event.data.usage, error: null },
+            settings,
+          );
           sse.end(
             format('response.output_text.done', { ...at, text, logprobs: [] }),
             format('response.content_part.done', { ...at, part: outputText(text) }),
@@ -102,7 +99,10 @@ export const responseEvents =
           const error = { code: code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message };
           sse.end(
             format('response.failed', {
-              response: presentResponse({ ...start, status: code === 'cancelled' ? 'cancelled' : 'failed', output: null, usage: null, error }, settings),
+              response: presentResponse(
+                { ...start, status: code === 'cancelled' ? 'cancelled' : 'failed', output: null, usage: null, error },
+                settings,
+              ),
             }),
           );
           return;

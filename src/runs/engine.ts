@@ -2,7 +2,8 @@
 // failure there is a RunFailure the caller answers as an ordinary error. `execute` (execute.ts)
 // runs it to its end, which is always recorded. A run of an agent may start runs of other agents
 // (child-runs.ts). What a run reports, its end included, goes through the run's emitter
-// (events.ts), which its caller subscribes to and the engine's observers see. The engine never
+// (events.ts), which its caller subscribes to and the engine's observers see. A run whose tool
+// calls wait for approval pauses (approval.ts) and is taken up again by `answer`. The engine never
 // answers HTTP itself.
 import type { Config } from '../config.js';
 import type { AgentStore } from '../agents/store.js';
@@ -19,7 +20,10 @@ import { createPreparer } from './prepare.js';
 import { createRunQueue } from './queue.js';
 import type { PreparedRun, RunChains, RunRequest } from './run.js';
 import { createRunSlots } from './slots.js';
-import { RunAbort, RunFailure } from './failures.js';
+import { cancelAbort, RunAbort, RunFailure } from './failures.js';
+import { endWaitingChain, type Decision, type PausedState } from './approval.js';
+import type { FieldIssue } from '../http/errors.js';
+import { formatTimestamp } from '../lib/ids.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunStore } from './store.js';
 
@@ -57,7 +61,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     return events;
   }
 
-  const { prepare, begin, enqueue } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
+  const { prepare, begin, enqueue, reopen } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
   const execute = createExecutor({
     stores,
     config,
@@ -66,9 +70,10 @@ export function createRunEngine(deps: RunEngineDeps) {
     chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks }),
     tools: deps.tools,
     // A tool's context offers its run's children (the AGENT kind); runChildAgent is made below, called later.
-    runChild: (parent, agentId, input) => runChildAgent(parent, agentId, input),
+    runChild: (parent, agentId, input) => childRuns.runChildAgent(parent, agentId, input),
+    resumeChild: (parent, runId, decisions) => childRuns.resumeChildAgent(parent, runId, decisions),
   });
-  const runChildAgent = createChildRuns({ agents: stores.agents, slots, chains, begin, execute });
+  const childRuns = createChildRuns({ agents: stores.agents, runs: stores.runs, slots, chains, begin, execute, reopen });
 
   /** Runs a prepared run to its end without a client waiting for it. */
   function detach(prepared: PreparedRun): void {
@@ -167,10 +172,111 @@ export function createRunEngine(deps: RunEngineDeps) {
       return 'cancelled';
     }
     if (run.status === 'requires_action') {
-      endWaiting(runId, 'cancelled', 'cancelled', message);
+      // The nested runs it waits on end with it.
+      endWaitingChain(stores.runs, runId, 'cancelled', message, 'cancelled');
       return 'cancelled';
     }
     return 'ended';
+  }
+
+  /**
+   * Answers the calls a top-level run waits for (POST /runs/{id}/actions): every one, each once.
+   * The run is `running` again before this returns, in the caller's slot, and goes on in the
+   * background (under RUN_BACKGROUND_TIMEOUT_MS): its approved calls are made, the denied ones
+   * told to the model, the nested runs it waits on taken up, then its conversation goes on.
+   * Throws a RunFailure when no slot is free (429) or the service is stopping.
+   */
+  function answer(
+    userId: string,
+    runId: string,
+    answers: { id: string; approve: boolean; reason?: string }[],
+  ):
+    | { status: 'not_found' }
+    | { status: 'conflict'; message: string }
+    | { status: 'invalid'; details: FieldIssue[] }
+    | { status: 'running' } {
+    const run = stores.runs.getRun(userId, runId);
+    if (!run) return { status: 'not_found' };
+    if (run.status !== 'requires_action') {
+      return { status: 'conflict', message: `The run is not waiting for approval (it is ${run.status}); there is nothing to answer.` };
+    }
+    if (run.parentRunId !== null) {
+      let top = run;
+      for (let depth = 0; top.parentRunId !== null && depth < 10; depth += 1) top = stores.runs.getRun(userId, top.parentRunId) ?? top;
+      return {
+        status: 'conflict',
+        message: `This run is nested in run ${top.id}, which waits with it: answer its calls there (POST /runs/${top.id}/actions).`,
+      };
+    }
+    const waiting = new Set(run.actions.map((action) => action.id));
+    const decisions = new Map<string, Decision>();
+    const details: FieldIssue[] = [];
+    answers.forEach((given, index) => {
+      if (!waiting.has(given.id)) details.push({ path: `actions.${index}.id`, message: `"${given.id}" is not a call this run waits for` });
+      else if (decisions.has(given.id)) details.push({ path: `actions.${index}.id`, message: `"${given.id}" is answered more than once` });
+      else decisions.set(given.id, { approve: given.approve, reason: given.reason });
+    });
+    for (const id of waiting) {
+      if (!decisions.has(id) && !answers.some((given) => given.id === id))
+        details.push({ path: 'actions', message: `has no answer for the call "${id}"` });
+    }
+    if (details.length > 0) return { status: 'invalid', details };
+    const state = stores.runs.stateOf(runId) as PausedState | undefined;
+    if (state === undefined) return { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+    const admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
+    if (!stores.runs.markRunning(runId)) {
+      admission.release();
+      return { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+    }
+    // Cancellable at once, before `execute` takes its place in the chains.
+    let settle!: () => void;
+    chains.set(runId, {
+      agentId: run.agentId,
+      parentRunId: null,
+      abort: (reason) => admission.abort(cancelAbort(reason)),
+      ended: new Promise<void>((resolve) => (settle = resolve)),
+    });
+    void (async () => {
+      const agent = stores.agents.getForRun(userId, run.agentId);
+      let prepared: PreparedRun;
+      try {
+        if (!agent) throw new RunFailure('not_found', 'The agent was deleted.');
+        prepared = await reopen(
+          userId,
+          agent,
+          { runId, sessionId: run.sessionId, input: run.input, parentRunId: null, depth: 0, remembers: state.remembers },
+          admission,
+        );
+      } catch (error) {
+        admission.release();
+        chains.delete(runId);
+        const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not go on.');
+        endWaitingChain(stores.runs, runId, failure.code === 'cancelled' ? 'cancelled' : 'failed', failure.message, failure.code, state);
+        // Whoever follows its log since it went on is told.
+        emitterOf({ runId, userId, agentId: run.agentId, parentRunId: null }).emit({
+          name: 'error',
+          data: { code: failure.code, message: failure.message },
+        });
+        settle();
+        return;
+      }
+      // `execute` takes the chains' entry over in this same step.
+      settle();
+      await execute(prepared, { resume: { state, decisions } });
+    })().catch((error) => log.error({ msg: 'a run taken up after approval failed unexpectedly', runId, error: describeError(error) }));
+    return { status: 'running' };
+  }
+
+  /** Ends the top-level runs (and the nested runs with them) that have waited for approval longer than RUN_APPROVAL_TTL_MS. */
+  function expireWaiting(): number {
+    const before = formatTimestamp(Date.now() - config.runs.approvalTtlMs);
+    let count = 0;
+    for (const runId of stores.runs.waitingSince(before, 100)) {
+      const message = `approval expired: nobody answered its tool calls within ${config.runs.approvalTtlMs} ms (RUN_APPROVAL_TTL_MS).`;
+      if (endWaitingChain(stores.runs, runId, 'failed', message, 'approval_expired')) count += 1;
+    }
+    if (count > 0) log.info({ msg: 'runs whose approval expired marked failed', count });
+    return count;
   }
 
   return {
@@ -178,6 +284,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     execute,
     startBackground,
     cancel,
+    answer,
+    expireWaiting,
     /** Adds an observer of every run's events from the next run on (child runs included); returns what removes it. */
     observe(observer: RunObserver): () => void {
       observers.add(observer);

@@ -128,8 +128,13 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
     }
   }
 
-  // A run's change of status is committed with its events so far (see the top of this file).
-  runs.onChange(({ runId }) => write(runId));
+  // A run's change of status is committed with its events so far (see the top of this file). A run
+  // that waits has sent its last event for now (`requires_action`, written here): when it goes on,
+  // a new entry continues its numbering from the database.
+  runs.onChange(({ runId, status }) => {
+    write(runId);
+    if (status === 'requires_action') live.delete(runId);
+  });
 
   return {
     /** The engine's observer: every event of every run. */
@@ -156,7 +161,6 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
         return;
       }
       numbered(info.runId, run, event.name, JSON.stringify(event.data));
-      if (event.name === 'requires_action') live.delete(info.runId);
     },
 
     /**
@@ -166,7 +170,8 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
      * `follow` then gets every later event; the answer's `unfollow` removes it.
      */
     read(run: RunRow, after: number, limit: number, follow?: EventFollower) {
-      const current = live.get(run.id);
+      // A run taken up after approval is `running` before it sends anything: followed from now on.
+      const current = live.get(run.id) ?? (run.status === 'running' ? liveRun(run.id) : undefined);
       const runSeq = current?.runSeq ?? store.runSeq(run.id);
       const page: NumberedEvent[] = runSeq === undefined ? [] : store.after(runSeq, after, limit);
       if (current) {

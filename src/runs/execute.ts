@@ -2,7 +2,9 @@
 // the caller gave) replayed, and the agent type's strategy talks to the model (and tools) until an
 // answer, a failure, the deadline, a disconnect or a shutdown ends it. Every end is recorded, and
 // reported last through the run's emitter; what the run reports before it goes through the same
-// emitter (nothing more once the run was stopped).
+// emitter (nothing more once the run was stopped). A run whose tool calls wait for approval pauses
+// instead of ending (approval.ts): what it resumes from is recorded with its `requires_action`,
+// and `execute` given that state (`resume`) takes it up where it stopped.
 import type { Config } from '../config.js';
 import type { AgentStore } from '../agents/store.js';
 import { describeError, type Logger } from '../lib/log.js';
@@ -14,10 +16,11 @@ import { echoChatApi } from './echo-model.js';
 import type { RunEvent } from './events.js';
 import { abortFailure, agentNotFound, cancelAbort, redact, RunFailure } from './failures.js';
 import type { ChatMessage } from './messages.js';
+import { endWaitingChain, RunPaused, type Decision, type PausedState } from './approval.js';
 import type { ModelEndpoint } from './model.js';
 import { createModelCall } from './model-call.js';
 import type { ExecuteOptions, PreparedRun, RunChains, RunOutcome } from './run.js';
-import { strategies } from './strategies.js';
+import { strategies, type StrategyContext } from './strategies.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunSource, RunStep, RunStore, RunUsage } from './store.js';
 import { createToolCaller } from './tool-calls.js';
@@ -38,7 +41,12 @@ export interface ExecuteDeps {
   tools: ToolProvider;
   /** Runs another of the user's agents as a child of the run whose tool context is `parent`. */
   runChild(parent: ToolCallContext, agentId: string, input: string): Promise<string>;
+  /** Takes up a nested run that waited (its calls answered) as a child of `parent`: its answer, as `runChild`. */
+  resumeChild(parent: ToolCallContext, runId: string, decisions: Map<string, Decision>): Promise<string>;
 }
+
+/** How a nested run its caller ended without is ended. */
+const ABANDONED = 'The run that called this agent ended without it; it will not go on.';
 
 export function createExecutor(deps: ExecuteDeps) {
   const { stores, config, log, chatApi, chains } = deps;
@@ -59,8 +67,11 @@ export function createExecutor(deps: ExecuteDeps) {
   async function execute(prepared: PreparedRun, options: ExecuteOptions = {}): Promise<RunOutcome> {
     const { runId, agent, endpoint, userId, admission } = prepared;
     const signal = admission.signal;
-    const { cancel } = options;
+    const { cancel, resume } = options;
     const started = performance.now();
+    // A run going on after a pause: its record holds what it did before (steps, sources, usage).
+    const earlier = resume ? stores.runs.getRun(userId, runId) : undefined;
+    const elapsed = () => (earlier ? Math.max(0, Date.now() - Date.parse(earlier.startedAt)) : Math.round(performance.now() - started));
     let recorded!: () => void;
     chains.set(runId, {
       agentId: agent.id,
@@ -72,13 +83,13 @@ export function createExecutor(deps: ExecuteDeps) {
     cancel?.addEventListener('abort', onCancel, { once: true });
     if (cancel?.aborted) onCancel();
 
-    const steps: RunStep[] = [];
-    let sources: RunSource[] = [];
-    const warnings: string[] = [];
+    const steps: RunStep[] = earlier ? [...earlier.steps] : [];
+    let sources: RunSource[] = earlier?.sources ?? [];
+    const warnings: string[] = earlier ? [...earlier.warnings] : [];
     const warn = (message: string) => {
       if (!warnings.includes(message)) warnings.push(message);
     };
-    let usage = (): RunUsage | null => null;
+    let usage = (): RunUsage | null => earlier?.usage ?? null;
     const streaming = prepared.stream;
     // Nothing more is reported once the run was stopped but its end (a stream then ends with its error).
     const emit = (event: RunEvent) => {
@@ -91,7 +102,7 @@ export function createExecutor(deps: ExecuteDeps) {
       if (cut !== text) warn(answerCut(answerMaxBytes));
       return cut;
     };
-    let tokenBytes = 0;
+    let tokenBytes = resume?.state.counters.tokenBytes ?? 0;
     const emitToken = (text: string) => {
       if (tokenBytes >= answerMaxBytes) return;
       const piece = cutToBytes(text, answerMaxBytes - tokenBytes);
@@ -115,12 +126,17 @@ export function createExecutor(deps: ExecuteDeps) {
           sources,
           warnings,
           usage: usage(),
-          ms: Math.round(performance.now() - started),
+          ms: elapsed(),
         },
         memory && prepared.remembers && prepared.sessionId !== null
           ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
           : null,
       );
+
+    // What a pause records (set once the conversation and the counters exist).
+    let messages: ChatMessage[] = [];
+    let counters = (): PausedState['counters'] => ({ toolCalls: 0, modelSteps: 0, tokenBytes });
+    const endWaiting = (childRunId: string) => endWaitingChain(stores.runs, childRunId, 'cancelled', ABANDONED, 'cancelled');
 
     let outcome: RunOutcome;
     let toolSet: ToolSet | undefined;
@@ -137,25 +153,31 @@ export function createExecutor(deps: ExecuteDeps) {
         runChild: (agentId, input) => deps.runChild(toolContext, agentId, input),
       };
 
-      // Documents as context.
-      const chunks = contextChunks(stores.search, userId, agent.id, prepared.input);
-      sources = sourcesOf(chunks);
-      if (sources.length > 0) emit({ name: 'sources', data: sources });
-
       toolSet = await deps.tools(agent, { id: userId }, toolContext);
-      warnings.push(...toolSet.warnings);
-      const notes = toolSet.notes ?? [];
+      for (const warning of toolSet.warnings) warn(warning);
+      if (resume) {
+        // Its documents were found, and its memory replayed, before it paused: the conversation holds them.
+        messages = resume.state.messages;
+      } else {
+        // Documents as context.
+        const chunks = contextChunks(stores.search, userId, agent.id, prepared.input);
+        sources = sourcesOf(chunks);
+        if (sources.length > 0) emit({ name: 'sources', data: sources });
+        const remembered =
+          prepared.replaySession !== null
+            ? stores.memory.recentMessages(agent.id, prepared.replaySession, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
+            : [];
+        const history = prepared.conversation ? [...remembered, ...prepared.conversation] : remembered;
+        // A tool left out of this run (its server unreachable) is named to the model in a note.
+        const notes = toolSet.notes ?? [];
+        const system = systemMessage(prepared.system, chunks);
+        messages = [
+          { role: 'system', content: notes.length === 0 ? system : `${system}\n\n${notes.join('\n')}` },
+          ...history.map((message) => ({ role: message.role, content: message.content })),
+          { role: 'user', content: prepared.input },
+        ];
+      }
 
-      const remembered =
-        prepared.replaySession !== null
-          ? stores.memory.recentMessages(agent.id, prepared.replaySession, MEMORY_TURNS * 2, config.runBounds.memoryMaxBytes)
-          : [];
-      const history = prepared.conversation ? [...remembered, ...prepared.conversation] : remembered;
-      const messages: ChatMessage[] = [
-        { role: 'system', content: notes.length === 0 ? systemMessage(prepared.system, chunks) : `${systemMessage(prepared.system, chunks)}\n\n${notes.join('\n')}` },
-        ...history.map((message) => ({ role: message.role, content: message.content })),
-        { role: 'user', content: prepared.input },
-      ];
       const model = createModelCall({
         endpoint,
         api: endpoint.builtIn === 'echo' ? echoChatApi : chatApi,
@@ -164,13 +186,15 @@ export function createExecutor(deps: ExecuteDeps) {
         streaming,
         emitToken,
         sampling: prepared.sampling,
+        made: resume?.state.counters.modelSteps,
+        usage: earlier?.usage,
       });
       usage = model.usage;
       const chat: typeof model.chat = async (request) => {
         const reply = await model.chat(request);
         return Object.assign(reply, { content: boundAnswer(reply.content) });
       };
-      const callTool = createToolCaller(
+      const tools = createToolCaller(
         toolSet.tools,
         toolContext,
         steps,
@@ -178,8 +202,19 @@ export function createExecutor(deps: ExecuteDeps) {
           toolCall: (data) => emit({ name: 'tool_call', data }),
           toolResult: (data) => emit({ name: 'tool_result', data }),
         },
-        { maxCalls: config.runBounds.maxToolCalls, warn },
+        { maxCalls: config.runBounds.maxToolCalls, warn, made: resume?.state.counters.toolCalls, endWaiting },
       );
+      counters = () => ({ toolCalls: tools.made(), modelSteps: model.made(), tokenBytes });
+
+      // Going on after a pause: the calls it paused in are answered first, then the strategy takes up from their results.
+      let resumed: StrategyContext['resumed'];
+      if (resume) {
+        const { batch } = resume.state;
+        const results = await tools.settle(batch, resume.decisions, (childRunId, decisions) =>
+          deps.resumeChild(toolContext, childRunId, decisions),
+        );
+        resumed = { calls: batch.calls, results, memo: batch.memo };
+      }
 
       const output = boundAnswer(
         await strategies[agent.type]({
@@ -188,7 +223,8 @@ export function createExecutor(deps: ExecuteDeps) {
           streaming,
           signal,
           chat,
-          callTool,
+          callTools: tools.callTools,
+          resumed,
           emitToken,
           warn,
         }),
@@ -212,11 +248,17 @@ export function createExecutor(deps: ExecuteDeps) {
             sources,
             warnings,
             usage: usage(),
-            ms: Math.round(performance.now() - started),
+            ms: elapsed(),
           },
         };
       }
     } catch (error) {
+      if (error instanceof RunPaused && !signal.aborted) {
+        outcome = pause(error);
+        return outcome;
+      }
+      // The nested runs it waited on before it paused go no further without it.
+      for (const entry of resume?.state.batch.waiting ?? []) if (entry.kind === 'child') endWaiting(entry.runId);
       const failure = failureOf(error, signal, endpoint, prepared);
       try {
         await ended(failure.code === 'cancelled' ? 'cancelled' : 'failed', null, failure, false);
@@ -231,12 +273,50 @@ export function createExecutor(deps: ExecuteDeps) {
       recorded();
       admission.release();
     }
+    // Every path but a pause (which sent `requires_action`) ends the events here.
     prepared.events.emit(
       outcome.ok
         ? { name: 'done', data: outcome.result }
         : { name: 'error', data: { code: outcome.failure.code, message: outcome.failure.message } },
     );
     return outcome;
+
+    /**
+     * The run waits for approval of `paused.actions`: `requires_action` is sent and the run recorded
+     * waiting, with what it resumes from, in one synchronous step (so nothing reads it in between);
+     * the `finally` above then gives up its slot.
+     */
+    function pause(paused: RunPaused): RunOutcome {
+      const state: PausedState = {
+        messages,
+        batch: paused.batch,
+        counters: counters(),
+        remembers: prepared.remembers,
+        depth: prepared.depth,
+      };
+      const { actions } = paused;
+      prepared.events.emit({ name: 'requires_action', data: { runId, actions } });
+      let recorded = false;
+      try {
+        recorded = stores.runs.pauseRun(runId, { actions, state, steps, sources, warnings, usage: usage() });
+      } catch (error) {
+        log.error({ msg: 'could not record a run waiting for approval', runId, error: describeError(error) });
+      }
+      if (!recorded) {
+        for (const entry of paused.batch.waiting) if (entry.kind === 'child') endWaiting(entry.runId);
+        try {
+          stores.runs.endUnderWay(runId, 'failed', 'The run could not be kept waiting for approval.', 'internal');
+        } catch {
+          // deleted with its agent
+        }
+        return { ok: false, runId, failure: new RunFailure('internal', 'The run could not be kept waiting for approval.') };
+      }
+      const failure = new RunFailure(
+        'conflict',
+        `The run waits for approval of ${actions.length} tool call${actions.length === 1 ? '' : 's'}: answer with POST /api/v1/runs/${runId}/actions.`,
+      );
+      return { ok: false, runId, failure, waiting: { sessionId: prepared.sessionId, actions } };
+    }
   }
 
   return execute;

@@ -18,6 +18,8 @@ export type FailureCode =
       | 'max_steps'
       | 'unavailable'
       | 'internal'
+      // The run waits for approval of tool calls (answered to a caller that cannot wait).
+      | 'conflict'
     >
   // The client went away: nobody reads the answer.
   | 'cancelled';

@@ -2,7 +2,8 @@
 // the events after the one the client names are replayed from the database in parts — each part
 // sent once the client has taken most of the last — and, once the replay has caught up with a run
 // still going, its new events are sent as they come. Every event carries `id: <n>`; the stream
-// ends after `done`, `error` or `requires_action`, or at once for a run whose log has ended.
+// ends after `done`, `error` or `requires_action`, or at once for a run whose log has ended. A
+// `requires_action` the run went on from (its calls were answered) is replayed like any event.
 import { formatEvent, SseAnswer, type SseStream } from '../http/sse.js';
 import type { EventLog, NumberedEvent } from './event-log.js';
 import type { RunStore } from './store.js';
@@ -19,12 +20,12 @@ export function followRun(deps: { log: EventLog; runs: RunStore }, userId: strin
 
 async function follow({ log, runs }: { log: EventLog; runs: RunStore }, sse: SseStream, userId: string, runId: string, after: number) {
   let last = after;
-  /** Sends one event; true when it ended the stream. */
-  const send = (event: NumberedEvent): boolean => {
+  /** Sends one event (`passed`: a `requires_action` the run went on from); true when it ended the stream. */
+  const send = (event: NumberedEvent, passed = false): boolean => {
     if (event.seq <= last || sse.closed) return sse.closed;
     last = event.seq;
     const text = formatEvent(event.name, event.data, event.seq);
-    if (!ENDS.has(event.name)) {
+    if (!ENDS.has(event.name) || passed) {
       sse.send(text);
       return false;
     }
@@ -41,8 +42,10 @@ async function follow({ log, runs }: { log: EventLog; runs: RunStore }, sse: Sse
       page.unfollow();
       sse.clientGone.removeEventListener('abort', unfollow);
     };
-    for (const event of page.events) {
-      if (send(event)) return unfollow();
+    for (const [index, event] of page.events.entries()) {
+      // A wait ends the stream only while the run still waits: it is the last event of a log that is not going on.
+      const waitsNow = page.ended && index === page.events.length - 1;
+      if (send(event, event.name === 'requires_action' && !waitsNow)) return unfollow();
     }
     if (page.more) {
       await sse.room();

@@ -24,6 +24,9 @@ export interface ModelCallOptions {
   emitToken(text: string): void;
   /** The caller's sampling settings, sent with every call. */
   sampling?: Sampling;
+  /** A run going on after a pause: the model calls it made and the usage reported before. */
+  made?: number;
+  usage?: RunUsage | null;
 }
 
 /** A message of the conversation as the chat-completions API takes it. */
@@ -54,11 +57,15 @@ const wireTools = (functions: FunctionSpec[]): ChatCompletionTool[] =>
     function: { name: spec.name, description: spec.description, parameters: spec.parameters },
   }));
 
-/** The run's `chat`, and the usage its calls reported (null while none did). */
-export function createModelCall(options: ModelCallOptions): { chat(request: ChatRequest): Promise<ModelReply>; usage(): RunUsage | null } {
+/** The run's `chat`, the usage its calls reported (null while none did), and how many it made. */
+export function createModelCall(options: ModelCallOptions): {
+  chat(request: ChatRequest): Promise<ModelReply>;
+  usage(): RunUsage | null;
+  made(): number;
+} {
   const { endpoint, api, signal, streaming, sampling } = options;
-  let usage: RunUsage | null = null;
-  let calls = 0;
+  let usage: RunUsage | null = options.usage ?? null;
+  let calls = options.made ?? 0;
   const addUsage = (reported: { prompt_tokens?: number; completion_tokens?: number } | null | undefined) => {
     if (!reported) return;
     usage = {
@@ -128,5 +135,6 @@ export function createModelCall(options: ModelCallOptions): { chat(request: Chat
       return streaming ? streamed(params, request) : plain(params);
     },
     usage: () => usage,
+    made: () => calls,
   };
 }

@@ -141,6 +141,55 @@ export function createPreparer(deps: PrepareDeps) {
     }
   }
 
+  /**
+   * A run that waited for approval, taken up again (already `running` again): checked as `begin`
+   * checks a run (releasing the admission and throwing a RunFailure when it cannot go on), with a
+   * new emitter continuing its event log (no second `run` event). It goes on without a client.
+   */
+  async function reopen(
+    userId: string,
+    agent: RunAgent,
+    run: { runId: string; sessionId: string | null; input: string; parentRunId: string | null; depth: number; remembers: boolean },
+    admission: Admission,
+  ): Promise<PreparedRun> {
+    const timeoutMs = config.runs.backgroundTimeoutMs;
+    try {
+      const endpoint = resolveEndpoint(agent.llm, config.runs);
+      try {
+        await checkEndpoint(endpoint, {
+          allowPrivateNetworks: config.allowPrivateNetworks,
+          signal: admission.signal,
+          resolve: deps.resolveHost,
+        });
+      } catch (error) {
+        throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
+      }
+      const stopped = abortFailure(admission.signal, timeoutMs, 'check');
+      if (stopped) throw stopped;
+      return {
+        ...run,
+        userId,
+        agent,
+        endpoint,
+        system: null,
+        conversation: null,
+        // The conversation it resumes from already holds what memory replayed.
+        replaySession: null,
+        sampling: undefined,
+        // No client: its tokens go to its event log.
+        stream: true,
+        background: true,
+        timeoutMs,
+        announced: true,
+        admission,
+        events: deps.emitterOf({ runId: run.runId, userId, agentId: agent.id, parentRunId: run.parentRunId }),
+      };
+    } catch (error) {
+      admission.release();
+      throw error;
+    }
+  }
+
   /** Admits, checks and records a top-level run; throws the RunFailure that says why it cannot run. */
   async function prepare(userId: string, agentId: string, request: RunRequest): Promise<PreparedRun> {
     const agent = stores.agents.getForRun(userId, agentId);
@@ -174,5 +223,5 @@ export function createPreparer(deps: PrepareDeps) {
     return { agent, record: { runId, sessionId, events } };
   }
 
-  return { prepare, begin, enqueue };
+  return { prepare, begin, enqueue, reopen };
 }

@@ -207,25 +207,38 @@ export interface ReactRun {
     streamTokens?: boolean;
     onText?: (text: string) => void;
   }): Promise<{ content: string }>;
-  /** Runs one call and records it as a step; a failure comes back as `error`. */
-  callTool(call: { id: string; name: string; arguments: string }): Promise<{ output?: string; error?: string }>;
+  /** Runs calls in order and records each as a step; a failure comes back as `error`; throws when one waits for approval (see StrategyContext). */
+  callTools(calls: { id: string; name: string; arguments: string }[], memo: unknown): Promise<{ output?: string; error?: string }[]>;
+  /** The call the run paused in, answered, and the step it was (`memo`): the loop goes on from its observation. */
+  resumed?: { results: { output?: string; error?: string }[]; memo: unknown };
   /** Sends text to a streamed client. */
   emitToken(text: string): void;
 }
+
+/** What the model reads of a call's result. */
+const observationOf = (result: { output?: string; error?: string }) =>
+  result.error !== undefined ? `Error: ${result.error}` : (result.output ?? '');
 
 /**
  * The REACT strategy: the tool instructions join the system message, then model calls and tool
  * calls alternate until "Final Answer:". With no tools it is one plain chat call.
  */
 export async function reactStrategy(run: ReactRun): Promise<string> {
-  if (run.tools.length === 0) return (await run.chat({ messages: run.messages, streamTokens: true })).content;
   const messages = run.messages;
-  const instructions = reactInstructions(run.tools);
-  const system = messages[0];
-  if (system?.role === 'system' && typeof system.content === 'string') system.content = `${system.content}\n\n${instructions}`;
-  else messages.unshift({ role: 'system', content: instructions });
+  let first = 1;
+  if (run.resumed) {
+    // The conversation already holds the instructions and the action; its observation comes next.
+    first = (typeof run.resumed.memo === 'number' ? run.resumed.memo : 0) + 1;
+    messages.push({ role: 'user', content: `Observation: ${observationOf(run.resumed.results[0] ?? {})}\nThought:` });
+  } else {
+    if (run.tools.length === 0) return (await run.chat({ messages: run.messages, streamTokens: true })).content;
+    const instructions = reactInstructions(run.tools);
+    const system = messages[0];
+    if (system?.role === 'system' && typeof system.content === 'string') system.content = `${system.content}\n\n${instructions}`;
+    else messages.unshift({ role: 'system', content: instructions });
+  }
   let invalidInARow = 0;
-  for (let call = 1; ; call += 1) {
+  for (let call = first; ; call += 1) {
     const filter = run.streaming ? createFinalAnswerFilter((text) => run.emitToken(text)) : undefined;
     const reply = await run.chat({
       messages,
@@ -267,12 +280,11 @@ export async function reactStrategy(run: ReactRun): Promise<string> {
       observation = `${parsed.action.slice(0, 100)} is not a valid tool, try one of [${run.tools.map((candidate) => candidate.name).join(', ')}].`;
     } else {
       const args = reactArguments(tool, parsed.actionInput);
-      const result = await run.callTool({
-        id: `react_${call}`,
-        name: tool.name,
-        arguments: typeof args === 'string' ? args : JSON.stringify(args),
-      });
-      observation = result.error !== undefined ? `Error: ${result.error}` : (result.output ?? '');
+      const [result] = await run.callTools(
+        [{ id: `react_${call}`, name: tool.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) }],
+        call,
+      );
+      observation = observationOf(result);
     }
     messages.push({ role: 'user', content: `Observation: ${observation}\nThought:` });
   }

@@ -19,6 +19,8 @@ import type { RunStore } from './store.js';
 import { presentRun, presentRunListItem } from './present.js';
 import {
   EventsQuerySchema,
+  ActionsAcceptedSchema,
+  ActionsBodySchema,
   LOG_EVENTS,
   RunAcceptedSchema,
   INVOKE_EVENTS,
@@ -72,7 +74,12 @@ export function clientGone(ctx: AppContext): AbortSignal {
  * The stream of `prepared`: `events` (given the opened stream) is subscribed to the run's events and
  * ends the stream at the run's end. The client going away cancels the run.
  */
-export function streamRun(engine: RunEngine, prepared: PreparedRun, events: (sse: SseStream) => RunEventListener, keepAliveMs: number): SseAnswer {
+export function streamRun(
+  engine: RunEngine,
+  prepared: PreparedRun,
+  events: (sse: SseStream) => RunEventListener,
+  keepAliveMs: number,
+): SseAnswer {
   return new SseAnswer((sse) => {
     const write = events(sse);
     prepared.events.subscribe(write);
@@ -97,7 +104,10 @@ const predictEvents =
   (event) => {
     if (event.name === 'token') sse.text(event.data.text);
     else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
-    else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
+    else if (event.name === 'requires_action') {
+      const message = `The run waits for approval of tool calls: answer with POST /api/v1/runs/${event.data.runId}/actions.`;
+      sse.end(formatEvent('error', message), formatEvent(undefined, '[END]'));
+    } else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
   };
 
 /** The event a stream resumes after: `?after=`, else the `Last-Event-ID` header, else 0 (from the start). */
@@ -129,7 +139,9 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
         'With `stream: true` the answer is a `text/event-stream` of named JSON events (a comment line every 15 s keeps it open); errors found before the run starts are still JSON. ' +
         'Failures of the model side: 502 `upstream_error` or `max_steps`, 504 `upstream_timeout`; more than RUN_CONCURRENCY_PER_USER runs at once: 429. ' +
         'With `background: true` the run goes on without its client, under RUN_BACKGROUND_TIMEOUT_MS: 202 at once (beyond RUN_CONCURRENCY_PER_USER it waits `queued`, up to RUN_QUEUE_PER_USER; then 429), ' +
-        'or with `stream: true` its event stream as GET /runs/{id}/events sends it. Follow it with GET /runs/{id} or GET /runs/{id}/events.',
+        'or with `stream: true` its event stream as GET /runs/{id}/events sends it. Follow it with GET /runs/{id} or GET /runs/{id}/events. ' +
+        'When the model calls a tool whose agent-tool link has `requiresApproval`, the call is not made: the run waits `requires_action` (its slot given up) — ' +
+        'a plain invoke answers 202 `{ runId, sessionId, status: "requires_action", actions }`, a stream ends with a `requires_action` event — until POST /runs/{id}/actions answers the calls.',
       tag,
       auth: true,
       body: InvokeSchema,
@@ -139,7 +151,11 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
         description: 'The answer (or, streamed, its events).',
         stream: { events: INVOKE_EVENTS },
         json: RunResultSchema,
-        accepted: { description: 'A background run, recorded: it goes on (or waits `queued`).', data: RunAcceptedSchema },
+        accepted: {
+          description:
+            'A background run, recorded: it goes on (or waits `queued`); or a run that waits for approval of tool calls (`actions`).',
+          data: RunAcceptedSchema,
+        },
       },
       handler: async ({ ctx, caller, params, body }) => {
         if (body.background) {
@@ -151,6 +167,10 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
         if (!body.stream) {
           const gone = clientGone(ctx);
           const outcome = await engine.execute(prepared, { cancel: gone });
+          if (!outcome.ok && outcome.waiting) {
+            const { sessionId, actions } = outcome.waiting;
+            return new Accepted({ runId: outcome.runId, sessionId, status: 'requires_action' as const, actions });
+          }
           if (!outcome.ok) httpError(outcome.failure, gone);
           return outcome.result;
         }
@@ -277,6 +297,35 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
         if (!run) throw notFound('Run');
         if (result === 'ended') throw conflict(`The run has already ended (${run.status}); there is nothing to cancel.`);
         return presentRun(run);
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/runs/:id/actions',
+      operationId: 'answerRunActions',
+      summary: "Answer a run's tool calls waiting for approval",
+      description:
+        'A `requires_action` run waits until every call in its `actions` is answered, in one request: `approve: true` makes the call, `approve: false` tells the model ' +
+        '"The user denied this call" with the `reason`. Answers 202 `{ runId, status }`: the run goes on in the background (under RUN_BACKGROUND_TIMEOUT_MS, in one of the ' +
+        "user's RUN_CONCURRENCY_PER_USER slots: none free, 429), in the same event log — follow it with GET /runs/{id}/events. A call of a nested agent run " +
+        "(an AGENT tool's) is listed, and answered, in the top run (its `runId` names the nested run). A missing, unknown or repeated id: 422 naming it; " +
+        'a run not waiting, or a nested run: 409. A waiting run keeps waiting across restarts, and fails `approval_expired` after RUN_APPROVAL_TTL_MS.',
+      tag,
+      auth: true,
+      body: ActionsBodySchema,
+      errors: [409, 429],
+      success: { status: 202, description: 'The answers are taken: the run goes on.', data: ActionsAcceptedSchema },
+      handler: ({ caller, params, body }) => {
+        let answered: ReturnType<RunEngine['answer']>;
+        try {
+          answered = engine.answer(caller.id, params.id, body.actions);
+        } catch (error) {
+          httpError(error);
+        }
+        if (answered.status === 'not_found') throw notFound('Run');
+        if (answered.status === 'conflict') throw conflict(answered.message);
+        if (answered.status === 'invalid') throw validationFailed(answered.details);
+        return { runId: params.id, status: answered.status };
       },
     }),
     defineRoute({

@@ -6,7 +6,8 @@ import type { RunFailure } from './failures.js';
 import type { PriorMessage } from './messages.js';
 import type { ModelEndpoint } from './model.js';
 import type { Admission } from './slots.js';
-import type { RunSource, RunStep, RunUsage } from './store.js';
+import type { PendingAction, RunSource, RunStep, RunUsage } from './store.js';
+import type { Decision, PausedState } from './approval.js';
 
 /** What POST /agents/{id}/invoke (or predict) asks for, validated. */
 export interface RunRequest {
@@ -83,6 +84,8 @@ export interface PreparedRun {
 export interface ExecuteOptions {
   /** The client went away: the run is cancelled (with the RunAbort it aborts with, if any). */
   cancel?: AbortSignal;
+  /** The run waited for approval and goes on: what it recorded when it paused, and the answers to its calls. */
+  resume?: { state: PausedState; decisions: Map<string, Decision> };
 }
 
 /** A finished run as invoke answers it. */
@@ -98,7 +101,13 @@ export interface RunResult {
   ms: number;
 }
 
-export type RunOutcome = { ok: true; result: RunResult } | { ok: false; runId: string; failure: RunFailure };
+/**
+ * How `execute` ended: the result, or a failure — or the run waits for approval (`waiting`; its
+ * failure then says so, for a caller that cannot wait, as a 409 `conflict`).
+ */
+export type RunOutcome =
+  | { ok: true; result: RunResult }
+  | { ok: false; runId: string; failure: RunFailure; waiting?: { sessionId: string | null; actions: PendingAction[] } };
 
 /**
  * Runs under way in this process: which agent each runs and its parent (for the cycle check of

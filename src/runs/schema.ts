@@ -71,6 +71,34 @@ export const RunAcceptedSchema = v.strictObject({
   actions: v.optional(v.array(PendingActionSchema)),
 });
 
+/** Body of POST /runs/{id}/actions: an answer to every call the run waits for. */
+export const ActionsBodySchema = v.object({
+  actions: v.pipe(
+    v.array(
+      v.object({
+        id: v.pipe(v.string('must be a string'), v.minLength(1, 'must not be empty'), v.maxLength(200, 'must be at most 200 characters')),
+        approve: v.pipe(
+          v.boolean('must be true or false'),
+          v.description('true: the call is made; false: the model is told the user denied it.'),
+        ),
+        reason: v.pipe(
+          v.optional(v.pipe(v.string('must be a string'), v.maxLength(2000, 'must be at most 2000 characters'))),
+          v.description('Told to the model with a denial.'),
+        ),
+      }),
+      'must be an array of { id, approve, reason? }',
+    ),
+    v.minLength(1, 'must answer at least one call'),
+    v.maxLength(1000, 'must hold at most 1000 answers'),
+  ),
+});
+
+/** What POST /runs/{id}/actions answers (202). */
+export const ActionsAcceptedSchema = v.strictObject({
+  runId: Id,
+  status: v.pipe(v.picklist(['running']), v.description('The run goes on.')),
+});
+
 /** `?after=` of GET /runs/{id}/events: the number of the last event the client has. */
 export const EventsQuerySchema = v.object({
   after: v.optional(

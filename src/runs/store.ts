@@ -190,6 +190,12 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   const selectWaiting = db.prepare(
     `SELECT id, user_id AS userId, finished_at AS waitingSince FROM agent_runs WHERE status = 'requires_action' ORDER BY seq`,
   );
+  // Top-level runs only: a nested run waits with (and expires with) the run above it.
+  const selectWaitingSince = db
+    .prepare(
+      `SELECT id FROM agent_runs WHERE status = 'requires_action' AND parent_run_id IS NULL AND finished_at < ? ORDER BY seq LIMIT ?`,
+    )
+    .pluck();
   const markRunning = db.prepare(
     `UPDATE agent_runs SET status = 'running', actions = '[]', state = NULL, finished_at = NULL WHERE id = ? AND status IN ('queued', 'requires_action')`,
   );
@@ -400,6 +406,11 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     stateOf(runId: string): unknown {
       const raw = selectState.get(runId) as string | null | undefined;
       return raw == null ? undefined : JSON.parse(raw);
+    },
+
+    /** Up to `limit` top-level runs that have waited for approval since before `before` (a timestamp), oldest first. */
+    waitingSince(before: string, limit: number): string[] {
+      return selectWaitingSince.all(before, limit) as string[];
     },
 
     /** Every run waiting for approval, oldest first, with when it began to wait. */

@@ -1,6 +1,6 @@
 // How each agent type reaches its answer. A strategy sees the conversation, the tools and two
-// calls — one to the model, one to a tool — and resolves with the final text; the run around it
-// (steps, limits, deadline, records) is the engine's.
+// calls — one to the model, one to the tools of a reply — and resolves with the final text; the
+// run around it (steps, limits, deadline, records, pausing for approval) is the engine's.
 import type { AgentType } from '../agents/schema.js';
 import { reactStrategy } from './react.js';
 import { MAX_TOOL_CALLS_PER_REPLY, toolCallsOfReplyCut } from './bounds.js';
@@ -34,8 +34,19 @@ export interface StrategyContext {
   signal: AbortSignal;
   /** One model call (counted against RUN_MAX_STEPS). */
   chat(request: ChatRequest): Promise<ModelReply>;
-  /** Runs one tool call: records the step, streams tool_call/tool_result; a failure comes back as `error`, never thrown. */
-  callTool(call: ToolCallRequest): Promise<ToolCallResult>;
+  /**
+   * Runs one model reply's tool calls in order: records the steps, streams tool_call/tool_result; a
+   * failure comes back as `error`, never thrown. When a call waits for approval it throws (the run
+   * pauses): push the reply to `messages` before, and give as `memo` (JSON) what the strategy
+   * needs to go on, which `resumed` hands back.
+   */
+  callTools(calls: ToolCallRequest[], memo: unknown): Promise<ToolCallResult[]>;
+  /**
+   * Set when the run goes on after a pause: the calls it paused in, all answered now, and its
+   * `memo`. `messages` are the conversation as it was (the reply with those calls last): the
+   * strategy takes up from their results.
+   */
+  resumed?: { calls: ToolCallRequest[]; results: ToolCallResult[]; memo: unknown };
   /** Sends text to a streamed client as `token` events (a strategy that does not stream its model calls). */
   emitToken(text: string): void;
   /** Adds a warning to the run (once, however often it is given). */
@@ -53,16 +64,27 @@ function functionsOf(tools: ToolFunction[]): FunctionSpec[] {
 /** Native tool calling (VENDOR_A): the model asks for tool calls, gets their results, until it answers in text. */
 export const nativeToolsStrategy: RunStrategy = async (run) => {
   const offered = run.tools.length > 0 ? functionsOf(run.tools) : undefined;
+  let resumed = run.resumed;
   for (;;) {
-    const reply = await run.chat({ messages: run.messages, tools: offered, streamTokens: true });
-    if (reply.toolCalls.length === 0) return reply.content;
-    // The calls past the bound are left out of the conversation; the model reads why after the last result.
-    const calls = reply.toolCalls.slice(0, MAX_TOOL_CALLS_PER_REPLY);
-    const note = calls.length < reply.toolCalls.length ? toolCallsOfReplyCut(reply.toolCalls.length) : undefined;
-    if (note) run.warn(note);
-    run.messages.push({ role: 'assistant', content: reply.content, toolCalls: calls });
+    let calls: ToolCallRequest[];
+    let results: ToolCallResult[];
+    let note: string | undefined;
+    if (resumed) {
+      ({ calls, results } = resumed);
+      note = typeof resumed.memo === 'string' ? resumed.memo : undefined;
+      resumed = undefined;
+    } else {
+      const reply = await run.chat({ messages: run.messages, tools: offered, streamTokens: true });
+      if (reply.toolCalls.length === 0) return reply.content;
+      // The calls past the bound are left out of the conversation; the model reads why after the last result.
+      calls = reply.toolCalls.slice(0, MAX_TOOL_CALLS_PER_REPLY);
+      note = calls.length < reply.toolCalls.length ? toolCallsOfReplyCut(reply.toolCalls.length) : undefined;
+      if (note) run.warn(note);
+      run.messages.push({ role: 'assistant', content: reply.content, toolCalls: calls });
+      results = await run.callTools(calls, note ?? null);
+    }
     for (const [index, call] of calls.entries()) {
-      const result = await run.callTool(call);
+      const result = results[index];
       const content = result.error === undefined ? (result.output ?? '') : `Error: ${result.error}`;
       const last = index === calls.length - 1;
       run.messages.push({

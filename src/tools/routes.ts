@@ -61,28 +61,31 @@ export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
     },
   });
   // A change that leaves `type` out is checked against the tool's type (none: the update answers 404).
-  return [functions, ...resourceRoutes({
-    path: '/tools',
-    tag: 'Tools',
-    names: { one: 'tool', One: 'Tool', Many: 'Tools', what: 'Tool' },
-    schema: ToolSchema,
-    present: presentTool,
-    store: tools,
-    create: {
-      body: CreateToolSchema,
-      description:
-        '`metadata` is stored and never returned. What each type needs in it: `url` (and optional `headers`) for SEARCH and the plain HTTP types; ' +
-        "`url` of an OpenAPI 3.x document or the document itself as `spec` for OPENAPI; `agentId` for AGENT, which must be one of the caller's agents (422 otherwise); " +
-        '`url` of a Streamable HTTP MCP server (optional `headers`, and `tools`, an allow-list of its tool names) for MCP. ' +
-        SPEC_LIMITS_TEXT,
-      check: (input) => checkMetadata(input.type, input.metadata),
-    },
-    update: {
-      body: UpdateToolSchema,
-      description:
-        "Checked as on create: an AGENT tool's `metadata.agentId` must be one of the caller's agents (422 otherwise), and an OPENAPI tool's inline `spec` must be within the limits.",
-      check: (change, caller, id) => checkMetadata(change.type ?? tools.get(caller.id, id)?.type, change.metadata),
-    },
-    delete: { answers: 'null', description: "The tool's agent-tool links are deleted too." },
-  })];
+  return [
+    functions,
+    ...resourceRoutes({
+      path: '/tools',
+      tag: 'Tools',
+      names: { one: 'tool', One: 'Tool', Many: 'Tools', what: 'Tool' },
+      schema: ToolSchema,
+      present: presentTool,
+      store: tools,
+      create: {
+        body: CreateToolSchema,
+        description:
+          '`metadata` is stored and never returned. What each type needs in it: `url` (and optional `headers`) for SEARCH and the plain HTTP types; ' +
+          "`url` of an OpenAPI 3.x document or the document itself as `spec` for OPENAPI; `agentId` for AGENT, which must be one of the caller's agents (422 otherwise); " +
+          '`url` of a Streamable HTTP MCP server (optional `headers`, and `tools`, an allow-list of its tool names) for MCP. ' +
+          SPEC_LIMITS_TEXT,
+        check: (input) => checkMetadata(input.type, input.metadata),
+      },
+      update: {
+        body: UpdateToolSchema,
+        description:
+          "Checked as on create: an AGENT tool's `metadata.agentId` must be one of the caller's agents (422 otherwise), and an OPENAPI tool's inline `spec` must be within the limits.",
+        check: (change, caller, id) => checkMetadata(change.type ?? tools.get(caller.id, id)?.type, change.metadata),
+      },
+      delete: { answers: 'null', description: "The tool's agent-tool links are deleted too." },
+    }),
+  ];
 }

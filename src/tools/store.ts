@@ -45,7 +45,7 @@ export function createToolStore(db: Db, sealer: Sealer) {
 
   const selectTypeAndMetadata = db.prepare(`SELECT type, metadata FROM tools WHERE id = ? AND user_id = ?`);
   const selectAgentTools = db.prepare(
-    `SELECT t.id, t.name, t.type, t.description, t.metadata FROM agent_tools l JOIN tools t ON t.id = l.tool_id
+    `SELECT t.id, t.name, t.type, t.description, t.metadata, l.requires_approval AS requiresApproval FROM agent_tools l JOIN tools t ON t.id = l.tool_id
       WHERE l.agent_id = ? AND l.user_id = ? ORDER BY l.seq`,
   );
   const selectToolRecord = db.prepare(`SELECT id, name, type, description, metadata FROM tools WHERE id = ? AND user_id = ?`);
@@ -91,23 +91,26 @@ export function createToolStore(db: Db, sealer: Sealer) {
     /** Deletes the tool and (schema cascade) its agent-tool links. */
     delete: table.delete,
 
-    /** The tools linked to an agent, in link order, with their metadata unsealed: for running the agent only, never for a response. */
+    /**
+     * The tools linked to an agent, in link order, with their metadata unsealed (for running the
+     * agent only, never for a response) and whether the link asks for approval of each call.
+     */
     listForRun(userId: string, agentId: string): ToolRecord[] {
-      type Raw = { id: string; name: string; type: string; description: string | null; metadata: string | null };
+      type Raw = { id: string; name: string; type: string; description: string | null; metadata: string | null; requiresApproval: number };
       return (selectAgentTools.all(agentId, userId) as Raw[]).map((row) => ({
         id: row.id,
         name: row.name,
         type: row.type,
         description: row.description,
         metadata: unseal(row.metadata),
+        requiresApproval: row.requiresApproval === 1,
       }));
     },
 
     /** One tool of the user with its metadata unsealed: for building its functions only, never for a response. */
     getRecord(userId: string, id: string): ToolRecord | undefined {
       const row = selectToolRecord.get(id, userId) as
-        | { id: string; name: string; type: string; description: string | null; metadata: string | null }
-        | undefined;
+        { id: string; name: string; type: string; description: string | null; metadata: string | null } | undefined;
       return row && { ...row, metadata: unseal(row.metadata) };
     },
 

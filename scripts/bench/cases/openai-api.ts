@@ -41,7 +41,11 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
         .filter((_, j) => j % 2 === 0)
         .map((id) => ({ method: 'POST', path: path(id), headers: jsonHeaders(user.tokens[0]), body: JSON.stringify(body(id)) })),
     );
-  const invoke = (stream: boolean) => requests((id) => `/api/v1/agents/${id}/invoke`, () => ({ input, variables, stream }));
+  const invoke = (stream: boolean) =>
+    requests(
+      (id) => `/api/v1/agents/${id}/invoke`,
+      () => ({ input, variables, stream }),
+    );
   const chat = (stream: boolean) =>
     requests(
       () => '/v1/chat/completions',
@@ -72,8 +76,11 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     [viaChat, CHAT_THROUGHPUT, CHAT_FIRST_TOKEN],
     [viaResponses, RESPONSES_THROUGHPUT, RESPONSES_FIRST_TOKEN],
   ] as const) {
-    const throughput = await compare('openai-api', `${side.name} vs invoke, plain JSON (fake model answering at once)`, [side, viaInvoke], (proc, s) =>
-      measure(proc, plain[proc.name], s),
+    const throughput = await compare(
+      'openai-api',
+      `${side.name} vs invoke, plain JSON (fake model answering at once)`,
+      [side, viaInvoke],
+      (proc, s) => measure(proc, plain[proc.name], s),
     );
     const ratio = throughput.ratios[viaInvoke.name];
     targets.push({

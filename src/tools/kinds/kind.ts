@@ -12,6 +12,8 @@ export interface ToolRecord {
   type: string;
   description?: string | null;
   metadata: Record<string, unknown>;
+  /** Its link to the running agent asks for a person's approval of each call. */
+  requiresApproval?: boolean;
 }
 
 /** What a kind is given to turn one tool record into functions, at the start of a run. */

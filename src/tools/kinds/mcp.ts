@@ -14,7 +14,10 @@ export const mcp = defineKind({
     ...webTargetEntries,
     tools: v.nullish(
       v.pipe(
-        v.array(v.pipe(v.string('must be a tool name'), v.maxLength(200, 'must be at most 200 characters')), 'must be a list of tool names'),
+        v.array(
+          v.pipe(v.string('must be a tool name'), v.maxLength(200, 'must be at most 200 characters')),
+          'must be a list of tool names',
+        ),
         v.maxLength(256, 'must list at most 256 tools'),
       ),
     ),

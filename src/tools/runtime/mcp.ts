@@ -56,7 +56,8 @@ function describe(error: unknown, host: string, timeoutMs: number): string {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ToolError) return cause.message;
     if (cause.name === 'IngestError') return cause.message;
-    if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT') return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
+    if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT')
+      return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
   }
   const message = error instanceof Error ? error.message : String(error);
   return `${host}: ${message.replace(/\s+/g, ' ').slice(0, 300)}`;
@@ -120,14 +121,18 @@ export async function mcpTools(
   const allowed = allowList(tool.metadata);
   if (allowed) listed = listed.filter((entry) => allowed.has(entry.name));
   if (listed.length > MAX_MCP_TOOLS) {
-    warnings.push(`tool "${tool.name}" (MCP): the server lists more than ${MAX_MCP_TOOLS} tools; only the first ${MAX_MCP_TOOLS} are offered`);
+    warnings.push(
+      `tool "${tool.name}" (MCP): the server lists more than ${MAX_MCP_TOOLS} tools; only the first ${MAX_MCP_TOOLS} are offered`,
+    );
     listed = listed.slice(0, MAX_MCP_TOOLS);
   }
   const functions: ToolFunction[] = [];
   for (const entry of listed) {
     const schema = JSON.stringify(entry.inputSchema ?? { type: 'object' });
     if (schema.length > MCP_SCHEMA_MAX_CHARS) {
-      warnings.push(`tool "${tool.name}" (MCP): "${entry.name.slice(0, 64)}" is not offered: its input schema is larger than ${MCP_SCHEMA_MAX_CHARS / 1024} KiB`);
+      warnings.push(
+        `tool "${tool.name}" (MCP): "${entry.name.slice(0, 64)}" is not offered: its input schema is larger than ${MCP_SCHEMA_MAX_CHARS / 1024} KiB`,
+      );
       continue;
     }
     const mcpName = entry.name;

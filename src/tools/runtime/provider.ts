@@ -2,7 +2,7 @@
 // the model is offered (named uniquely), or left out with a warning that says why. Every function's
 // output and error pass through one wrapper that removes the tool's secrets, so a server that
 // echoes a key back cannot put it into a step, an event or a log line.
-import type { ToolCallContext, ToolFunction, ToolProvider, ToolSet } from '../../lib/tool-contract.js';
+import { ToolCallWaits, type ToolCallContext, type ToolFunction, type ToolProvider, type ToolSet } from '../../lib/tool-contract.js';
 import { kindOf } from '../kinds/index.js';
 import type { Built, ToolKind, ToolRecord } from '../kinds/kind.js';
 import { redactSecrets, TOOL_TIMEOUT_MS, ToolError, type FetchLike } from './http-call.js';
@@ -42,15 +42,19 @@ export function secretsOf(tool: ToolRecord, kind: Pick<ToolKind, 'secretFields'>
   return secrets;
 }
 
-/** `fn` with its output and errors scrubbed of `secrets`; an unexpected error becomes a plain message. */
-function guarded(fn: ToolFunction, secrets: string[]): ToolFunction {
+/**
+ * `fn` with its output and errors scrubbed of `secrets` (an unexpected error becomes a plain
+ * message), marked as its link asks (`requiresApproval`).
+ */
+function guarded(fn: ToolFunction, secrets: string[], requiresApproval: boolean): ToolFunction {
   return {
     ...fn,
+    requiresApproval,
     async call(args, context) {
       try {
         return redactSecrets(await fn.call(args, context), secrets);
       } catch (error) {
-        if (context.signal.aborted) throw error;
+        if (context.signal.aborted || error instanceof ToolCallWaits) throw error;
         const message = error instanceof Error && error.message ? error.message : 'the tool failed';
         throw new ToolError(redactSecrets(message, secrets));
       }
@@ -79,7 +83,7 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
         })
       : { ok: false, reason: `the type ${record.type} is not one this service can run` };
     if (built.ok) {
-      tools.push(...built.value.functions.map((fn) => guarded(fn, secrets)));
+      tools.push(...built.value.functions.map((fn) => guarded(fn, secrets, record.requiresApproval ?? false)));
       if (built.value.close) closes.push(built.value.close);
       warnings.push(...built.value.warnings.map((warning) => redactSecrets(warning, secrets)));
     } else {
@@ -100,7 +104,12 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
  */
 export async function toolFunctions(deps: ToolProviderDeps, userId: string, record: ToolRecord): Promise<ToolSet> {
   const timeoutMs = deps.toolTimeoutMs ?? TOOL_TIMEOUT_MS;
-  const set = await buildToolSet(deps, { userId, tools: [record], signal: AbortSignal.timeout(timeoutMs), deadline: Date.now() + timeoutMs });
+  const set = await buildToolSet(deps, {
+    userId,
+    tools: [record],
+    signal: AbortSignal.timeout(timeoutMs),
+    deadline: Date.now() + timeoutMs,
+  });
   await set.release?.();
   return set;
 }

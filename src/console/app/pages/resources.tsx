@@ -310,14 +310,16 @@ function McpHostPanel() {
     <section class="card" aria-label="Use your agents from an MCP host">
       <h2>Use your agents from an MCP host</h2>
       <p class="muted">
-        Claude Desktop, VS Code, Cursor and other MCP hosts can call each of your agents as a tool (and search your documents) at this
-        URL, with an API token from the Tokens page.
+        Claude Desktop, VS Code, Cursor and other MCP hosts can call each of your agents as a tool (and search your documents) at this URL,
+        with an API token from the Tokens page.
       </p>
       <p>
         <code data-field="mcp-url">{url}</code>
       </p>
       <p class="muted">mcp.json:</p>
-      <pre class="json" data-field="mcp-json">{config}</pre>
+      <pre class="json" data-field="mcp-json">
+        {config}
+      </pre>
     </section>
   );
 }
