@@ -41,6 +41,7 @@ import { signInFlood } from './cases/sign-in-flood.js';
 import { scale } from './cases/scale.js';
 import { searchScale } from './cases/search-scale.js';
 import { agentRuns } from './cases/agent-runs.js';
+import { durableRuns } from './cases/durable-runs.js';
 
 /** Every case, in the order they run (and report). */
 const CASES: BenchCase[] = [
@@ -56,6 +57,7 @@ const CASES: BenchCase[] = [
   scale,
   searchScale,
   agentRuns,
+  durableRuns,
 ];
 if (CASES.map((c) => c.name).join() !== CASE_KEYS.join())
   throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');

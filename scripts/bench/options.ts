@@ -19,6 +19,7 @@ export const CASE_KEYS = [
   'scale',
   'search-scale',
   'agent-runs',
+  'durable-runs',
 ] as const;
 export type CaseKey = (typeof CASE_KEYS)[number];
 

@@ -49,10 +49,12 @@ export function benchReport(startedAt: Date, machine: Machine, run: Required<Omi
   );
   lines.push('', ...comparisonTable(rows.filter((c) => c.sides.length === 3)));
   if (inProcessRows.length) lines.push('', ...inProcessTable(inProcessRows));
-  const rest = rows.filter((c) => c.sides.length !== 3 && c.key !== 'agent-runs');
+  const ownTable = (c: Comparison) => c.key === 'agent-runs' || c.key === 'durable-runs';
+  const rest = rows.filter((c) => c.sides.length !== 3 && !ownTable(c));
   if (rest.length) lines.push('', ...comparisonTable(rest));
-  // Each agent-run case compares other sides (service and plain; service and the model; the service idle and busy).
-  for (const c of rows.filter((c) => c.key === 'agent-runs')) lines.push('', ...comparisonTable([c]));
+  // Each agent-run case compares other sides (service and plain; service and the model; the service
+  // idle and busy; a followed background run and a foreground one).
+  for (const c of rows.filter(ownTable)) lines.push('', ...comparisonTable([c]));
   const stalls = stallTable(rows);
   if (stalls.length)
     lines.push(
