@@ -364,7 +364,8 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
       await keeper.ramped();
       let result;
       try {
-        result = await paced(svc, getAgent, rate, s);
+        // Not waiting for the service to go idle after the round: the runs keep it busy until stopped.
+        result = await paced(svc, getAgent, rate, s, OPTS.settle, false);
       } finally {
         const kept = await keeper.stop();
         streamedSeconds += kept.seconds;
