@@ -20,7 +20,7 @@ import { startFakeOpenAI } from './fixtures/fake-openai.js';
 const dir = mkdtempSync(join(tmpdir(), 'ams-durable-runs-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const databasePath = join(dir, 'service.db');
-const env = { DATABASE_PATH: databasePath, ALLOW_PRIVATE_NETWORKS: 'on', PASSWORD_HASH_COST: 'test', RUN_CONCURRENCY_PER_USER: '12' };
+const env = { DATABASE_PATH: databasePath, ALLOW_PRIVATE_NETWORKS: 'on', PASSWORD_HASH_COST: 'test', NODE_ENV: 'test', RUN_CONCURRENCY_PER_USER: '12' };
 
 /** Runs per user, and users: 50 runs, 24 of them running (12 a user), the others queued. */
 const RUNS_PER_USER = 25;
@@ -128,7 +128,7 @@ test('SIGKILL during 50 background runs: after a restart none is left queued or 
   const before = await Promise.all(started.map((run) => runOf(first, run.token, run.runId)));
   assert.deepEqual(
     before.map((run) => run.status).sort(),
-    [...Array(24).fill('running'), ...Array(26).fill('queued')],
+    [...Array(26).fill('queued'), ...Array(24).fill('running')],
     'half running, half queued at the kill',
   );
 
