@@ -3,14 +3,18 @@
 // record of what it was sent (its memory stays flat however long the benchmark runs). A streamed
 // request whose last message holds the text in HOLD_MARKER (set by the benchmark) gets its first
 // piece of text and is then held open until the client goes away: the open streams of the benchmark.
+// One whose last message holds `<PACED_MARKER>:<tokens>:<per second>` gets that many pieces of
+// text (`t1`, ` t2` …, all different, so that a text put together in the wrong order shows) at
+// that pace, the first at once: the streaming runs of the durable-runs case.
 //
-//   PORT=0 HOLD_MARKER=word node --import tsx scripts/bench/fake-model.ts
+//   PORT=0 HOLD_MARKER=word PACED_MARKER=word node --import tsx scripts/bench/fake-model.ts
 // On listening it writes one JSON line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`; the
 // OpenAI base URL is that URL + `/v1`. GET /healthz answers 200.
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const HOLD_MARKER = process.env.HOLD_MARKER || undefined;
+const PACED = process.env.PACED_MARKER ? new RegExp(`${process.env.PACED_MARKER}:(\\d{1,5}):(\\d{1,5})`) : undefined;
 const PIECES = ['Hello', ' from', ' the', ' fake', ' model.'];
 const TEXT = PIECES.join('');
 const USAGE = { prompt_tokens: 24, completion_tokens: PIECES.length, total_tokens: 24 + PIECES.length };
@@ -60,6 +64,8 @@ const server = createServer((req, res) => {
       res.write(chunk(id, created, model, { role: 'assistant', content: PIECES[0] }, null));
       return;
     }
+    const paced = PACED && typeof last === 'string' ? PACED.exec(last) : null;
+    if (paced) return pacedStream(res, (delta, finish) => chunk(id, created, model, delta, finish), Number(paced[1]), Number(paced[2]));
     let text = chunk(id, created, model, { role: 'assistant', content: '' }, null);
     for (const piece of PIECES) text += chunk(id, created, model, { content: piece }, null);
     text += chunk(id, created, model, {}, 'stop');
@@ -68,6 +74,23 @@ const server = createServer((req, res) => {
   });
 });
 server.keepAliveTimeout = 60_000;
+
+/** `tokens` pieces of text, the k-th (from 0) due k ÷ `perSecond` s after the first; stops when the client leaves. */
+function pacedStream(res: ServerResponse, chunkOf: (delta: object, finish: string | null) => string, tokens: number, perSecond: number): void {
+  const started = performance.now();
+  let sent = 0;
+  const tick = () => {
+    const due = Math.min(tokens, Math.floor(((performance.now() - started) * perSecond) / 1000) + 1);
+    let text = '';
+    for (; sent < due; sent++) text += chunkOf({ content: `${sent === 0 ? '' : ' '}t${sent + 1}` }, null);
+    if (sent < tokens) return void (text && res.write(text));
+    clearInterval(timer);
+    res.end(`${text}${chunkOf({}, 'stop')}data: [DONE]\n\n`);
+  };
+  const timer = setInterval(tick, Math.max(1, Math.floor(1000 / perSecond)));
+  res.on('close', () => clearInterval(timer));
+  tick();
+}
 
 server.listen(Number(process.env.PORT ?? 0), process.env.HOST ?? '127.0.0.1', () => {
   const { address, port } = server.address() as AddressInfo;

@@ -177,7 +177,15 @@ export interface Stalls {
  * from each request's scheduled time. The settling load is part of the run (compare() is given
  * settle 0 for open-loop cases).
  */
-export async function paced(proc: Proc, load: Load, rate: number, seconds: number, settle = OPTS.settle): Promise<PacedResult> {
+export async function paced(
+  proc: Proc,
+  load: Load,
+  rate: number,
+  seconds: number,
+  settle = OPTS.settle,
+  /** Wait for the server to go idle after the round (false: work of its own keeps it busy). */
+  drain = true,
+): Promise<PacedResult> {
   const generator = await pacedClientInChild({
     url: proc.url,
     requests: load.requests,
@@ -194,7 +202,7 @@ export async function paced(proc: Proc, load: Load, rate: number, seconds: numbe
   const { logged, meter, waitedBefore } = measured;
   const cpu = meter();
   const waitedAfter = runQueueWaitNs(proc.pid);
-  await waitIdle(proc.pid);
+  if (drain) await waitIdle(proc.pid);
   // The loop monitor's reports for the seconds of the round (each arrives at the end of its second).
   if (proc.loopReports.length > 0) await sleep(1100);
   const start = outcome.startedAt - performance.timeOrigin;

@@ -25,6 +25,8 @@ export interface Proc {
   requestMs: number[];
   /** What scripts/bench/loop-monitor.ts reported each second (servers started with `monitor`), with when it arrived. */
   loopReports: LoopReport[];
+  /** The last lines of stdout that are not request log lines (errors the service logged, its `stopped` line). */
+  logLines: string[];
 }
 
 export interface LoopReport {
@@ -78,7 +80,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
   const child = tracked(spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let stderr = '';
   /** The last lines of stdout that are not request log lines (errors the service logged). */
-  let otherLines: string[] = [];
+  const otherLines: string[] = [];
   const loopReports: LoopReport[] = [];
   onLines(child.stderr!, (line) => {
     if (line.startsWith('{"loopMonitor":'))
@@ -101,7 +103,10 @@ async function startProcess(name: string, args: string[], env: Record<string, st
       if (found) {
         const ms = /"ms":([0-9.]+)/.exec(line);
         if (ms) requestMs.push(Number(ms[1]));
-        else otherLines = [...otherLines.slice(-9), line.slice(0, 1000)];
+        else {
+          otherLines.push(line.slice(0, 1000));
+          if (otherLines.length > 10) otherLines.shift();
+        }
         return;
       }
       try {
@@ -132,6 +137,7 @@ async function startProcess(name: string, args: string[], env: Record<string, st
     rssAtStartMiB: memoryOf(child.pid!)?.rssMiB ?? null,
     requestMs,
     loopReports,
+    logLines: otherLines,
   };
 }
 

@@ -49,11 +49,11 @@ export function benchReport(startedAt: Date, machine: Machine, run: Required<Omi
   );
   lines.push('', ...comparisonTable(rows.filter((c) => c.sides.length === 3)));
   if (inProcessRows.length) lines.push('', ...inProcessTable(inProcessRows));
-  const ownTables = ['agent-runs', 'openai-api'];
+  const ownTables = ['agent-runs', 'openai-api', 'durable-runs'];
   const rest = rows.filter((c) => c.sides.length !== 3 && !ownTables.includes(c.key));
   if (rest.length) lines.push('', ...comparisonTable(rest));
   // Each agent-run case compares other sides (service and plain; service and the model; the service
-  // idle and busy; one endpoint of the service and another).
+  // idle and busy; one endpoint of the service and another; a followed background run and a foreground one).
   for (const c of rows.filter((c) => ownTables.includes(c.key))) lines.push('', ...comparisonTable([c]));
   const stalls = stallTable(rows);
   if (stalls.length)

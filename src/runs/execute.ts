@@ -90,7 +90,8 @@ export function createExecutor(deps: ExecuteDeps) {
       if (!warnings.includes(message)) warnings.push(message);
     };
     let usage = (): RunUsage | null => earlier?.usage ?? null;
-    const streaming = prepared.stream;
+    // A background run is followed through its event log: it reads the model's answer as it comes.
+    const streaming = prepared.stream || prepared.background;
     // Nothing more is reported once the run was stopped but its end (a stream then ends with its error).
     const emit = (event: RunEvent) => {
       if (!signal.aborted) prepared.events.emit(event);
