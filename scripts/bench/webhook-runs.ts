@@ -40,6 +40,13 @@ export interface WebhookRunsOutcome {
   deliveriesExpected: number;
   /** False when deliveries were still pending after waiting 60 s for the dispatcher. */
   allSent: boolean;
+  /**
+   * The same ends again without waiting for the disk (synchronous=OFF for each end, the dispatcher
+   * stopped): the CPU time of the end's transaction, µs, with the webhook and without. What the
+   * ratio would tend to on a disk whose fsync took next to nothing.
+   */
+  cpuWithWebhookUs: number[];
+  cpuWithoutUs: number[];
 }
 
 async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
@@ -62,8 +69,7 @@ async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
     usage: { promptTokens: 42, completionTokens: 17 },
     ms: 3,
   };
-  /** Starts a run of the user's first agent and ends it; the time from asking for the end until it is committed. */
-  const oneRun = async (user: SeededUser): Promise<number> => {
+  const start = (user: SeededUser) => {
     const started = stores.runs.startRun({
       userId: user.id,
       agentId: user.agents[0],
@@ -73,6 +79,11 @@ async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
       model: 'gpt-4o-mini',
     });
     if (!started) throw new Error('a bench run could not be started');
+    return started;
+  };
+  /** Starts a run of the user's first agent and ends it; the time from asking for the end until it is committed. */
+  const oneRun = async (user: SeededUser): Promise<number> => {
+    const started = start(user);
     const t0 = performance.now();
     const changed = await stores.runs.finishRunSoon(started.id, end, null);
     const ms = performance.now() - t0;
@@ -95,12 +106,31 @@ async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
     // Until the dispatcher has sent everything (or 60 s have passed).
     const deadline = performance.now() + 60_000;
     while (stores.webhooks.pendingUsers().length > 0 && performance.now() < deadline) await sleep(50);
-    return {
-      withWebhookMs,
-      withoutMs,
-      deliveriesExpected: job.runs + job.warmup,
-      allSent: stores.webhooks.pendingUsers().length === 0,
+    const allSent = stores.webhooks.pendingUsers().length === 0;
+
+    // The CPU of the end alone: the dispatcher stopped (these deliveries are never sent), and each
+    // end committed without an fsync (startRun restores synchronous=FULL after its own commit).
+    await dispatcher.stop();
+    const cpuOfEnd = (user: SeededUser): number => {
+      const started = start(user);
+      db.pragma('synchronous = OFF');
+      const before = process.cpuUsage();
+      if (!stores.runs.finishRun(started.id, end, null)) throw new Error('a bench run could not be ended');
+      const used = process.cpuUsage(before);
+      return used.user + used.system;
     };
+    const cpuWithWebhookUs: number[] = [];
+    const cpuWithoutUs: number[] = [];
+    for (let k = -job.warmup; k < job.runs; k++) {
+      const firstSubscribed = k % 2 === 0;
+      const a = cpuOfEnd(firstSubscribed ? subscribed : plain);
+      const b = cpuOfEnd(firstSubscribed ? plain : subscribed);
+      if (k < 0) continue;
+      cpuWithWebhookUs.push(firstSubscribed ? a : b);
+      cpuWithoutUs.push(firstSubscribed ? b : a);
+    }
+    db.pragma('synchronous = FULL');
+    return { withWebhookMs, withoutMs, deliveriesExpected: job.runs + job.warmup, allSent, cpuWithWebhookUs, cpuWithoutUs };
   } finally {
     await dispatcher.stop();
     closeDatabase(db);
