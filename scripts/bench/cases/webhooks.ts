@@ -18,7 +18,7 @@ const RUNS = 1000;
 const ROUNDS = 10;
 
 const COMMIT = `${fmt(RUNS)} runs ending with a webhook on \`*\`: the end's commit within 1.2× of a user's without webhooks (median)`;
-const DELIVERY = 'every delivery reaches a receiver on 127.0.0.1 within 5 s of its run's end (p99)';
+const DELIVERY = "every delivery reaches a receiver on 127.0.0.1 within 5 s of its run's end (p99)";
 
 export const webhooks: OwnCase = {
   name: 'webhooks',
