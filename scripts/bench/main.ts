@@ -43,6 +43,7 @@ import { searchScale } from './cases/search-scale.js';
 import { agentRuns } from './cases/agent-runs.js';
 import { openaiApi } from './cases/openai-api.js';
 import { durableRuns } from './cases/durable-runs.js';
+import { webhooks } from './cases/webhooks.js';
 
 /** Every case, in the order they run (and report). */
 const CASES: BenchCase[] = [
@@ -60,6 +61,7 @@ const CASES: BenchCase[] = [
   agentRuns,
   openaiApi,
   durableRuns,
+  webhooks,
 ];
 if (CASES.map((c) => c.name).join() !== CASE_KEYS.join())
   throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');

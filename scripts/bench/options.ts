@@ -21,6 +21,7 @@ export const CASE_KEYS = [
   'agent-runs',
   'openai-api',
   'durable-runs',
+  'webhooks',
 ] as const;
 export type CaseKey = (typeof CASE_KEYS)[number];
 

@@ -9,6 +9,7 @@ import { bundleServer } from '../bundle.js';
 import { serviceNodeArgs } from '../service-command.js';
 import type { InProcessCase } from './in-process.js';
 import type { PacedJob, PacedOutcome } from './paced-client.js';
+import type { WebhookRunsJob, WebhookRunsOutcome } from './webhook-runs.js';
 import { ROOT, SECRET_KEY, log, round } from './options.js';
 import type { SeededUser } from './seed.js';
 
@@ -355,6 +356,27 @@ export async function inProcessInChild(path: string, users: SeededUser[]): Promi
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   if (code !== 0) throw new Error(`the in-process case exited with code ${code}`);
   return JSON.parse(out) as InProcessCase[];
+}
+
+/**
+ * The webhook case's runs (scripts/bench/webhook-runs.ts) in a child process, on the database at
+ * `path` with the seeded users (the first gets the webhook); its timings come back as JSON.
+ */
+export async function webhookRunsInChild(job: Omit<WebhookRunsJob, 'usersFile'>, users: SeededUser[]): Promise<WebhookRunsOutcome> {
+  const usersFile = `${job.path}.users.json`;
+  writeFileSync(usersFile, JSON.stringify(users));
+  const child = tracked(
+    spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/bench/webhook-runs.ts')], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_WEBHOOK_RUNS: JSON.stringify({ ...job, usersFile }) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
+  let out = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`the webhook runs exited with code ${code}`);
+  return JSON.parse(out) as WebhookRunsOutcome;
 }
 
 /**

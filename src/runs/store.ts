@@ -175,17 +175,22 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   // synchronous=FULL is restored at once, so every other commit still waits for its fsync.
   const syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
   const syncFull = db.prepare('PRAGMA synchronous = FULL');
-  const finishRun = db.prepare(
-    `UPDATE agent_runs SET status = ?, output = ?, error = ?, error_code = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
+  // Each change of status returns the run's owner, which its hooks are told (no second lookup).
+  const finishRun = db
+    .prepare(
+      `UPDATE agent_runs SET status = ?, output = ?, error = ?, error_code = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
             finished_at = ?, ms = ?, actions = '[]', state = NULL
-      WHERE id = ? AND status IN ('queued', 'running', 'requires_action')`,
-  );
+      WHERE id = ? AND status IN ('queued', 'running', 'requires_action') RETURNING user_id`,
+    )
+    .pluck();
   // A run that ends without having run its course (interrupted, cancelled while waiting, expired): its record as it stands.
-  const failUnderWay = db.prepare(
-    `UPDATE agent_runs SET status = ?, error = ?, error_code = ?, finished_at = ?, actions = '[]', state = NULL,
+  const failUnderWay = db
+    .prepare(
+      `UPDATE agent_runs SET status = ?, error = ?, error_code = ?, finished_at = ?, actions = '[]', state = NULL,
             ms = CAST(round((julianday(?) - julianday(started_at)) * 86400000) AS INTEGER)
-      WHERE id = ? AND status IN ('queued', 'running', 'requires_action')`,
-  );
+      WHERE id = ? AND status IN ('queued', 'running', 'requires_action') RETURNING user_id`,
+    )
+    .pluck();
   const selectInterrupted = db.prepare(`SELECT id FROM agent_runs WHERE status IN ('queued', 'running')`).pluck();
   const selectWaiting = db.prepare(
     `SELECT id, user_id AS userId, finished_at AS waitingSince FROM agent_runs WHERE status = 'requires_action' ORDER BY seq`,
@@ -196,14 +201,19 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       `SELECT id FROM agent_runs WHERE status = 'requires_action' AND parent_run_id IS NULL AND finished_at < ? ORDER BY seq LIMIT ?`,
     )
     .pluck();
-  const markRunning = db.prepare(
-    `UPDATE agent_runs SET status = 'running', actions = '[]', state = NULL, finished_at = NULL WHERE id = ? AND status IN ('queued', 'requires_action')`,
-  );
+  const markRunning = db
+    .prepare(
+      `UPDATE agent_runs SET status = 'running', actions = '[]', state = NULL, finished_at = NULL
+        WHERE id = ? AND status IN ('queued', 'requires_action') RETURNING user_id`,
+    )
+    .pluck();
   // A waiting run keeps its progress so far; finished_at holds when it began to wait (cleared when it goes on).
-  const pauseRun = db.prepare(
-    `UPDATE agent_runs SET status = 'requires_action', actions = ?, state = ?, steps = ?, sources = ?, warnings = ?, usage = ?, finished_at = ?
-      WHERE id = ? AND status = 'running'`,
-  );
+  const pauseRun = db
+    .prepare(
+      `UPDATE agent_runs SET status = 'requires_action', actions = ?, state = ?, steps = ?, sources = ?, warnings = ?, usage = ?, finished_at = ?
+        WHERE id = ? AND status = 'running' RETURNING user_id`,
+    )
+    .pluck();
   const selectState = db.prepare(`SELECT state FROM agent_runs WHERE id = ? AND status = 'requires_action'`).pluck();
   const selectRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE id = ? AND user_id = ?`);
   const deleteRun = db.prepare(`DELETE FROM agent_runs WHERE id = ? AND user_id = ? AND status <> 'running'`);
@@ -213,12 +223,12 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     memoryStore.forgetRun(id);
     return deleteRun.run(id, userId).changes > 0;
   });
-  const selectRunOwner = db.prepare('SELECT user_id FROM agent_runs WHERE id = ?').pluck();
   const changeHooks: RunChangeHook[] = [];
-  const reportChange = (runId: string, status: RunStatus) => {
-    if (changeHooks.length === 0) return;
-    const userId = selectRunOwner.get(runId) as string;
+  /** Tells the hooks of a change; `userId` undefined: the statement changed nothing, so nothing is told. */
+  const reportChange = (runId: string, userId: string | undefined, status: RunStatus): boolean => {
+    if (userId === undefined) return false;
     for (const hook of changeHooks) hook({ runId, userId, status });
+    return true;
   };
   const selectRunSeq = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND user_id = ?`).pluck();
   const selectRunSeqOfAgent = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND agent_id = ? AND user_id = ?`).pluck();
@@ -230,21 +240,20 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
 
   const finishInTransaction = db.transaction((runId: string, end: RunEnd, turn: RunMemory | null): boolean => {
     const now = timestamp();
-    const changed =
-      finishRun.run(
-        end.status,
-        end.output,
-        end.error,
-        end.errorCode ?? null,
-        JSON.stringify(end.steps),
-        JSON.stringify(end.sources),
-        JSON.stringify(end.warnings),
-        end.usage === null ? null : JSON.stringify(end.usage),
-        now,
-        end.ms,
-        runId,
-      ).changes > 0;
-    if (changed) reportChange(runId, end.status);
+    const owner = finishRun.get(
+      end.status,
+      end.output,
+      end.error,
+      end.errorCode ?? null,
+      JSON.stringify(end.steps),
+      JSON.stringify(end.sources),
+      JSON.stringify(end.warnings),
+      end.usage === null ? null : JSON.stringify(end.usage),
+      now,
+      end.ms,
+      runId,
+    ) as string | undefined;
+    const changed = reportChange(runId, owner, end.status);
     // Only a successful turn is remembered: a failed one would teach the model a half answer.
     if (changed && turn && end.status === 'succeeded' && end.output !== null) memoryStore.rememberTurn(turn, end.output, runId, now);
     return changed;
@@ -355,18 +364,14 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     endUnderWay(runId: string, status: 'failed' | 'cancelled', reason: string, code: string): boolean {
       return db.transaction(() => {
         const now = timestamp();
-        const changed = failUnderWay.run(status, reason, code, now, now, runId).changes > 0;
-        if (changed) reportChange(runId, status);
-        return changed;
+        return reportChange(runId, failUnderWay.get(status, reason, code, now, now, runId) as string | undefined, status);
       })();
     },
 
     /** A queued or waiting run goes on: `running` again (its hooks told); false when it is no longer queued or waiting. */
     markRunning(runId: string): boolean {
       return db.transaction(() => {
-        const changed = markRunning.run(runId).changes > 0;
-        if (changed) reportChange(runId, 'running');
-        return changed;
+        return reportChange(runId, markRunning.get(runId) as string | undefined, 'running');
       })();
     },
 
@@ -386,19 +391,17 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       },
     ): boolean {
       return db.transaction(() => {
-        const changed =
-          pauseRun.run(
-            JSON.stringify(pause.actions),
-            JSON.stringify(pause.state),
-            JSON.stringify(pause.steps),
-            JSON.stringify(pause.sources),
-            JSON.stringify(pause.warnings),
-            pause.usage === null ? null : JSON.stringify(pause.usage),
-            timestamp(),
-            runId,
-          ).changes > 0;
-        if (changed) reportChange(runId, 'requires_action');
-        return changed;
+        const owner = pauseRun.get(
+          JSON.stringify(pause.actions),
+          JSON.stringify(pause.state),
+          JSON.stringify(pause.steps),
+          JSON.stringify(pause.sources),
+          JSON.stringify(pause.warnings),
+          pause.usage === null ? null : JSON.stringify(pause.usage),
+          timestamp(),
+          runId,
+        ) as string | undefined;
+        return reportChange(runId, owner, 'requires_action');
       })();
     },
 
