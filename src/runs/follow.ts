@@ -2,7 +2,9 @@
 // the events after the one the client names are replayed from the database in parts — each part
 // sent once the client has taken most of the last — and, once the replay has caught up with a run
 // still going, its new events are sent as they come. Every event carries `id: <n>`; the stream
-// ends after `done`, `error` or `requires_action`, or at once for a run whose log has ended.
+// ends after `done`, `error` or `requires_action`, or at once for a run whose log has ended. The
+// events are sent as the log numbers them unless the caller says them otherwise (the OpenAI
+// Responses API maps them to its semantic events).
 import { formatEvent, SseAnswer, type SseStream } from '../http/sse.js';
 import type { EventLog, NumberedEvent } from './event-log.js';
 import type { RunStore } from './store.js';
@@ -12,23 +14,44 @@ const REPLAY_PAGE = 500;
 
 const ENDS = new Set(['done', 'error', 'requires_action']);
 
-/** The stream of `runId`'s events after number `after`, for its owner `userId`. */
-export function followRun(deps: { log: EventLog; runs: RunStore }, userId: string, runId: string, after: number, keepAliveMs: number) {
-  return new SseAnswer((sse) => void follow(deps, sse, userId, runId, after), keepAliveMs);
+/** How a follower says the log's events: given the stream, what sends one event (each once, in order) and ends the stream after an end. */
+export type LogWriter = (sse: SseStream) => (event: NumberedEvent) => void;
+
+/** The log's events as they are: named, each with `id: <n>`. */
+const asLogged: LogWriter = (sse) => (event) => {
+  const text = formatEvent(event.name, event.data, event.seq);
+  if (ENDS.has(event.name)) sse.end(text);
+  else sse.send(text);
+};
+
+/** The stream of `runId`'s events after number `after`, for its owner `userId`, said by `writer`. */
+export function followRun(
+  deps: { log: EventLog; runs: RunStore },
+  userId: string,
+  runId: string,
+  after: number,
+  keepAliveMs: number,
+  writer: LogWriter = asLogged,
+) {
+  return new SseAnswer((sse) => void follow(deps, sse, userId, runId, after, writer(sse)), keepAliveMs);
 }
 
-async function follow({ log, runs }: { log: EventLog; runs: RunStore }, sse: SseStream, userId: string, runId: string, after: number) {
+async function follow(
+  { log, runs }: { log: EventLog; runs: RunStore },
+  sse: SseStream,
+  userId: string,
+  runId: string,
+  after: number,
+  write: (event: NumberedEvent) => void,
+) {
   let last = after;
   /** Sends one event; true when it ended the stream. */
   const send = (event: NumberedEvent): boolean => {
     if (event.seq <= last || sse.closed) return sse.closed;
     last = event.seq;
-    const text = formatEvent(event.name, event.data, event.seq);
-    if (!ENDS.has(event.name)) {
-      sse.send(text);
-      return false;
-    }
-    sse.end(text);
+    write(event);
+    if (!ENDS.has(event.name)) return false;
+    sse.end(); // the writer has ended it already
     return true;
   };
   for (;;) {
