@@ -88,21 +88,31 @@ export const responseEvents =
     };
     const end = (...texts: (string | undefined)[]) => sse.end(...texts.filter((text) => text !== undefined));
     const at = { item_id: messageIdOf(start.runId), output_index: 0, content_index: 0 };
+    // Every delta is the same but for its number and text: written once, so a token costs one JSON
+    // string and no object (JSON holds no line break, so the event is one `data:` line).
+    const deltaHead = `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":`;
+    const deltaAt = `,"item_id":${JSON.stringify(at.item_id)},"output_index":0,"content_index":0,"delta":`;
+    const delta = (text: string) => {
+      const number = sequence++;
+      if (number > startingAfter) sse.send(`${deltaHead}${number}${deltaAt}${JSON.stringify(text)},"logprobs":[]}\n\n`);
+    };
     const underWay = (status: 'in_progress' | 'incomplete') =>
       presentResponse({ ...start, status, output: null, usage: null, error: null }, settings);
     return (event) => {
       switch (event.name) {
-        case 'run':
+        case 'run': {
           // Once per response, should its run be announced again (it goes on after an approval).
           if (opened) return;
           opened = true;
-          send('response.created', { response: underWay('in_progress') });
-          send('response.in_progress', { response: underWay('in_progress') });
+          const response = underWay('in_progress');
+          send('response.created', { response });
+          send('response.in_progress', { response });
           send('response.output_item.added', { output_index: 0, item: messageItem(start.runId, null) });
           send('response.content_part.added', { ...at, part: outputText('') });
           return;
+        }
         case 'token':
-          send('response.output_text.delta', { ...at, delta: event.data.text, logprobs: [] });
+          delta(event.data.text);
           return;
         case 'done': {
           const text = event.data.output;
