@@ -199,7 +199,7 @@ export function createApp({
     health,
   ];
   // The OpenAI-compatible API: its own group under /v1, answering errors in OpenAI's shape.
-  const openai = openAIRoutes({ ...stores, engine, keepAliveMs });
+  const openai = openAIRoutes({ ...stores, engine, eventLog, keepAliveMs });
   routes.push(openApiRoute([...routes, ...openai]));
 
   const table = mountRoutes(

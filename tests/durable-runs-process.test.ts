@@ -20,7 +20,13 @@ import { startFakeOpenAI } from './fixtures/fake-openai.js';
 const dir = mkdtempSync(join(tmpdir(), 'ams-durable-runs-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const databasePath = join(dir, 'service.db');
-const env = { DATABASE_PATH: databasePath, ALLOW_PRIVATE_NETWORKS: 'on', PASSWORD_HASH_COST: 'test', NODE_ENV: 'test', RUN_CONCURRENCY_PER_USER: '12' };
+const env = {
+  DATABASE_PATH: databasePath,
+  ALLOW_PRIVATE_NETWORKS: 'on',
+  PASSWORD_HASH_COST: 'test',
+  NODE_ENV: 'test',
+  RUN_CONCURRENCY_PER_USER: '12',
+};
 
 /** Runs per user, and users: 50 runs, 24 of them running (12 a user), the others queued. */
 const RUNS_PER_USER = 25;
@@ -104,7 +110,9 @@ test('SIGKILL during 50 background runs: after a restart none is left queued or 
     for (let k = 0; k < WAITING; k++) {
       fake.reply({ toolCalls: [{ id: `search-${k}`, name: 'web_search', arguments: '{"query":"sqlite wal"}' }] });
       const { runId } = await backgroundInvoke(first, approver.token, agent.id, `Look it up (${k})`);
-      await waitFor('the run to wait for approval', async () => ((await runOf(first, approver.token, runId)).status === 'requires_action' ? true : undefined));
+      await waitFor('the run to wait for approval', async () =>
+        (await runOf(first, approver.token, runId)).status === 'requires_action' ? true : undefined,
+      );
       waiting.push(runId);
     }
   }

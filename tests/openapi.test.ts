@@ -364,6 +364,11 @@ test('every operation answers its documented status and shape', async () => {
   const response = await expectDocumented('createResponse', { ...auth, body: { model: runner.id, input: 'hello' } });
   await expectDocumented('getResponse', { ...auth, id: response.id });
   await expectDocumented('deleteResponse', { ...auth, id: response.id });
+  // A background response the model never answers, cancelled.
+  fake.reply({ hang: true });
+  const background = await expectDocumented('createResponse', { ...auth, body: { model: runner.id, input: 'wait', background: true } });
+  assert.equal(background.status, 'in_progress');
+  assert.equal((await expectDocumented('cancelResponse', { ...auth, id: background.id })).status, 'cancelled');
 
   await expectDocumented('getOpenApiDocument');
   await expectDocumented('getHealth');

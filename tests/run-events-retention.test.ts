@@ -68,7 +68,7 @@ async function finishedRun(text: string): Promise<string> {
   return events[0].data.runId;
 }
 
-const seqOf = (runId: string) => (service.db.prepare('SELECT seq FROM agent_runs WHERE id = ?').pluck().get(runId) as number);
+const seqOf = (runId: string) => service.db.prepare('SELECT seq FROM agent_runs WHERE id = ?').pluck().get(runId) as number;
 const storedEvents = (runId: string) =>
   service.db.prepare('SELECT count(*) FROM run_events WHERE run_seq = ?').pluck().get(seqOf(runId)) as number;
 /** Moves a run's times back: started `startedDaysAgo` days ago, ended `endedDaysAgo` days ago (null: not ended). */
@@ -76,7 +76,11 @@ function age(runId: string, startedDaysAgo: number, endedDaysAgo: number | null)
   const now = Date.now();
   service.db
     .prepare('UPDATE agent_runs SET started_at = ?, finished_at = coalesce(?, finished_at) WHERE id = ?')
-    .run(formatTimestamp(now - startedDaysAgo * DAY_MS), endedDaysAgo === null ? null : formatTimestamp(now - endedDaysAgo * DAY_MS), runId);
+    .run(
+      formatTimestamp(now - startedDaysAgo * DAY_MS),
+      endedDaysAgo === null ? null : formatTimestamp(now - endedDaysAgo * DAY_MS),
+      runId,
+    );
 }
 
 test('the sweep removes the events of runs ended before the retention, keeps the rest and every run; a swept log still ends', async () => {
@@ -143,8 +147,5 @@ test('the sweep removes the events of runs ended before the retention, keeps the
       .join(''),
     'Still thinking ',
   );
-  assert.deepEqual(
-    [events.at(-1)!.event, events.at(-1)!.data.code],
-    ['error', 'cancelled'],
-  );
+  assert.deepEqual([events.at(-1)!.event, events.at(-1)!.data.code], ['error', 'cancelled']);
 });

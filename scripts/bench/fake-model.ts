@@ -76,7 +76,12 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 
 /** `tokens` pieces of text, the k-th (from 0) due k ÷ `perSecond` s after the first; stops when the client leaves. */
-function pacedStream(res: ServerResponse, chunkOf: (delta: object, finish: string | null) => string, tokens: number, perSecond: number): void {
+function pacedStream(
+  res: ServerResponse,
+  chunkOf: (delta: object, finish: string | null) => string,
+  tokens: number,
+  perSecond: number,
+): void {
   const started = performance.now();
   let sent = 0;
   const tick = () => {

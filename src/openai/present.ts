@@ -7,6 +7,8 @@ import type { ChatCompletion, ModelObject, ResponseObject } from './schema.js';
 export const OWNED_BY = 'agent-service';
 export const CHAT_ID_PREFIX = 'chatcmpl-';
 export const RESPONSE_ID_PREFIX = 'resp_';
+/** Why a response is `incomplete`: its run waits for tool calls to be approved (POST /api/v1/runs/{id}/actions). */
+export const INCOMPLETE_REASON = 'requires_action';
 /** The id of a response's one message item. */
 export const messageIdOf = (runId: string) => `msg_${runId}`;
 
@@ -99,7 +101,8 @@ export function presentResponse(state: ResponseState, settings: ResponseSettings
     output_text: state.output ?? '',
     usage: responseUsage(state.usage),
     error: state.error,
-    incomplete_details: null,
+    // The one way a response of the service is incomplete: its run waits for a person to approve tool calls.
+    incomplete_details: state.status === 'incomplete' ? { reason: INCOMPLETE_REASON } : null,
     instructions: settings.instructions,
     metadata: settings.metadata,
     previous_response_id: settings.previousResponseId,

@@ -6,6 +6,7 @@ import type { AgentStore } from '../agents/store.js';
 import { KEEP_ALIVE_MS } from '../http/sse.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { RunEngine } from '../runs/engine.js';
+import type { EventLog } from '../runs/event-log.js';
 import type { RunStore } from '../runs/store.js';
 import { clientGone, streamRun } from '../runs/routes.js';
 import { conversationOf, samplingOf } from './conversation.js';
@@ -30,6 +31,7 @@ export interface OpenAIRouteDeps {
   agents: AgentStore;
   runs: RunStore;
   engine: RunEngine;
+  eventLog: EventLog;
   keepAliveMs?: number;
 }
 

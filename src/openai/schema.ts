@@ -119,11 +119,26 @@ export const ResponseRequestSchema = v.object({
   store: v.optional(v.nullable(v.boolean('must be true or false')), true),
   metadata: v.optional(MetadataSchema, {}),
   stream: v.optional(v.nullable(v.boolean('must be true or false')), false),
+  background: v.optional(v.nullable(v.boolean('must be true or false')), false),
   ...samplingEntries,
   max_output_tokens: v.optional(v.nullable(Tokens)),
   tools: NoTools,
 });
 export type ResponseRequest = v.InferOutput<typeof ResponseRequestSchema>;
+
+/** GET /v1/responses/{id}: `stream=true` streams a background response's events again, after `starting_after`. */
+export const ResponseQuerySchema = v.object({
+  stream: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
+  /** Taken and ignored: the service adds no obfuscation to its events. */
+  include_obfuscation: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
+  starting_after: v.optional(
+    v.pipe(
+      v.string(),
+      v.regex(/^\d{1,15}$/, 'must be the sequence_number of an event (0 or more)'),
+      v.transform((text) => Number(text)),
+    ),
+  ),
+});
 
 // ---- Answers ----------------------------------------------------------------------------------------
 
@@ -176,7 +191,12 @@ export const ResponseObjectSchema = v.strictObject({
   output_text: v.string(),
   usage: v.nullable(v.strictObject({ input_tokens: Integer, output_tokens: Integer, total_tokens: Integer })),
   error: v.nullable(v.strictObject({ code: v.string(), message: v.string() })),
-  incomplete_details: v.null(),
+  incomplete_details: v.pipe(
+    v.nullable(v.strictObject({ reason: v.literal('requires_action') })),
+    v.description(
+      '`{ reason: "requires_action" }` while the response (status `incomplete`) waits for tool calls to be approved: answer them with POST /api/v1/runs/{id}/actions (the run id is the response id without `resp_`); null otherwise.',
+    ),
+  ),
   instructions: v.nullable(v.string()),
   metadata: v.record(v.string(), v.string()),
   previous_response_id: v.nullable(v.string()),

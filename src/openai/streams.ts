@@ -3,7 +3,8 @@
 // Tool calls, their results and the document excerpts stay the service's: the client sees the
 // answer being written (the run records the rest, GET /api/v1/runs/{id}).
 import { formatEvent, type SseStream } from '../http/sse.js';
-import type { RunEventListener } from '../runs/events.js';
+import type { RunEvent, RunEventListener } from '../runs/events.js';
+import type { LogWriter } from '../runs/follow.js';
 import { streamError } from './errors.js';
 import { chatUsage, messageIdOf, messageItem, outputText, presentResponse, type ResponseSettings, type ResponseState } from './present.js';
 
@@ -57,27 +58,54 @@ export const chatChunks =
     };
   };
 
-/** A streamed response: its semantic events, named by their `type`, numbered from 0. */
+/**
+ * A streamed response: its semantic events, named by their `type`, numbered from 0. Those numbered
+ * up to `startingAfter` are counted but not sent (a resumed stream: the numbers come from replaying
+ * the run's events from the start, so they are the same on every replay). A run that waits for
+ * approval ends the stream `incomplete`.
+ */
 export const responseEvents =
-  (start: Omit<ResponseState, 'status' | 'output' | 'usage' | 'error'>, settings: ResponseSettings) =>
+  (start: Omit<ResponseState, 'status' | 'output' | 'usage' | 'error'>, settings: ResponseSettings, startingAfter = -1) =>
   (sse: SseStream): RunEventListener => {
     let sequence = 0;
-    const format = (type: string, fields: object) =>
-      formatEvent(type, JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)));
-    const send = (type: string, fields: object) =>
-      sse.text(JSON.stringify(Object.assign({ type, sequence_number: sequence++ }, fields)), type);
+    let opened = false;
+    /** The next event, formatted; undefined when it was already sent before (the client resumes after it). */
+    const format = (type: string, fields: object) => {
+      const number = sequence++;
+      if (number <= startingAfter) return undefined;
+      return formatEvent(type, JSON.stringify(Object.assign({ type, sequence_number: number }, fields)));
+    };
+    const send = (type: string, fields: object) => {
+      const text = format(type, fields);
+      if (text !== undefined) sse.send(text);
+    };
+    const end = (...texts: (string | undefined)[]) => sse.end(...texts.filter((text) => text !== undefined));
     const at = { item_id: messageIdOf(start.runId), output_index: 0, content_index: 0 };
-    const inProgress = () => presentResponse({ ...start, status: 'in_progress', output: null, usage: null, error: null }, settings);
+    // Every delta is the same but for its number and text: written once, so a token costs one JSON
+    // string and no object (JSON holds no line break, so the event is one `data:` line).
+    const deltaHead = `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":`;
+    const deltaAt = `,"item_id":${JSON.stringify(at.item_id)},"output_index":0,"content_index":0,"delta":`;
+    const delta = (text: string) => {
+      const number = sequence++;
+      if (number > startingAfter) sse.send(`${deltaHead}${number}${deltaAt}${JSON.stringify(text)},"logprobs":[]}\n\n`);
+    };
+    const underWay = (status: 'in_progress' | 'incomplete') =>
+      presentResponse({ ...start, status, output: null, usage: null, error: null }, settings);
     return (event) => {
       switch (event.name) {
-        case 'run':
-          send('response.created', { response: inProgress() });
-          send('response.in_progress', { response: inProgress() });
+        case 'run': {
+          // Once per response, should its run be announced again (it goes on after an approval).
+          if (opened) return;
+          opened = true;
+          const response = underWay('in_progress');
+          send('response.created', { response });
+          send('response.in_progress', { response });
           send('response.output_item.added', { output_index: 0, item: messageItem(start.runId, null) });
           send('response.content_part.added', { ...at, part: outputText('') });
           return;
+        }
         case 'token':
-          send('response.output_text.delta', { ...at, delta: event.data.text, logprobs: [] });
+          delta(event.data.text);
           return;
         case 'done': {
           const text = event.data.output;
@@ -85,7 +113,7 @@ export const responseEvents =
             { ...start, status: 'completed', output: text, usage: event.data.usage, error: null },
             settings,
           );
-          sse.end(
+          end(
             format('response.output_text.done', { ...at, text, logprobs: [] }),
             format('response.content_part.done', { ...at, part: outputText(text) }),
             format('response.output_item.done', { output_index: 0, item: messageItem(start.runId, text) }),
@@ -97,7 +125,7 @@ export const responseEvents =
           const { code, message } = event.data;
           // The codes of OpenAI's response errors: what went wrong is in the message (and the run).
           const error = { code: code === 'rate_limited' ? 'rate_limit_exceeded' : 'server_error', message };
-          sse.end(
+          end(
             format('response.failed', {
               response: presentResponse(
                 { ...start, status: code === 'cancelled' ? 'cancelled' : 'failed', output: null, usage: null, error },
@@ -107,8 +135,30 @@ export const responseEvents =
           );
           return;
         }
+        case 'requires_action':
+          end(format('response.incomplete', { response: underWay('incomplete') }));
+          return;
         default:
           return;
       }
+    };
+  };
+
+/** The run events a response's stream says; the rest (tool calls, their results, sources) it passes over unread. */
+const SAID = new Set(['run', 'token', 'done', 'error', 'requires_action']);
+
+/**
+ * A background response's stream, said from its run's event log (src/runs/follow.ts): the log's
+ * events replayed from the start through `responseEvents`, so every event's `sequence_number` is the
+ * same however often the stream is read, and only those after `startingAfter` are sent.
+ */
+export const responseLogWriter =
+  (start: Omit<ResponseState, 'status' | 'output' | 'usage' | 'error'>, settings: ResponseSettings, startingAfter: number): LogWriter =>
+  (sse) => {
+    const listener = responseEvents(start, settings, startingAfter)(sse);
+    return (event, ends) => {
+      // A wait the run went on from (its calls were answered) is passed over: the response goes on.
+      if (event.name === 'requires_action' && !ends) return;
+      if (SAID.has(event.name)) listener({ name: event.name, data: JSON.parse(event.data) } as RunEvent);
     };
   };

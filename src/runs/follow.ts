@@ -4,6 +4,8 @@
 // still going, its new events are sent as they come. Every event carries `id: <n>`; the stream
 // ends after `done`, `error` or `requires_action`, or at once for a run whose log has ended. A
 // `requires_action` the run went on from (its calls were answered) is replayed like any event.
+// The events are sent as the log numbers them unless the caller says them otherwise (the OpenAI
+// Responses API maps them to its semantic events).
 import { formatEvent, SseAnswer, type SseStream } from '../http/sse.js';
 import type { EventLog, NumberedEvent } from './event-log.js';
 import type { RunStore } from './store.js';
@@ -13,23 +15,47 @@ const REPLAY_PAGE = 500;
 
 const ENDS = new Set(['done', 'error', 'requires_action']);
 
-/** The stream of `runId`'s events after number `after`, for its owner `userId`. */
-export function followRun(deps: { log: EventLog; runs: RunStore }, userId: string, runId: string, after: number, keepAliveMs: number) {
-  return new SseAnswer((sse) => void follow(deps, sse, userId, runId, after), keepAliveMs);
+/**
+ * How a follower says the log's events: given the stream, what sends one event (each once, in
+ * order) and ends the stream with the event that `ends` it.
+ */
+export type LogWriter = (sse: SseStream) => (event: NumberedEvent, ends: boolean) => void;
+
+/** The log's events as they are: named, each with `id: <n>`. */
+const asLogged: LogWriter = (sse) => (event, ends) => {
+  const text = formatEvent(event.name, event.data, event.seq);
+  if (ends) sse.end(text);
+  else sse.send(text);
+};
+
+/** The stream of `runId`'s events after number `after`, for its owner `userId`, said by `writer`. */
+export function followRun(
+  deps: { log: EventLog; runs: RunStore },
+  userId: string,
+  runId: string,
+  after: number,
+  keepAliveMs: number,
+  writer: LogWriter = asLogged,
+) {
+  return new SseAnswer((sse) => void follow(deps, sse, userId, runId, after, writer(sse)), keepAliveMs);
 }
 
-async function follow({ log, runs }: { log: EventLog; runs: RunStore }, sse: SseStream, userId: string, runId: string, after: number) {
+async function follow(
+  { log, runs }: { log: EventLog; runs: RunStore },
+  sse: SseStream,
+  userId: string,
+  runId: string,
+  after: number,
+  write: (event: NumberedEvent, ends: boolean) => void,
+) {
   let last = after;
   /** Sends one event (`passed`: a `requires_action` the run went on from); true when it ended the stream. */
   const send = (event: NumberedEvent, passed = false): boolean => {
     if (event.seq <= last || sse.closed) return sse.closed;
     last = event.seq;
-    const text = formatEvent(event.name, event.data, event.seq);
-    if (!ENDS.has(event.name) || passed) {
-      sse.send(text);
-      return false;
-    }
-    sse.end(text);
+    write(event, !passed && ENDS.has(event.name));
+    if (!ENDS.has(event.name) || passed) return false;
+    sse.end(); // the writer has ended it already
     return true;
   };
   for (;;) {

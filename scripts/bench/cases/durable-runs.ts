@@ -44,8 +44,7 @@ const shortTokens = 5;
 const REPLAYS = `${streams} background runs streaming at once (${tokens} tokens each at ${perSecond}/s): every replay (GET /runs/{id}/events, token texts joined) equals its run's output`;
 const P99 = `${streams} background runs streaming: GET /agents/{id} p99 within 2× of idle (at ${fmt(rate)} req/s offered)`;
 const COMMITS = `${streams} background runs streaming: event-log commits ≤ 10 a second in total`;
-const FIRST_TOKEN =
-  'background run followed through GET /runs/{id}/events: first token within 5 ms (p50) of a foreground streamed invoke';
+const FIRST_TOKEN = 'background run followed through GET /runs/{id}/events: first token within 5 ms (p50) of a foreground streamed invoke';
 
 export const durableRuns: OwnCase = {
   name: 'durable-runs',
@@ -169,7 +168,11 @@ function keepStreaming(proc: Proc, starts: (Call & { token: string })[], count: 
         continue;
       }
       const { runId } = (JSON.parse(accepted.body) as { data: { runId: string } }).data;
-      const { status, events } = await send(agent, base, { method: 'GET', path: `/api/v1/runs/${runId}/events`, headers: bearer(start.token) });
+      const { status, events } = await send(agent, base, {
+        method: 'GET',
+        path: `/api/v1/runs/${runId}/events`,
+        headers: bearer(start.token),
+      });
       if (status !== 200) problems.push(`GET /runs/{id}/events answered ${status}`);
       followed.push({ runId, token: start.token, live: tokenText(events), end: events.at(-1)?.name });
     }
@@ -459,7 +462,13 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     rate,
     replays: { checked, wrong },
     openRuns: { idleP99, busyP99, perRound },
-    eventLog: { ...stats, streamedSeconds: round(streamedSeconds, 1), commitsPerSecond: round(commitsPerSecond, 2), tokens: tokensStreamed, disk },
+    eventLog: {
+      ...stats,
+      streamedSeconds: round(streamedSeconds, 1),
+      commitsPerSecond: round(commitsPerSecond, 2),
+      tokens: tokensStreamed,
+      disk,
+    },
     firstToken: { gapP50Ms: gap, perRound: gaps, background: ttft.sides[0], foreground: ttft.sides[1] },
     memory,
   };
