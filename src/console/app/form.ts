@@ -3,10 +3,15 @@
 import { useState } from 'preact/hooks';
 import { formErrors, noErrors, type FormErrors } from './ui.js';
 
+/** The keys of `V` whose values are text. */
+type TextKeys<V> = { [K in keyof V]: V[K] extends string ? K : never }[keyof V];
+
 export interface Form<V> {
   values: V;
   /** An input handler that sets one value. */
   set<K extends keyof V>(key: K): (value: V[K]) => void;
+  /** A text value with its handler and the form's errors: the props a TextField or TextArea binds to it with. */
+  field(key: TextKeys<V>): { value: string; onInput: (value: string) => void; errors: FormErrors };
   setValues(values: V): void;
   errors: FormErrors;
   /** True while `submit`'s action runs (a button disables itself with it). */
@@ -22,9 +27,11 @@ export function useForm<V extends object>(initial: V, fields: string[]): Form<V>
   const [values, setValues] = useState(initial);
   const [errors, setErrors] = useState<FormErrors>(noErrors);
   const [busy, setBusy] = useState(false);
+  const set: Form<V>['set'] = (key) => (value) => setValues((current) => ({ ...current, [key]: value }));
   return {
     values,
-    set: (key) => (value) => setValues((current) => ({ ...current, [key]: value })),
+    set,
+    field: (key) => ({ value: values[key] as string, onInput: set(key) as (value: string) => void, errors }),
     setValues,
     errors,
     busy,

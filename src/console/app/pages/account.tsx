@@ -43,15 +43,7 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
       <form class="card" onSubmit={saveName}>
         <h2>Name</h2>
         <ErrorNotice error={nameForm.errors.message} />
-        <TextField
-          label="Name"
-          name="name"
-          value={nameForm.values.name}
-          onInput={nameForm.set('name')}
-          errors={nameForm.errors}
-          required
-          autoComplete="name"
-        />
+        <TextField label="Name" name="name" {...nameForm.field('name')} required autoComplete="name" />
         <button type="submit" class="primary">
           Save name
         </button>
@@ -63,9 +55,7 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
           label="Current password"
           name="currentPassword"
           type="password"
-          value={passwordForm.values.currentPassword}
-          onInput={passwordForm.set('currentPassword')}
-          errors={passwordForm.errors}
+          {...passwordForm.field('currentPassword')}
           required
           autoComplete="current-password"
         />
@@ -73,9 +63,7 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
           label="New password"
           name="password"
           type="password"
-          value={passwordForm.values.password}
-          onInput={passwordForm.set('password')}
-          errors={passwordForm.errors}
+          {...passwordForm.field('password')}
           required
           autoComplete="new-password"
           hint="At least 8 characters."
@@ -88,15 +76,7 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
         <h2>Delete the account</h2>
         <p>This deletes the account and everything in it: agents, documents, tools, prompts, tags, runs and tokens. It cannot be undone.</p>
         <ErrorNotice error={deleteForm.errors.message} />
-        <TextField
-          label="Password"
-          name="password"
-          type="password"
-          value={deleteForm.values.password}
-          onInput={deleteForm.set('password')}
-          errors={deleteForm.errors}
-          autoComplete="current-password"
-        />
+        <TextField label="Password" name="password" type="password" {...deleteForm.field('password')} autoComplete="current-password" />
         <ConfirmButton label="Delete account" question="Delete the account and everything in it?" onConfirm={deleteAccount} />
       </form>
     </section>
@@ -173,9 +153,7 @@ export function TokensPage() {
         <TextField
           label="Description"
           name="description"
-          value={form.values.description}
-          onInput={form.set('description')}
-          errors={form.errors}
+          {...form.field('description')}
           hint="What the token is for, e.g. “backup script”."
         />
         <button type="submit" class="primary">

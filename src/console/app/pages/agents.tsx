@@ -200,7 +200,7 @@ export function AgentFormPage({ id }: { id?: string }) {
       <PageTitle>{id ? `Edit ${agent?.name ?? 'agent'}` : 'New agent'}</PageTitle>
       <form class="card form" onSubmit={submit} noValidate>
         <ErrorNotice error={errors.message} />
-        <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
+        <TextField label="Name" name="name" {...form.field('name')} required />
         <Select label="Type" name="type" value={values.type} onChange={set('type')} options={AGENT_TYPES} errors={errors} />
         <fieldset>
           <legend>Language model</legend>
@@ -228,22 +228,12 @@ export function AgentFormPage({ id }: { id?: string }) {
               </>
             )}
           </Field>
-          <TextField
-            label="Model"
-            name="llm.model"
-            value={values.model}
-            onInput={set('model')}
-            errors={errors}
-            required
-            hint="For example gpt-4o-mini or llama3.2."
-          />
+          <TextField label="Model" name="llm.model" {...form.field('model')} required hint="For example gpt-4o-mini or llama3.2." />
           <TextField
             label="Base URL"
             name="llm.baseUrl"
             type="url"
-            value={values.baseUrl}
-            onInput={set('baseUrl')}
-            errors={errors}
+            {...form.field('baseUrl')}
             hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1."
           />
           <TextField
@@ -251,9 +241,7 @@ export function AgentFormPage({ id }: { id?: string }) {
             name="llm.apiKey"
             type="password"
             autoComplete="off"
-            value={values.apiKey}
-            onInput={set('apiKey')}
-            errors={errors}
+            {...form.field('apiKey')}
             hint={
               agent?.llm.hasApiKey
                 ? 'A key is stored. It is never shown; type a new one to replace it.'
@@ -269,14 +257,12 @@ export function AgentFormPage({ id }: { id?: string }) {
             </p>
           )}
         </fieldset>
-        <TextArea label="Description" name="description" value={values.description} onInput={set('description')} errors={errors} rows={2} />
+        <TextArea label="Description" name="description" {...form.field('description')} rows={2} />
         <TextField
           label="Avatar URL"
           name="avatarUrl"
           type="url"
-          value={values.avatarUrl}
-          onInput={set('avatarUrl')}
-          errors={errors}
+          {...form.field('avatarUrl')}
           hint="Optional: an https address of an image."
         />
         <Select

@@ -189,38 +189,13 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
     <form class="card form" onSubmit={submit} noValidate aria-label="New document">
       <h2>New document</h2>
       <ErrorNotice error={errors.message} />
-      <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
+      <TextField label="Name" name="name" {...form.field('name')} required />
       <Select label="Type" name="type" value={values.type} onChange={set('type')} options={DOCUMENT_TYPES} errors={errors} />
-      <TextField
-        label="URL"
-        name="url"
-        type="url"
-        value={values.url}
-        onInput={set('url')}
-        errors={errors}
-        required
-        hint="An http(s) address the service can reach."
-      />
+      <TextField label="URL" name="url" type="url" {...form.field('url')} required hint="An http(s) address the service can reach." />
       {values.type === 'PDF' && (
         <div class="row">
-          <TextField
-            label="First page"
-            name="from_page"
-            type="number"
-            min="1"
-            value={values.from_page}
-            onInput={set('from_page')}
-            errors={errors}
-          />
-          <TextField
-            label="Last page"
-            name="to_page"
-            type="number"
-            min="1"
-            value={values.to_page}
-            onInput={set('to_page')}
-            errors={errors}
-          />
+          <TextField label="First page" name="from_page" type="number" min="1" {...form.field('from_page')} />
+          <TextField label="Last page" name="to_page" type="number" min="1" {...form.field('to_page')} />
         </div>
       )}
       <fieldset data-field="splitter">
@@ -237,24 +212,8 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
             ]}
             errors={errors}
           />
-          <TextField
-            label="Chunk size"
-            name="splitter.chunk_size"
-            type="number"
-            value={values.chunk_size}
-            onInput={set('chunk_size')}
-            errors={errors}
-            placeholder="1000"
-          />
-          <TextField
-            label="Overlap"
-            name="splitter.chunk_overlap"
-            type="number"
-            value={values.chunk_overlap}
-            onInput={set('chunk_overlap')}
-            errors={errors}
-            placeholder="200"
-          />
+          <TextField label="Chunk size" name="splitter.chunk_size" type="number" {...form.field('chunk_size')} placeholder="1000" />
+          <TextField label="Overlap" name="splitter.chunk_overlap" type="number" {...form.field('chunk_overlap')} placeholder="200" />
         </div>
       </fieldset>
       <fieldset data-field="authorization">
@@ -426,7 +385,6 @@ export function SearchPage({ initial, documentId }: { initial: string; documentI
   const [hits, setHits] = useState<SearchHit[]>();
   const [names, setNames] = useState<Map<string, string>>(new Map());
   const form = useForm({ q: initial }, ['q']);
-  const { errors } = form;
   const query = form.values.q;
 
   const search = form.submit(async () => {
@@ -452,16 +410,14 @@ export function SearchPage({ initial, documentId }: { initial: string; documentI
           label="Words to find"
           name="q"
           type="search"
-          value={query}
-          onInput={form.set('q')}
-          errors={errors}
+          {...form.field('q')}
           hint={documentId ? 'In one document.' : 'Across every ready document; every word must match.'}
         />
         <button type="submit" class="primary">
           Search
         </button>
       </form>
-      <ErrorNotice error={errors.fields.length ? undefined : errors.message} />
+      <ErrorNotice error={form.errors.fields.length ? undefined : form.errors.message} />
       {hits &&
         (hits.length === 0 ? (
           <Empty>Nothing found. Try fewer or other words; only documents that are ready are searched.</Empty>
