@@ -1,64 +1,33 @@
 // The account (name, password, deletion) and its API tokens.
 import { useState } from 'preact/hooks';
 import { call, session, type ApiToken, type User } from '../api.js';
-import {
-  ConfirmButton,
-  describeError,
-  Empty,
-  ErrorNotice,
-  formErrors,
-  Loading,
-  noErrors,
-  PageTitle,
-  TextField,
-  Time,
-  usePagedList,
-  type FormErrors,
-} from '../ui.js';
+import { DeleteButton } from '../delete-button.js';
+import { useForm } from '../form.js';
+import { PagedView, Table, type Column } from '../lists.js';
+import { ConfirmButton, ErrorNotice, PageTitle, TextField, Time, usePagedList } from '../ui.js';
 
 export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onUserChange: (user: User) => void; onDeleted: () => void }) {
-  const [name, setName] = useState(user.name);
-  const [nameErrors, setNameErrors] = useState<FormErrors>(noErrors);
-  const [currentPassword, setCurrentPassword] = useState('');
-  const [password, setPassword] = useState('');
-  const [passwordErrors, setPasswordErrors] = useState<FormErrors>(noErrors);
-  const [deletePassword, setDeletePassword] = useState('');
-  const [deleteErrors, setDeleteErrors] = useState<FormErrors>(noErrors);
+  const nameForm = useForm({ name: user.name }, ['name']);
+  const noPasswords = { currentPassword: '', password: '' };
+  const passwordForm = useForm(noPasswords, ['currentPassword', 'password']);
+  const deleteForm = useForm({ password: '' }, ['password']);
   const [saved, setSaved] = useState<string>();
 
-  async function saveName(event: Event) {
-    event.preventDefault();
-    setNameErrors(noErrors);
-    try {
-      onUserChange(await call<User>('PATCH', '/auth/me', { name }));
-      setSaved('Your name was saved.');
-    } catch (error) {
-      setNameErrors(formErrors(error, ['name']));
-    }
-  }
+  const saveName = nameForm.submit(async () => {
+    onUserChange(await call<User>('PATCH', '/auth/me', nameForm.values));
+    setSaved('Your name was saved.');
+  });
 
-  async function changePassword(event: Event) {
-    event.preventDefault();
-    setPasswordErrors(noErrors);
-    try {
-      await call<User>('PATCH', '/auth/me', { currentPassword, password });
-      setCurrentPassword('');
-      setPassword('');
-      setSaved('Your password was changed.');
-    } catch (error) {
-      setPasswordErrors(formErrors(error, ['currentPassword', 'password']));
-    }
-  }
+  const changePassword = passwordForm.submit(async () => {
+    await call<User>('PATCH', '/auth/me', passwordForm.values);
+    passwordForm.setValues(noPasswords);
+    setSaved('Your password was changed.');
+  });
 
-  async function deleteAccount() {
-    setDeleteErrors(noErrors);
-    try {
-      await call('DELETE', '/auth/me', { password: deletePassword });
-      onDeleted();
-    } catch (error) {
-      setDeleteErrors(formErrors(error, ['password']));
-    }
-  }
+  const deleteAccount = deleteForm.submit(async () => {
+    await call('DELETE', '/auth/me', deleteForm.values);
+    onDeleted();
+  });
 
   return (
     <section>
@@ -73,22 +42,20 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
       )}
       <form class="card" onSubmit={saveName}>
         <h2>Name</h2>
-        <ErrorNotice error={nameErrors.message} />
-        <TextField label="Name" name="name" value={name} onInput={setName} errors={nameErrors} required autoComplete="name" />
+        <ErrorNotice error={nameForm.errors.message} />
+        <TextField label="Name" name="name" {...nameForm.field('name')} required autoComplete="name" />
         <button type="submit" class="primary">
           Save name
         </button>
       </form>
       <form class="card" onSubmit={changePassword}>
         <h2>Password</h2>
-        <ErrorNotice error={passwordErrors.message} />
+        <ErrorNotice error={passwordForm.errors.message} />
         <TextField
           label="Current password"
           name="currentPassword"
           type="password"
-          value={currentPassword}
-          onInput={setCurrentPassword}
-          errors={passwordErrors}
+          {...passwordForm.field('currentPassword')}
           required
           autoComplete="current-password"
         />
@@ -96,9 +63,7 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
           label="New password"
           name="password"
           type="password"
-          value={password}
-          onInput={setPassword}
-          errors={passwordErrors}
+          {...passwordForm.field('password')}
           required
           autoComplete="new-password"
           hint="At least 8 characters."
@@ -110,16 +75,8 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
       <form class="card danger-zone" onSubmit={(event) => event.preventDefault()}>
         <h2>Delete the account</h2>
         <p>This deletes the account and everything in it: agents, documents, tools, prompts, tags, runs and tokens. It cannot be undone.</p>
-        <ErrorNotice error={deleteErrors.message} />
-        <TextField
-          label="Password"
-          name="password"
-          type="password"
-          value={deletePassword}
-          onInput={setDeletePassword}
-          errors={deleteErrors}
-          autoComplete="current-password"
-        />
+        <ErrorNotice error={deleteForm.errors.message} />
+        <TextField label="Password" name="password" type="password" {...deleteForm.field('password')} autoComplete="current-password" />
         <ConfirmButton label="Delete account" question="Delete the account and everything in it?" onConfirm={deleteAccount} />
       </form>
     </section>
@@ -128,25 +85,18 @@ export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onU
 
 export function TokensPage() {
   const [error, setError] = useState<string>();
-  const { items: tokens, next, load } = usePagedList<ApiToken>('/api-tokens', 50, setError);
-  const [description, setDescription] = useState('');
-  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const tokens = usePagedList<ApiToken>('/api-tokens', 50, setError);
+  const form = useForm({ description: '' }, ['description']);
   const [created, setCreated] = useState<ApiToken>();
   const [copied, setCopied] = useState(false);
 
-  async function create(event: Event) {
-    event.preventDefault();
-    setErrors(noErrors);
-    try {
-      const token = await call<ApiToken>('POST', '/api-tokens', { description });
-      setCreated(token);
-      setCopied(false);
-      setDescription('');
-      await load();
-    } catch (failure) {
-      setErrors(formErrors(failure, ['description']));
-    }
-  }
+  const create = form.submit(async () => {
+    const token = await call<ApiToken>('POST', '/api-tokens', form.values);
+    setCreated(token);
+    setCopied(false);
+    form.setValues({ description: '' });
+    await tokens.load();
+  });
 
   async function copy() {
     if (!created) return;
@@ -160,15 +110,36 @@ export function TokensPage() {
     }
   }
 
-  async function revoke(token: ApiToken) {
-    try {
-      await call('DELETE', `/api-tokens/${encodeURIComponent(token.id)}`);
-      if (created?.id === token.id) setCreated(undefined);
-      await load();
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  }
+  const columns: Column<ApiToken>[] = [
+    {
+      label: 'Description',
+      cell: (token) => (
+        <>
+          {token.description || <span class="muted">(no description)</span>}
+          {token.id === session.tokenId() && <span class="badge">this session</span>}
+        </>
+      ),
+    },
+    { label: 'Created', cell: (token) => <Time value={token.createdAt} /> },
+    { label: 'Last used', cell: (token) => <Time value={token.lastUsedAt} /> },
+    { label: 'Expires', cell: (token) => (token.expiresAt ? <Time value={token.expiresAt} /> : <span class="muted">never</span>) },
+    {
+      label: 'Actions',
+      hideLabel: true,
+      cell: (token) => (
+        <DeleteButton
+          label="Revoke"
+          path={`/api-tokens/${encodeURIComponent(token.id)}`}
+          question={token.id === session.tokenId() ? 'Revoke the token of this session? You will be signed out.' : 'Revoke this token?'}
+          then={async () => {
+            if (created?.id === token.id) setCreated(undefined);
+            await tokens.load();
+          }}
+          onError={setError}
+        />
+      ),
+    },
+  ];
 
   return (
     <section>
@@ -178,13 +149,11 @@ export function TokensPage() {
       </p>
       <form class="card" onSubmit={create}>
         <h2>New token</h2>
-        <ErrorNotice error={errors.message} />
+        <ErrorNotice error={form.errors.message} />
         <TextField
           label="Description"
           name="description"
-          value={description}
-          onInput={setDescription}
-          errors={errors}
+          {...form.field('description')}
           hint="What the token is for, e.g. “backup script”."
         />
         <button type="submit" class="primary">
@@ -208,59 +177,9 @@ export function TokensPage() {
         </div>
       )}
       <h2>Your tokens</h2>
-      <ErrorNotice error={error} />
-      {!tokens ? (
-        <Loading />
-      ) : tokens.length === 0 ? (
-        <Empty>No tokens. Create one above to call the API from a script.</Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Description</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Expires</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {tokens.map((token) => (
-                <tr key={token.id} data-token-id={token.id}>
-                  <td data-label="Description">
-                    {token.description || <span class="muted">(no description)</span>}
-                    {token.id === session.tokenId() && <span class="badge">this session</span>}
-                  </td>
-                  <td data-label="Created">
-                    <Time value={token.createdAt} />
-                  </td>
-                  <td data-label="Last used">
-                    <Time value={token.lastUsedAt} />
-                  </td>
-                  <td data-label="Expires">{token.expiresAt ? <Time value={token.expiresAt} /> : <span class="muted">never</span>}</td>
-                  <td>
-                    <ConfirmButton
-                      label="Revoke"
-                      question={
-                        token.id === session.tokenId() ? 'Revoke the token of this session? You will be signed out.' : 'Revoke this token?'
-                      }
-                      onConfirm={() => revoke(token)}
-                    />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {next && (
-        <button type="button" onClick={() => load(next)}>
-          Show more
-        </button>
-      )}
+      <PagedView list={tokens} error={error} empty="No tokens. Create one above to call the API from a script.">
+        {(items) => <Table rows={items} columns={columns} rowData={(token) => ({ 'data-token-id': token.id })} />}
+      </PagedView>
     </section>
   );
 }

@@ -1,18 +1,17 @@
 // Agents: the paged list, the create/edit form, and one agent with its linked documents and tools.
 import { useEffect, useState } from 'preact/hooks';
 import { call, get, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
+import { DeleteButton } from '../delete-button.js';
+import { useForm } from '../form.js';
+import { PagedView } from '../lists.js';
 import {
   Checkbox,
-  ConfirmButton,
   describeError,
-  Empty,
   ErrorNotice,
   Field,
-  formErrors,
   href,
   Loading,
   navigate,
-  noErrors,
   PageTitle,
   Select,
   StatusBadge,
@@ -20,7 +19,6 @@ import {
   TextArea,
   TextField,
   usePagedList,
-  type FormErrors,
 } from '../ui.js';
 
 const AGENT_TYPES: [string, string][] = [
@@ -32,7 +30,7 @@ const PAGE = 20;
 
 export function AgentsPage() {
   const [error, setError] = useState<string>();
-  const { items: agents, next, load } = usePagedList<Agent>('/agents', PAGE, setError);
+  const agents = usePagedList<Agent>('/agents', PAGE, setError);
 
   return (
     <section>
@@ -42,54 +40,53 @@ export function AgentsPage() {
           New agent
         </a>
       </div>
-      <ErrorNotice error={error} />
-      {!agents ? (
-        !error && <Loading />
-      ) : agents.length === 0 ? (
-        <Empty>
-          <p>You have no agents yet.</p>
-          <p>
-            <a href={href('/agents/new')}>Create your first agent</a>: give it a name and a model. A <a href={href('/prompts')}>prompt</a>{' '}
-            sets its instructions; <a href={href('/documents')}>documents</a> and <a href={href('/tools')}>tools</a> can be linked to it
-            afterwards.
-          </p>
-        </Empty>
-      ) : (
-        <ul class="cards" aria-label="Agents">
-          {agents.map((agent) => (
-            <li key={agent.id} class="card agent-card">
-              <h2>
-                <a href={href(`/agents/${agent.id}`)}>{agent.name}</a>
-              </h2>
-              {agent.description && <p>{agent.description}</p>}
-              <p class="muted">
-                {agent.llm.provider} · {agent.llm.model} · {agent.type}
-                {agent.hasMemory ? ' · memory' : ''}
-              </p>
-              {agent.tags.length > 0 && (
-                <p class="tags" aria-label="Tags">
-                  {agent.tags.map((tag) => (
-                    <TagChip key={tag.id} name={tag.name} color={tag.color} />
-                  ))}
+      <PagedView
+        list={agents}
+        error={error}
+        more="Show more agents"
+        empty={
+          <>
+            <p>You have no agents yet.</p>
+            <p>
+              <a href={href('/agents/new')}>Create your first agent</a>: give it a name and a model. A <a href={href('/prompts')}>prompt</a>{' '}
+              sets its instructions; <a href={href('/documents')}>documents</a> and <a href={href('/tools')}>tools</a> can be linked to it
+              afterwards.
+            </p>
+          </>
+        }
+      >
+        {(items) => (
+          <ul class="cards" aria-label="Agents">
+            {items.map((agent) => (
+              <li key={agent.id} class="card agent-card">
+                <h2>
+                  <a href={href(`/agents/${agent.id}`)}>{agent.name}</a>
+                </h2>
+                {agent.description && <p>{agent.description}</p>}
+                <p class="muted">
+                  {agent.llm.provider} · {agent.llm.model} · {agent.type}
+                  {agent.hasMemory ? ' · memory' : ''}
                 </p>
-              )}
-              <p class="actions">
-                <a class="button" href={href(`/agents/${agent.id}/chat`)}>
-                  Chat<span class="visually-hidden"> with {agent.name}</span>
-                </a>
-                <a class="button" href={href(`/agents/${agent.id}/runs`)}>
-                  Runs<span class="visually-hidden"> of {agent.name}</span>
-                </a>
-              </p>
-            </li>
-          ))}
-        </ul>
-      )}
-      {next && (
-        <button type="button" onClick={() => load(next)}>
-          Show more agents
-        </button>
-      )}
+                {agent.tags.length > 0 && (
+                  <p class="tags" aria-label="Tags">
+                    {agent.tags.map((tag) => (
+                      <TagChip key={tag.id} name={tag.name} color={tag.color} />
+                    ))}
+                  </p>
+                )}
+                <p class="actions">
+                  <a class="button" href={href(`/agents/${agent.id}/chat`)}>
+                    Chat<span class="visually-hidden"> with {agent.name}</span>
+                  </a>
+                  <a class="button" href={href(`/agents/${agent.id}/runs`)}>
+                    Runs<span class="visually-hidden"> of {agent.name}</span>
+                  </a>
+                </p>
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedView>
     </section>
   );
 }
@@ -116,28 +113,26 @@ export function AgentFormPage({ id }: { id?: string }) {
   const [agent, setAgent] = useState<Agent>();
   const [prompts, setPrompts] = useState<Prompt[]>([]);
   const [tags, setTags] = useState<Tag[]>([]);
-  const [values, setValues] = useState<AgentFormValues>({
-    name: '',
-    type: 'VENDOR_A',
-    provider: 'openai',
-    model: '',
-    baseUrl: '',
-    apiKey: '',
-    removeApiKey: false,
-    description: '',
-    avatarUrl: '',
-    hasMemory: true,
-    promptId: '',
-    tags: [],
-    isListed: false,
-  });
-  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const form = useForm<AgentFormValues>(
+    {
+      name: '',
+      type: 'VENDOR_A',
+      provider: 'openai',
+      model: '',
+      baseUrl: '',
+      apiKey: '',
+      removeApiKey: false,
+      description: '',
+      avatarUrl: '',
+      hasMemory: true,
+      promptId: '',
+      tags: [],
+      isListed: false,
+    },
+    FORM_FIELDS,
+  );
+  const { values, set, errors } = form;
   const [loadError, setLoadError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const set =
-    <K extends keyof AgentFormValues>(key: K) =>
-    (value: AgentFormValues[K]) =>
-      setValues((current) => ({ ...current, [key]: value }));
 
   useEffect(() => {
     (async () => {
@@ -151,7 +146,7 @@ export function AgentFormPage({ id }: { id?: string }) {
         setTags(allTags);
         if (existing) {
           setAgent(existing);
-          setValues({
+          form.setValues({
             name: existing.name,
             type: existing.type,
             provider: existing.llm.provider,
@@ -173,10 +168,7 @@ export function AgentFormPage({ id }: { id?: string }) {
     })();
   }, [id]);
 
-  async function submit(event: Event) {
-    event.preventDefault();
-    setBusy(true);
-    setErrors(noErrors);
+  const submit = form.submit(async () => {
     const llm: Record<string, unknown> = { provider: values.provider.trim(), model: values.model.trim() };
     if (values.baseUrl.trim()) llm.baseUrl = values.baseUrl.trim();
     else if (agent?.llm.baseUrl) llm.baseUrl = null;
@@ -194,15 +186,9 @@ export function AgentFormPage({ id }: { id?: string }) {
       tags: values.tags,
       isListed: values.isListed,
     };
-    try {
-      const saved = id ? await call<Agent>('PATCH', `/agents/${encodeURIComponent(id)}`, body) : await call<Agent>('POST', '/agents', body);
-      navigate(`/agents/${saved.id}`);
-    } catch (failure) {
-      setErrors(formErrors(failure, FORM_FIELDS));
-    } finally {
-      setBusy(false);
-    }
-  }
+    const saved = id ? await call<Agent>('PATCH', `/agents/${encodeURIComponent(id)}`, body) : await call<Agent>('POST', '/agents', body);
+    navigate(`/agents/${saved.id}`);
+  });
 
   if (loadError) return <ErrorNotice error={loadError} />;
   if (id && !agent) return <Loading />;
@@ -214,7 +200,7 @@ export function AgentFormPage({ id }: { id?: string }) {
       <PageTitle>{id ? `Edit ${agent?.name ?? 'agent'}` : 'New agent'}</PageTitle>
       <form class="card form" onSubmit={submit} noValidate>
         <ErrorNotice error={errors.message} />
-        <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
+        <TextField label="Name" name="name" {...form.field('name')} required />
         <Select label="Type" name="type" value={values.type} onChange={set('type')} options={AGENT_TYPES} errors={errors} />
         <fieldset>
           <legend>Language model</legend>
@@ -242,22 +228,12 @@ export function AgentFormPage({ id }: { id?: string }) {
               </>
             )}
           </Field>
-          <TextField
-            label="Model"
-            name="llm.model"
-            value={values.model}
-            onInput={set('model')}
-            errors={errors}
-            required
-            hint="For example gpt-4o-mini or llama3.2."
-          />
+          <TextField label="Model" name="llm.model" {...form.field('model')} required hint="For example gpt-4o-mini or llama3.2." />
           <TextField
             label="Base URL"
             name="llm.baseUrl"
             type="url"
-            value={values.baseUrl}
-            onInput={set('baseUrl')}
-            errors={errors}
+            {...form.field('baseUrl')}
             hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1."
           />
           <TextField
@@ -265,9 +241,7 @@ export function AgentFormPage({ id }: { id?: string }) {
             name="llm.apiKey"
             type="password"
             autoComplete="off"
-            value={values.apiKey}
-            onInput={set('apiKey')}
-            errors={errors}
+            {...form.field('apiKey')}
             hint={
               agent?.llm.hasApiKey
                 ? 'A key is stored. It is never shown; type a new one to replace it.'
@@ -283,14 +257,12 @@ export function AgentFormPage({ id }: { id?: string }) {
             </p>
           )}
         </fieldset>
-        <TextArea label="Description" name="description" value={values.description} onInput={set('description')} errors={errors} rows={2} />
+        <TextArea label="Description" name="description" {...form.field('description')} rows={2} />
         <TextField
           label="Avatar URL"
           name="avatarUrl"
           type="url"
-          value={values.avatarUrl}
-          onInput={set('avatarUrl')}
-          errors={errors}
+          {...form.field('avatarUrl')}
           hint="Optional: an https address of an image."
         />
         <Select
@@ -337,7 +309,7 @@ export function AgentFormPage({ id }: { id?: string }) {
           onChange={set('isListed')}
         />
         <p class="actions">
-          <button type="submit" class="primary" disabled={busy}>
+          <button type="submit" class="primary" disabled={form.busy}>
             {id ? 'Save agent' : 'Create agent'}
           </button>
           <a class="button" href={href(id ? `/agents/${id}` : '/agents')}>
@@ -363,15 +335,6 @@ export function AgentDetailPage({ id }: { id: string }) {
       .catch((failure) => setError(describeError(failure)));
   }, [id]);
 
-  async function remove() {
-    try {
-      await call('DELETE', `/agents/${encodeURIComponent(id)}`);
-      navigate('/agents');
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  }
-
   if (error) return <ErrorNotice error={error} />;
   if (!agent) return <Loading />;
   return (
@@ -396,7 +359,12 @@ export function AgentDetailPage({ id }: { id: string }) {
         <a class="button" href={href(`/agents/${id}/edit`)}>
           Edit
         </a>
-        <ConfirmButton label="Delete" question={`Delete the agent “${agent.name}”, its runs and its memory?`} onConfirm={remove} />
+        <DeleteButton
+          path={`/agents/${encodeURIComponent(id)}`}
+          question={`Delete the agent “${agent.name}”, its runs and its memory?`}
+          then={() => navigate('/agents')}
+          onError={setError}
+        />
       </p>
       <dl class="facts">
         <dt>Type</dt>

@@ -2,24 +2,23 @@
 // processing), read the chunks, re-ingest, delete; and search across every document.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, get, listAll, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
+import { DeleteButton } from '../delete-button.js';
+import { useForm } from '../form.js';
+import { PagedView, Table, type Column } from '../lists.js';
 import { snippetParts } from '../snippet.js';
 import {
-  ConfirmButton,
   describeError,
   Empty,
   ErrorNotice,
-  formErrors,
   href,
   Loading,
   navigate,
-  noErrors,
   PageTitle,
   Select,
   StatusBadge,
   TextField,
   Time,
   usePagedList,
-  type FormErrors,
 } from '../ui.js';
 
 const DOCUMENT_TYPES: [string, string][] = [
@@ -88,11 +87,21 @@ function StatusText({ document }: { document: DocumentRecord }) {
   );
 }
 
+const DOCUMENT_COLUMNS: Column<DocumentRecord>[] = [
+  { label: 'Name', cell: (document) => <a href={href(`/documents/${document.id}`)}>{document.name}</a> },
+  { label: 'Type', cell: (document) => document.type },
+  { label: 'Status', cell: (document) => <StatusText document={document} />, live: true },
+  { label: 'Chunks', cell: (document) => document.index?.chunks ?? '—' },
+  { label: 'Created', cell: (document) => <Time value={document.createdAt} /> },
+];
+
 export function DocumentsPage() {
   const [error, setError] = useState<string>();
   const [showForm, setShowForm] = useState(false);
-  const { items: documents, setItems: setDocuments, next, load } = usePagedList<DocumentRecord>('/documents', 50, setError);
-  useFollow(documents, (fresh) => setDocuments((shown) => shown?.map((document) => (document.id === fresh.id ? fresh : document))));
+  const documents = usePagedList<DocumentRecord>('/documents', 50, setError);
+  useFollow(documents.items, (fresh) =>
+    documents.setItems((shown) => shown?.map((document) => (document.id === fresh.id ? fresh : document))),
+  );
 
   return (
     <section>
@@ -110,54 +119,22 @@ export function DocumentsPage() {
         <DocumentForm
           onCreated={async () => {
             setShowForm(false);
-            await load();
+            await documents.load();
           }}
         />
       )}
-      <ErrorNotice error={error} />
-      {!documents ? (
-        !error && <Loading />
-      ) : documents.length === 0 ? (
-        <Empty>
-          No documents yet. Choose <strong>New document</strong> and give the URL of a web page, a text, PDF or CSV file.
-        </Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Chunks</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {documents.map((document) => (
-                <tr key={document.id} data-document-id={document.id}>
-                  <td data-label="Name">
-                    <a href={href(`/documents/${document.id}`)}>{document.name}</a>
-                  </td>
-                  <td data-label="Type">{document.type}</td>
-                  <td data-label="Status" aria-live="polite">
-                    <StatusText document={document} />
-                  </td>
-                  <td data-label="Chunks">{document.index?.chunks ?? '—'}</td>
-                  <td data-label="Created">
-                    <Time value={document.createdAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {next && (
-        <button type="button" onClick={() => load(next)}>
-          Show more documents
-        </button>
-      )}
+      <PagedView
+        list={documents}
+        error={error}
+        more="Show more documents"
+        empty={
+          <>
+            No documents yet. Choose <strong>New document</strong> and give the URL of a web page, a text, PDF or CSV file.
+          </>
+        }
+      >
+        {(items) => <Table rows={items} columns={DOCUMENT_COLUMNS} rowData={(document) => ({ 'data-document-id': document.id })} />}
+      </PagedView>
     </section>
   );
 }
@@ -165,29 +142,27 @@ export function DocumentsPage() {
 const DOCUMENT_FIELDS = ['name', 'type', 'url', 'from_page', 'to_page', 'splitter', 'authorization', 'metadata'];
 
 function DocumentForm({ onCreated }: { onCreated: () => void }) {
-  const [values, setValues] = useState({
-    name: '',
-    type: 'URL',
-    url: '',
-    from_page: '',
-    to_page: '',
-    splitter: 'character',
-    chunk_size: '',
-    chunk_overlap: '',
-    auth: 'none',
-    bearer: '',
-    username: '',
-    password: '',
-  });
-  const [errors, setErrors] = useState<FormErrors>(noErrors);
-  const [working, setWorking] = useState(false);
-  const set = (key: keyof typeof values) => (value: string) => setValues((current) => ({ ...current, [key]: value }));
+  const form = useForm(
+    {
+      name: '',
+      type: 'URL',
+      url: '',
+      from_page: '',
+      to_page: '',
+      splitter: 'character',
+      chunk_size: '',
+      chunk_overlap: '',
+      auth: 'none',
+      bearer: '',
+      username: '',
+      password: '',
+    },
+    DOCUMENT_FIELDS,
+  );
+  const { values, set, errors } = form;
   const number = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
-  async function submit(event: Event) {
-    event.preventDefault();
-    setWorking(true);
-    setErrors(noErrors);
+  const submit = form.submit(async () => {
     const splitter =
       values.chunk_size || values.chunk_overlap || values.splitter !== 'character'
         ? { type: values.splitter, chunk_size: number(values.chunk_size), chunk_overlap: number(values.chunk_overlap) }
@@ -198,60 +173,29 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
         : values.auth === 'basic'
           ? { username: values.username, password: values.password }
           : null;
-    try {
-      await call('POST', '/documents', {
-        name: values.name,
-        type: values.type,
-        url: values.url,
-        from_page: number(values.from_page),
-        to_page: number(values.to_page) ?? null,
-        splitter,
-        authorization,
-      });
-      onCreated();
-    } catch (failure) {
-      setErrors(formErrors(failure, DOCUMENT_FIELDS));
-    } finally {
-      setWorking(false);
-    }
-  }
+    await call('POST', '/documents', {
+      name: values.name,
+      type: values.type,
+      url: values.url,
+      from_page: number(values.from_page),
+      to_page: number(values.to_page) ?? null,
+      splitter,
+      authorization,
+    });
+    onCreated();
+  });
 
   return (
     <form class="card form" onSubmit={submit} noValidate aria-label="New document">
       <h2>New document</h2>
       <ErrorNotice error={errors.message} />
-      <TextField label="Name" name="name" value={values.name} onInput={set('name')} errors={errors} required />
+      <TextField label="Name" name="name" {...form.field('name')} required />
       <Select label="Type" name="type" value={values.type} onChange={set('type')} options={DOCUMENT_TYPES} errors={errors} />
-      <TextField
-        label="URL"
-        name="url"
-        type="url"
-        value={values.url}
-        onInput={set('url')}
-        errors={errors}
-        required
-        hint="An http(s) address the service can reach."
-      />
+      <TextField label="URL" name="url" type="url" {...form.field('url')} required hint="An http(s) address the service can reach." />
       {values.type === 'PDF' && (
         <div class="row">
-          <TextField
-            label="First page"
-            name="from_page"
-            type="number"
-            min="1"
-            value={values.from_page}
-            onInput={set('from_page')}
-            errors={errors}
-          />
-          <TextField
-            label="Last page"
-            name="to_page"
-            type="number"
-            min="1"
-            value={values.to_page}
-            onInput={set('to_page')}
-            errors={errors}
-          />
+          <TextField label="First page" name="from_page" type="number" min="1" {...form.field('from_page')} />
+          <TextField label="Last page" name="to_page" type="number" min="1" {...form.field('to_page')} />
         </div>
       )}
       <fieldset data-field="splitter">
@@ -268,24 +212,8 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
             ]}
             errors={errors}
           />
-          <TextField
-            label="Chunk size"
-            name="splitter.chunk_size"
-            type="number"
-            value={values.chunk_size}
-            onInput={set('chunk_size')}
-            errors={errors}
-            placeholder="1000"
-          />
-          <TextField
-            label="Overlap"
-            name="splitter.chunk_overlap"
-            type="number"
-            value={values.chunk_overlap}
-            onInput={set('chunk_overlap')}
-            errors={errors}
-            placeholder="200"
-          />
+          <TextField label="Chunk size" name="splitter.chunk_size" type="number" {...form.field('chunk_size')} placeholder="1000" />
+          <TextField label="Overlap" name="splitter.chunk_overlap" type="number" {...form.field('chunk_overlap')} placeholder="200" />
         </div>
       </fieldset>
       <fieldset data-field="authorization">
@@ -333,7 +261,7 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
           </div>
         )}
       </fieldset>
-      <button type="submit" class="primary" disabled={working}>
+      <button type="submit" class="primary" disabled={form.busy}>
         Create and ingest
       </button>
     </form>
@@ -344,17 +272,12 @@ export function DocumentPage({ id }: { id: string }) {
   const [document, setDocument] = useState<DocumentRecord>();
   const [error, setError] = useState<string>();
   // Read once the document is ready (a busy one's chunks are still changing).
-  const {
-    items: chunks,
-    setItems: setChunks,
-    next,
-    load: loadChunks,
-  } = usePagedList<Chunk>(`/documents/${encodeURIComponent(id)}/chunks`, 20, setError, { auto: false });
+  const chunks = usePagedList<Chunk>(`/documents/${encodeURIComponent(id)}/chunks`, 20, setError, { auto: false });
   const load = async () => {
     try {
       const loaded = await get<DocumentRecord>(`/documents/${encodeURIComponent(id)}`);
       setDocument(loaded);
-      if (!busy(loaded)) await loadChunks();
+      if (!busy(loaded)) await chunks.load();
     } catch (failure) {
       setError(describeError(failure));
     }
@@ -362,22 +285,13 @@ export function DocumentPage({ id }: { id: string }) {
   useEffect(() => void load(), [id]);
   useFollow(document ? [document] : undefined, (fresh) => {
     setDocument(fresh);
-    if (!busy(fresh)) void loadChunks();
+    if (!busy(fresh)) void chunks.load();
   });
 
   async function reingest() {
     try {
       setDocument(await call<DocumentRecord>('POST', `/documents/${encodeURIComponent(id)}/ingest`));
-      setChunks(undefined);
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  }
-
-  async function remove() {
-    try {
-      await call('DELETE', `/documents/${encodeURIComponent(id)}`);
-      navigate('/documents');
+      chunks.setItems(undefined);
     } catch (failure) {
       setError(describeError(failure));
     }
@@ -398,7 +312,12 @@ export function DocumentPage({ id }: { id: string }) {
         <a class="button" href={href(`/search?document=${encodeURIComponent(id)}`)}>
           Search in it
         </a>
-        <ConfirmButton label="Delete" question={`Delete “${document.name}” and its chunks?`} onConfirm={remove} />
+        <DeleteButton
+          path={`/documents/${encodeURIComponent(id)}`}
+          question={`Delete “${document.name}” and its chunks?`}
+          then={() => navigate('/documents')}
+          onError={setError}
+        />
       </p>
       <dl class="facts">
         <dt>Status</dt>
@@ -434,56 +353,51 @@ export function DocumentPage({ id }: { id: string }) {
       <h2>Chunks</h2>
       {busy(document) ? (
         <p class="muted">The chunks appear once ingestion has finished.</p>
-      ) : !chunks ? (
-        <Loading />
-      ) : chunks.length === 0 ? (
-        <Empty>
-          No chunks:{' '}
-          {document.status === 'failed'
-            ? 'ingestion failed (see the error above); fix the document and ingest it again.'
-            : 'the document held no text.'}
-        </Empty>
       ) : (
-        <ol class="chunks">
-          {chunks.map((chunk) => (
-            <li key={chunk.id} value={chunk.position + 1}>
-              <p class="text">{chunk.content}</p>
-            </li>
-          ))}
-        </ol>
-      )}
-      {next && (
-        <button type="button" onClick={() => loadChunks(next)}>
-          Show more chunks
-        </button>
+        <PagedView
+          list={chunks}
+          more="Show more chunks"
+          empty={
+            <>
+              No chunks:{' '}
+              {document.status === 'failed'
+                ? 'ingestion failed (see the error above); fix the document and ingest it again.'
+                : 'the document held no text.'}
+            </>
+          }
+        >
+          {(items) => (
+            <ol class="chunks">
+              {items.map((chunk) => (
+                <li key={chunk.id} value={chunk.position + 1}>
+                  <p class="text">{chunk.content}</p>
+                </li>
+              ))}
+            </ol>
+          )}
+        </PagedView>
       )}
     </section>
   );
 }
 
 export function SearchPage({ initial, documentId }: { initial: string; documentId?: string }) {
-  const [query, setQuery] = useState(initial);
   const [hits, setHits] = useState<SearchHit[]>();
   const [names, setNames] = useState<Map<string, string>>(new Map());
-  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const form = useForm({ q: initial }, ['q']);
+  const query = form.values.q;
 
-  async function search(event?: Event) {
-    event?.preventDefault();
-    setErrors(noErrors);
+  const search = form.submit(async () => {
     if (!query.trim()) return;
-    try {
-      const params = new URLSearchParams({ q: query });
-      if (documentId) params.set('documentId', documentId);
-      const [found, documents] = await Promise.all([
-        get<SearchHit[]>(`/documents/search?${params}`),
-        names.size ? undefined : listAll<DocumentRecord>('/documents'),
-      ]);
-      if (documents) setNames(new Map(documents.map((document) => [document.id, document.name])));
-      setHits(found);
-    } catch (failure) {
-      setErrors(formErrors(failure, ['q']));
-    }
-  }
+    const params = new URLSearchParams({ q: query });
+    if (documentId) params.set('documentId', documentId);
+    const [found, documents] = await Promise.all([
+      get<SearchHit[]>(`/documents/search?${params}`),
+      names.size ? undefined : listAll<DocumentRecord>('/documents'),
+    ]);
+    if (documents) setNames(new Map(documents.map((document) => [document.id, document.name])));
+    setHits(found);
+  });
   useEffect(() => {
     if (initial) void search();
   }, []);
@@ -496,16 +410,14 @@ export function SearchPage({ initial, documentId }: { initial: string; documentI
           label="Words to find"
           name="q"
           type="search"
-          value={query}
-          onInput={setQuery}
-          errors={errors}
+          {...form.field('q')}
           hint={documentId ? 'In one document.' : 'Across every ready document; every word must match.'}
         />
         <button type="submit" class="primary">
           Search
         </button>
       </form>
-      <ErrorNotice error={errors.fields.length ? undefined : errors.message} />
+      <ErrorNotice error={form.errors.fields.length ? undefined : form.errors.message} />
       {hits &&
         (hits.length === 0 ? (
           <Empty>Nothing found. Try fewer or other words; only documents that are ready are searched.</Empty>
