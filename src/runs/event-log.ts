@@ -120,7 +120,7 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
       let any = false;
       for (const run of live.values()) any ||= run.unwritten.length > 0;
       if (!any) return;
-      runs.transaction(() => write());
+      runs.transactionUnsynced(() => write());
       stats.commits += 1;
     } catch (error) {
       // The events stay unwritten and are tried again with the next flush or the run's end.

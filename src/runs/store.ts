@@ -1,6 +1,6 @@
 // SQL for running agents: run records. A run's end and the turn it adds to its session's memory
 // (memory-store.ts) are committed together.
-import type { Db } from '../db.js';
+import { walSyncer, type Db } from '../db.js';
 import { boolean, columnMap, expression, json, type FieldSpecs } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -164,6 +164,7 @@ function listRunFromRow(raw: Record<string, unknown>): RunListRow {
 export type RunStore = ReturnType<typeof createRunStore>;
 
 export function createRunStore(db: Db, memoryStore: MemoryStore = createMemoryStore(db)) {
+  const syncWal = walSyncer(db);
   // Only while the agent (and the parent run) still exist: one deleted meanwhile is not an error of the database.
   const insertRun = db.prepare(
     `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at, background)
@@ -267,27 +268,40 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     queued = [];
     const results: ({ ok: true; changed: boolean } | { ok: false; error: unknown })[] = [];
     try {
-      // One transaction, one fsync; each end in a savepoint of its own (a nested better-sqlite3
-      // transaction), so one that fails is rolled back alone and the others still commit.
-      db.transaction(() => {
-        for (const item of batch) {
-          try {
-            results.push({ ok: true, changed: finishInTransaction(item.runId, item.end, item.memory) });
-          } catch (error) {
-            results.push({ ok: false, error });
+      // One transaction; each end in a savepoint of its own (a nested better-sqlite3 transaction),
+      // so one that fails is rolled back alone and the others still commit. Committed without an
+      // fsync inside the commit (it would hold every request meanwhile): the WAL is synced on the
+      // thread pool below before anyone is told.
+      syncNormal.run();
+      try {
+        db.transaction(() => {
+          for (const item of batch) {
+            try {
+              results.push({ ok: true, changed: finishInTransaction(item.runId, item.end, item.memory) });
+            } catch (error) {
+              results.push({ ok: false, error });
+            }
           }
-        }
-      })();
+        })();
+      } finally {
+        syncFull.run();
+      }
     } catch (error) {
       // The commit itself failed: nothing of the batch was written.
       for (const item of batch) item.reject(error);
       return;
     }
-    batch.forEach((item, k) => {
-      const result = results[k];
-      if (result.ok) item.resolve(result.changed);
-      else item.reject(result.error);
-    });
+    syncWal().then(
+      () =>
+        batch.forEach((item, k) => {
+          const result = results[k];
+          if (result.ok) item.resolve(result.changed);
+          else item.reject(result.error);
+        }),
+      (error: unknown) => {
+        for (const item of batch) item.reject(error);
+      },
+    );
   };
 
   return {
@@ -300,8 +314,8 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
      * Records a new run as `running`; its id and start time, or undefined when the agent (or the
      * parent run) is gone. This one commit does not wait for an fsync of the WAL (synchronous=NORMAL
      * for it alone): it sits before the model call of every run, and what a power cut could lose is
-     * only the record that a run had begun. The run's end is committed with synchronous=FULL, which
-     * makes the WAL, this row included, durable; a run left `running` by a crash is marked failed at
+     * only the record that a run had begun. The run's end is made durable (the WAL synced) before
+     * anyone is told, which makes this row durable too; a run left `running` by a crash is marked failed at
      * the next start.
      */
     startRun(input: {
@@ -338,9 +352,10 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
 
     /**
      * As `finishRun`, committed with the other ends recorded in the same turn of the event loop:
-     * one transaction (and one fsync of the WAL, synchronous=FULL) for all of them instead of one
-     * each. Resolves once the end is durable, so an answer sent after it promises no more than
-     * `finishRun` would.
+     * one transaction for all of them instead of one each, its fsync of the WAL made on the thread
+     * pool (walSyncer in src/db.ts) and shared with other commits waiting for one, instead of
+     * inside the commit, where it would hold every other request. Resolves once the end is durable,
+     * so an answer sent after it promises no more than `finishRun` would.
      */
     finishRunSoon(runId: string, end: RunEnd, memory: RunMemory | null): Promise<boolean> {
       return new Promise((resolve, reject) => {
@@ -424,6 +439,20 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     /** Runs `fn` in one transaction (nested: a savepoint). */
     transaction<T>(fn: () => T): T {
       return db.transaction(fn)();
+    },
+
+    /**
+     * Runs `fn` in one transaction committed without an fsync (synchronous=NORMAL): a write the
+     * next fsync'd commit makes durable, and a power cut (not a crash) before it may lose. The run
+     * event log's batches: a run's last events are committed with its end.
+     */
+    transactionUnsynced<T>(fn: () => T): T {
+      syncNormal.run();
+      try {
+        return db.transaction(fn)();
+      } finally {
+        syncFull.run();
+      }
     },
 
     getRun(userId: string, id: string): RunRow | undefined {
