@@ -44,7 +44,7 @@ const RESOURCES: { path: string; key: keyof World; patch: Json | null }[] = [
   { path: '/prompts', key: 'prompt', patch: { name: 'taken over' } },
   { path: '/tags', key: 'tag', patch: { name: 'taken over' } },
   { path: '/agent-documents', key: 'agentDocument', patch: null },
-  { path: '/agent-tools', key: 'agentTool', patch: null },
+  { path: '/agent-tools', key: 'agentTool', patch: { requiresApproval: true } },
 ];
 
 const idOf = (world: World, key: keyof World): string => (world[key] as Json).id;
@@ -121,7 +121,7 @@ for (const header of ['Autorization', 'Authorization'] as const) {
           assert.equal(patched.status, 404, `PATCH ${theirs}: ${JSON.stringify(patched.body)}`);
           assert.equal(errorOf(patched).code, 'not_found');
         } else {
-          // Link records have no PATCH: the known path answers 405, whoever's id it names.
+          // Agent-document links have no PATCH: the known path answers 405, whoever's id it names.
           assert.equal(patched.status, 405, `PATCH ${theirs}: ${JSON.stringify(patched.body)}`);
           assert.equal(errorOf(patched).code, 'method_not_allowed');
         }

@@ -2,6 +2,7 @@
 // responses requests, read as OpenAI reads them: unknown fields are ignored) and what they get back
 // (models, completions, responses, their chunks and events), as the official SDKs expect them.
 import * as v from 'valibot';
+import { noArrays } from '../http/validate.js';
 import { JsonObjectSchema } from '../http/validate.js';
 import { Integer } from '../http/shapes.js';
 import { MAX_INPUT_CHARS } from '../runs/schema.js';
@@ -88,7 +89,7 @@ export const ChatCompletionRequestSchema = v.object({
   messages: MessagesSchema,
   metadata: v.optional(MetadataSchema, {}),
   stream: v.optional(v.nullable(v.boolean('must be true or false')), false),
-  stream_options: v.optional(v.nullable(v.object({ include_usage: v.optional(v.nullable(v.boolean('must be true or false'))) }))),
+  stream_options: v.optional(v.nullable(noArrays(v.object({ include_usage: v.optional(v.nullable(v.boolean('must be true or false'))) })))),
   ...samplingEntries,
   max_tokens: v.optional(v.nullable(Tokens)),
   max_completion_tokens: v.optional(v.nullable(Tokens)),
