@@ -12,7 +12,10 @@ import type { AgentForExport } from './store.js';
  * `metadata` without what is secret: the kind's secret fields, and every key at any depth named
  * like a credential. Answers the copy and the dotted paths of what was removed.
  */
-function withoutSecrets(metadata: Record<string, unknown>, secretFields: readonly string[]): { kept: Record<string, unknown>; removed: string[] } {
+function withoutSecrets(
+  metadata: Record<string, unknown>,
+  secretFields: readonly string[],
+): { kept: Record<string, unknown>; removed: string[] } {
   const removed: string[] = [];
   const strip = (value: unknown, path: string, top: boolean): unknown => {
     if (typeof value !== 'object' || value === null) return value;

@@ -103,15 +103,23 @@ const DocumentPartSchema = v.object(
     type: v.picklist(DOCUMENT_TYPES, `must be one of ${DOCUMENT_TYPES.join(', ')}`),
     url: httpUrlSchema('credentials are never exported'),
     from_page: v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
-    to_page: v.nullable(v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
+    to_page: v.nullable(
+      v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
+    ),
     splitter: v.nullable(SplitterSchema),
     metadata: JsonObjectSchema,
-    authorizationNeeded: v.pipe(v.boolean('must be true or false'), v.description('Credentials for the URL were removed: set them after importing.')),
+    authorizationNeeded: v.pipe(
+      v.boolean('must be true or false'),
+      v.description('Credentials for the URL were removed: set them after importing.'),
+    ),
     /** The agent's own `documentId`. */
     isAgentDocument: v.boolean('must be true or false'),
     /** Linked to the agent through an agent-document link. */
     linked: v.boolean('must be true or false'),
-    file: v.pipe(v.optional(FileSchema), v.description("An uploaded file's bytes, when the service stores them and they are within the limit.")),
+    file: v.pipe(
+      v.optional(FileSchema),
+      v.description("An uploaded file's bytes, when the service stores them and they are within the limit."),
+    ),
   },
   'must be an object',
 );
@@ -177,6 +185,9 @@ export const ImportResultSchema = v.strictObject({
     v.array(v.strictObject({ path: v.string(), message: v.string() })),
     v.description('What lost its secret on export: give it again (PATCH) for the agent to work as before.'),
   ),
-  skipped: v.pipe(v.array(v.strictObject({ path: v.string(), reason: v.string() })), v.description('What the file holds that is not imported, and why.')),
+  skipped: v.pipe(
+    v.array(v.strictObject({ path: v.string(), reason: v.string() })),
+    v.description('What the file holds that is not imported, and why.'),
+  ),
 });
 export type ImportResult = v.InferOutput<typeof ImportResultSchema>;

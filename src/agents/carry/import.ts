@@ -65,7 +65,8 @@ export async function checkToolSettings(file: AgentExport): Promise<void> {
 export function importSummary(read: ImportFile, imported: Imported, dryRun: boolean): ImportResult {
   const { file } = read;
   const secretsNeeded: ImportResult['secretsNeeded'] = [];
-  if (file.agent.llm.apiKeyNeeded) secretsNeeded.push({ path: 'agent.llm.apiKey', message: "Set the model server's key (PATCH /agents/{id})." });
+  if (file.agent.llm.apiKeyNeeded)
+    secretsNeeded.push({ path: 'agent.llm.apiKey', message: "Set the model server's key (PATCH /agents/{id})." });
   const skipped = [...read.skipped];
   file.tools.forEach((tool, index) => {
     for (const field of tool.secretFields) {
@@ -79,7 +80,10 @@ export function importSummary(read: ImportFile, imported: Imported, dryRun: bool
   });
   file.documents.forEach((document, index) => {
     if (document.authorizationNeeded) {
-      secretsNeeded.push({ path: `documents.${index}.authorization`, message: `Document "${document.name}": give its credentials again (PATCH /documents/{id}).` });
+      secretsNeeded.push({
+        path: `documents.${index}.authorization`,
+        message: `Document "${document.name}": give its credentials again (PATCH /documents/{id}).`,
+      });
     }
   });
   const sessions = file.sessions ?? [];

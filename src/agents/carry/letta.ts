@@ -24,12 +24,7 @@ const LlmConfigSchema = v.looseObject({ model: v.string('must be a string'), mod
 
 /** A message's text: a string, or Letta's content parts of which the `text` ones count. */
 const ContentSchema = v.optional(
-  v.nullable(
-    v.union([
-      v.string(),
-      v.array(v.looseObject({ type: text, text })),
-    ], 'must be a string or an array of content parts'),
-  ),
+  v.nullable(v.union([v.string(), v.array(v.looseObject({ type: text, text }))], 'must be a string or an array of content parts')),
 );
 const MessageSchema = v.looseObject({ role: v.string('must be a string'), content: ContentSchema, text });
 
@@ -61,7 +56,11 @@ const AgentSchema = v.looseObject({
 type LettaAgent = v.InferOutput<typeof AgentSchema>;
 
 const FileSchema = v.looseObject({
-  agents: v.pipe(v.array(AgentSchema, 'must be an array of agents'), v.minLength(1, 'must hold an agent'), v.maxLength(100, 'must hold at most 100 agents')),
+  agents: v.pipe(
+    v.array(AgentSchema, 'must be an array of agents'),
+    v.minLength(1, 'must hold an agent'),
+    v.maxLength(100, 'must hold at most 100 agents'),
+  ),
   tools: list(ToolSchema),
   blocks: list(BlockSchema),
   mcp_servers: list(v.looseObject({ server_name: text, server_type: text, server_url: text })),
@@ -151,14 +150,22 @@ export function fromLetta(body: Record<string, unknown>): { file: unknown; skipp
   const agent = parsed.agents[0];
   const at = current ? 'agents.0.' : '';
   const skipped: Skipped[] = [];
-  if (parsed.agents.length > 1) skipped.push({ path: 'agents', reason: `only the first of its ${parsed.agents.length} agents is imported` });
+  if (parsed.agents.length > 1)
+    skipped.push({ path: 'agents', reason: `only the first of its ${parsed.agents.length} agents is imported` });
 
   const blockIds = new Set(agent.block_ids ?? []);
   const blocks = current ? (parsed.blocks ?? []).filter((block) => block.id && blockIds.has(block.id)) : (agent.core_memory ?? []);
-  const system = [agent.system ?? '', ...blocks.map((block) => `<${block.label ?? 'memory'}>\n${block.value ?? ''}\n</${block.label ?? 'memory'}>`)]
+  const system = [
+    agent.system ?? '',
+    ...blocks.map((block) => `<${block.label ?? 'memory'}>\n${block.value ?? ''}\n</${block.label ?? 'memory'}>`),
+  ]
     .filter((part) => part !== '')
     .join('\n\n');
-  if (blocks.length > 0) skipped.push({ path: `${at}memory blocks`, reason: 'written into the prompt as fixed text: this service has no editable memory blocks' });
+  if (blocks.length > 0)
+    skipped.push({
+      path: `${at}memory blocks`,
+      reason: 'written into the prompt as fixed text: this service has no editable memory blocks',
+    });
 
   const toolIds = new Set(agent.tool_ids ?? []);
   const lettaTools = current
@@ -174,7 +181,8 @@ export function fromLetta(body: Record<string, unknown>): { file: unknown; skipp
     if ((message.role === 'user' || message.role === 'assistant') && content.trim() !== '') messages.push({ role: message.role, content });
     else other += 1;
   }
-  if (other > 0) skipped.push({ path: `${at}messages`, reason: `${other} system, tool or empty messages: only user and assistant text is kept` });
+  if (other > 0)
+    skipped.push({ path: `${at}messages`, reason: `${other} system, tool or empty messages: only user and assistant text is kept` });
 
   const file = {
     format: EXPORT_FORMAT,

@@ -26,7 +26,13 @@ const ImportBodySchema = v.pipe(
 );
 
 /** `agent.json` from the agent's name: letters, digits, dashes and underscores only (a header value). */
-const fileName = (name: string) => `${name.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 80) || 'agent'}.agent.json`;
+const fileName = (name: string) =>
+  `${
+    name
+      .replace(/[^A-Za-z0-9_-]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 80) || 'agent'
+  }.agent.json`;
 
 export function carryRoutes({ carry, ingestion }: { carry: CarryStore; ingestion: IngestionQueue }): Route[] {
   return [
@@ -59,7 +65,7 @@ export function carryRoutes({ carry, ingestion }: { carry: CarryStore; ingestion
       summary: 'Import an agent',
       description:
         "Creates the file's agent with its prompt, tags (an existing tag of the same name is used), tools, links, documents (queued for ingestion) " +
-        'and sessions in the caller\'s account, in one transaction, all with new ids: importing a file twice makes two copies. ' +
+        "and sessions in the caller's account, in one transaction, all with new ids: importing a file twice makes two copies. " +
         'With `?dryRun=true` it answers what it would create and which secrets are needed, and changes nothing. ' +
         'A file that is not an export of this service or a Letta agent file, or of a newer version, is a 422 naming the field.',
       tag: 'Agents',

@@ -3,6 +3,7 @@
 // through the stores that own those records (so an import is checked exactly as the API's creates).
 import type { Db } from '../../db.js';
 import { newId, timestamp } from '../../lib/ids.js';
+import { ApiError, validationFailed, type FieldIssue } from '../../http/errors.js';
 import type { Stores } from '../../stores.js';
 import type { DocumentRow } from '../../documents/store.js';
 import type { ToolRecord } from '../../tools/kinds/kind.js';
@@ -33,6 +34,18 @@ export interface Imported {
 }
 
 type CarryStores = Pick<Stores, 'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments'>;
+
+/** `write()`, its 422s naming the field within the file (`tools.2.metadata.url`, not `metadata.url`). */
+function within<T>(prefix: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.status !== 422 || !Array.isArray(error.details)) throw error;
+    throw validationFailed(
+      (error.details as FieldIssue[]).map((issue) => ({ ...issue, path: issue.path ? `${prefix}.${issue.path}` : prefix })),
+    );
+  }
+}
 
 /** Thrown inside the import transaction of a dry run, so that everything it did is rolled back. */
 class DryRun extends Error {
@@ -84,7 +97,7 @@ export function createCarryStore(db: Db, stores: CarryStores) {
 
   const importInTransaction = db.transaction((userId: string, file: AgentExport, dryRun: boolean): Imported => {
     const { agents, prompts, tags, tools, documents, agentTools, agentDocuments } = stores;
-    const prompt = file.prompt && prompts.create(userId, file.prompt);
+    const prompt = file.prompt && within('prompt', () => prompts.create(userId, file.prompt!));
     const tagIds: string[] = [];
     const tagNames: Imported['tags'] = { existing: [], new: [] };
     for (const tag of file.tags) {
@@ -93,23 +106,27 @@ export function createCarryStore(db: Db, stores: CarryStores) {
       else tagNames.new.push(tag.name);
       tagIds.push(existing ?? tags.create(userId, tag).id);
     }
-    const created = file.documents.map((document) => ({
+    const created = file.documents.map((document, index) => ({
       part: document,
-      row: documents.create(userId, { ...document, authorization: null }),
+      row: within(`documents.${index}`, () => documents.create(userId, { ...document, authorization: null })),
     }));
     const own = created.find(({ part }) => part.isAgentDocument);
     const { llm } = file.agent;
-    const agent = agents.create(userId, {
-      ...file.agent,
-      llm: { model: llm.model, provider: llm.provider, baseUrl: llm.baseUrl, apiKey: null },
-      isListed: false,
-      promptId: prompt ? prompt.id : null,
-      documentId: own ? own.row.id : null,
-      tags: tagIds,
-    });
-    for (const tool of file.tools) {
+    const agent = within('agent', () =>
+      agents.create(userId, {
+        ...file.agent,
+        llm: { model: llm.model, provider: llm.provider, baseUrl: llm.baseUrl, apiKey: null },
+        isListed: false,
+        promptId: prompt ? prompt.id : null,
+        documentId: own ? own.row.id : null,
+        tags: tagIds,
+      }),
+    );
+    for (const [index, tool] of file.tools.entries()) {
       const metadata = tool.callsThisAgent ? { ...tool.metadata, agentId: agent.id } : tool.metadata;
-      const row = tools.create(userId, { name: tool.name, type: tool.type, description: tool.description, metadata });
+      const row = within(`tools.${index}`, () =>
+        tools.create(userId, { name: tool.name, type: tool.type, description: tool.description, metadata }),
+      );
       agentTools.create(userId, { agentId: agent.id, toolId: row.id, requiresApproval: tool.requiresApproval });
     }
     for (const { part, row } of created) {
