@@ -4,7 +4,7 @@
 // (scripts/agent-export-schema.ts writes it; a test keeps it current).
 import * as v from 'valibot';
 import { DescriptionSchema, httpUrlSchema, JsonObjectSchema, NameSchema } from '../../http/validate.js';
-import { DOCUMENT_TYPES, SplitterSchema } from '../../documents/schema.js';
+import { DOCUMENT_TYPES } from '../../documents/schema.js';
 import { TOOL_TYPES } from '../../tools/schema.js';
 import { AGENT_TYPES } from '../schema.js';
 import { PROVIDER_DESCRIPTION } from '../llm.js';
@@ -97,6 +97,26 @@ const FileSchema = v.object(
   'must be an object with name, contentType and base64',
 );
 
+const Size = (min: number) =>
+  v.pipe(
+    v.number('must be a whole number'),
+    v.integer('must be a whole number'),
+    v.minValue(min, `must be at least ${min}`),
+    v.maxValue(100_000, 'must be at most 100000'),
+  );
+
+/** A splitter as the API answers it (no other spellings: the file is written by the exporter). */
+const SplitterPartSchema = v.pipe(
+  v.object(
+    { type: v.picklist(['character', 'recursive'], 'must be character or recursive'), chunk_size: Size(1), chunk_overlap: Size(0) },
+    'must be an object or null',
+  ),
+  v.forward(
+    v.check((splitter) => splitter.chunk_overlap < splitter.chunk_size, 'must be smaller than chunk_size'),
+    ['chunk_overlap'],
+  ),
+);
+
 const DocumentPartSchema = v.object(
   {
     name: NameSchema,
@@ -106,7 +126,7 @@ const DocumentPartSchema = v.object(
     to_page: v.nullable(
       v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
     ),
-    splitter: v.nullable(SplitterSchema),
+    splitter: v.nullable(SplitterPartSchema),
     metadata: JsonObjectSchema,
     authorizationNeeded: v.pipe(
       v.boolean('must be true or false'),
