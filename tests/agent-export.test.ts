@@ -300,6 +300,9 @@ describe('POST /agents/import', () => {
       [{ ...file, tools: 'many' }, 'tools', /must be an array of tools/],
       [{ ...file, tools: Array.from({ length: 101 }, () => file.tools[0]) }, 'tools', /at most 100 tools/],
       [{ ...file, agent: { ...file.agent, type: 'OTHER' } }, 'agent.type', /must be one of/],
+      [{ ...file, tags: [{ name: 'x', color: 'red' }] }, 'tags.0.color', /must be a hex colour/],
+      [{ ...file, prompt: { ...file.prompt, input_variables: ['not a name'] } }, 'prompt.input_variables.0', /must be a variable name/],
+      [{ ...file, sessions: [{ id: 'a\u0001b', messages: [] }] }, 'sessions.0.id', /control characters/],
       [
         { ...file, tools: [{ ...file.tools[0], metadata: { headers: 'x' } }] },
         'tools.0.metadata.headers',

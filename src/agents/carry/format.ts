@@ -7,6 +7,9 @@ import { DescriptionSchema, httpUrlSchema, JsonObjectSchema, NameSchema } from '
 import { DOCUMENT_TYPES } from '../../documents/schema.js';
 import { TOOL_TYPES } from '../../tools/schema.js';
 import { AGENT_TYPES } from '../schema.js';
+import { CreatePromptSchema } from '../../prompts/schema.js';
+import { ColorSchema } from '../../tags/schema.js';
+import { SessionIdSchema } from '../../runs/schema.js';
 import { PROVIDER_DESCRIPTION } from '../llm.js';
 
 export const EXPORT_FORMAT = 'agent-service.agent';
@@ -56,19 +59,10 @@ const AgentPartSchema = v.object(
   'must be an object',
 );
 
-const PromptPartSchema = v.object(
-  {
-    name: NameSchema,
-    template: v.pipe(Text(100_000), v.minLength(1, 'must not be empty')),
-    input_variables: bounded(Text(100), 100, 'variable names'),
-  },
-  'must be an object or null',
-);
+/** The prompt as `POST /prompts` takes it. */
+const PromptPartSchema = CreatePromptSchema;
 
-const TagPartSchema = v.object(
-  { name: NameSchema, color: v.pipe(Text(9), v.description('A CSS hex colour.')) },
-  'must be an object with name and color',
-);
+const TagPartSchema = v.object({ name: NameSchema, color: ColorSchema }, 'must be an object with name and color');
 
 const ToolPartSchema = v.object(
   {
@@ -117,15 +111,20 @@ const SplitterPartSchema = v.pipe(
   ),
 );
 
+const Page = v.pipe(
+  v.number('must be a whole number'),
+  v.integer('must be a whole number'),
+  v.minValue(1, 'must be at least 1'),
+  v.maxValue(1_000_000, 'must be at most 1000000'),
+);
+
 const DocumentPartSchema = v.object(
   {
     name: NameSchema,
     type: v.picklist(DOCUMENT_TYPES, `must be one of ${DOCUMENT_TYPES.join(', ')}`),
     url: httpUrlSchema('credentials are never exported'),
-    from_page: v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
-    to_page: v.nullable(
-      v.pipe(v.number('must be a whole number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1')),
-    ),
+    from_page: Page,
+    to_page: v.nullable(Page),
     splitter: v.nullable(SplitterPartSchema),
     metadata: JsonObjectSchema,
     authorizationNeeded: v.pipe(
@@ -154,7 +153,7 @@ const MessagePartSchema = v.object(
 
 const SessionPartSchema = v.object(
   {
-    id: v.pipe(Text(200), v.minLength(1, 'must not be empty')),
+    id: SessionIdSchema,
     messages: bounded(MessagePartSchema, CARRY_LIMITS.messages, 'messages'),
   },
   'must be an object with id and messages',
