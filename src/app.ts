@@ -19,6 +19,8 @@ import { describeError, jsonLogger, type Logger } from './lib/log.js';
 import { authRoutes } from './auth/routes.js';
 import { apiTokenRoutes } from './api-tokens/routes.js';
 import { agentRoutes, libraryRoute } from './agents/routes.js';
+import { carryRoutes } from './agents/carry/routes.js';
+import { createCarryStore } from './agents/carry/store.js';
 import { agentDocumentRoutes, agentDocumentViaAgentsRoute, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
 import { IngestionQueue } from './documents/ingestion.js';
@@ -188,6 +190,7 @@ export function createApp({
     // Before GET /agents/:id, which would read "library" as an id.
     libraryRoute(stores),
     ...agentRoutes(stores),
+    ...carryRoutes({ carry: createCarryStore(db, stores), ingestion }),
     ...promptRoutes(stores),
     ...tagRoutes(stores),
     ...runRoutes({ ...stores, engine, eventLog, keepAliveMs }),

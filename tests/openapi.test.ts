@@ -262,6 +262,8 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('listAgents', auth);
   await expectDocumented('getAgent', { ...auth, id: agent.id });
   await expectDocumented('updateAgent', { ...auth, id: agent.id, body: { tags: [{ id: tag.id }], hasMemory: false } });
+  const exported = await expectDocumented('exportAgent', { ...auth, id: agent.id, query: '?sessions=true' });
+  await expectDocumented('importAgent', { ...auth, body: exported, query: '?dryRun=true' });
 
   // Running an agent, against a fake model server.
   const fake = await startFakeOpenAI();

@@ -445,3 +445,8 @@ export function openApiRoute(routes: Route[]): Route {
   });
   return route;
 }
+
+/** One schema as a JSON Schema document of its own, converted by the same rules as the OpenAPI document (request view). */
+export function standaloneJsonSchema(schema: v.GenericSchema): Json {
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', ...(toJsonSchema(schema, conversion('input', {})) as Json) };
+}

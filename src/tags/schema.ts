@@ -6,7 +6,7 @@ import { Id, Timestamp } from '../http/shapes.js';
 export const DEFAULT_TAG_COLOR = '#0e8a16';
 
 /** A CSS hex colour: #rgb, #rgba, #rrggbb or #rrggbbaa. */
-const ColorSchema = v.pipe(
+export const ColorSchema = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.regex(/^#(?:[0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/i, 'must be a hex colour: #rgb, #rgba, #rrggbb or #rrggbbaa'),

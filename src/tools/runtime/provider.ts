@@ -26,7 +26,7 @@ export interface ToolSetRequest {
 }
 
 /** Metadata keys any kind's clients may put a credential under (`automation_nla_api_key`, `token`, …). */
-const SECRET_KEY = /key|token|secret|password|authorization/i;
+export const SECRET_KEY = /key|token|secret|password|authorization/i;
 
 /** Every string value of the kind's secret fields, and of any key named like a credential: what must never be shown. */
 export function secretsOf(tool: ToolRecord, kind: Pick<ToolKind, 'secretFields'> | undefined): string[] {

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, get, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
 import { DeleteButton } from '../delete-button.js';
+import { ExportButton, ImportButton } from '../agent-carry.js';
 import { useForm } from '../form.js';
 import { PagedView } from '../lists.js';
 import {
@@ -39,6 +40,7 @@ export function AgentsPage() {
         <a class="button primary" href={href('/agents/new')}>
           New agent
         </a>
+        <ImportButton />
       </div>
       <PagedView
         list={agents}
@@ -81,6 +83,7 @@ export function AgentsPage() {
                   <a class="button" href={href(`/agents/${agent.id}/runs`)}>
                     Runs<span class="visually-hidden"> of {agent.name}</span>
                   </a>
+                  <ExportButton agent={agent} />
                 </p>
               </li>
             ))}
