@@ -25,6 +25,7 @@ interface Call {
   path: string;
   body?: Json;
   token?: string;
+  headers?: Record<string, string>;
 }
 
 describe("no answer but sign-up's carries a password or its hash", () => {
@@ -73,6 +74,35 @@ describe("no answer but sign-up's carries a password or its hash", () => {
       await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { token, body: { input: 'remember this', sessionId: 's1' } })
     ).body.data;
     const me = (await service.request('GET', '/api/v1/auth/me', { token })).body.data;
+    /** Starts `start` and waits until its model request has arrived, so the reply queued for it is its own. */
+    const reachingTheModel = async <T>(start: () => Promise<T>): Promise<T> => {
+      const arrived = fake.waitForRequests(fake.requests.length + 1);
+      const started = await start();
+      await arrived;
+      return started;
+    };
+    // A run waiting for approval of a call of `tool`, a background run and a background response the
+    // model never answers (cancelled below), a stored response, and a webhook.
+    const gated = await create('/tools', { name: 'gated', type: 'SEARCH', metadata: { url: 'http://127.0.0.1:9/' } });
+    await create('/agent-tools', { agentId: runner.id, toolId: gated.id, requiresApproval: true });
+    fake.reply({ toolCalls: [{ name: 'gated', arguments: '{"query":"otters"}' }] });
+    const waiting = (await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { token, body: { input: 'search' } })).body.data;
+    assert.equal(waiting.status, 'requires_action');
+    fake.reply({ hang: true });
+    const hanging = await reachingTheModel(
+      async () =>
+        (await service.request('POST', `/api/v1/agents/${runner.id}/invoke`, { token, body: { input: 'hang', background: true } })).body
+          .data,
+    );
+    const response = (await service.request('POST', '/v1/responses', { token, body: { model: runner.id, input: 'hi' } })).body;
+    fake.reply({ hang: true });
+    const hangingResponse = await reachingTheModel(
+      async () =>
+        (await service.request('POST', '/v1/responses', { token, body: { model: runner.id, input: 'hang', background: true } })).body,
+    );
+    const webhook = await create('/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const mcpHeaders = { accept: 'application/json, text/event-stream' };
+    const mcpCall = (method: string, params: Json) => ({ jsonrpc: '2.0', id: 1, method, params });
 
     // What each route is called with. Deletes come last, the account's own at the very end.
     const calls: Record<string, () => Call> = {
@@ -155,6 +185,35 @@ describe("no answer but sign-up's carries a password or its hash", () => {
       'get /agents/:id/sessions/:sessionId/messages': () => ({ path: `/agents/${runner.id}/sessions/s1/messages`, token }),
       'get /users/me': () => ({ path: '/users/me', token }),
       'get /users/:id': () => ({ path: `/users/${me.id}`, token }),
+      'get /runs/:id/events': () => ({ path: `/runs/${run.runId}/events`, token }),
+      'post /runs/:id/cancel': () => ({ path: `/runs/${hanging.runId}/cancel`, token }),
+      'post /runs/:id/actions': () => ({
+        path: `/runs/${waiting.runId}/actions`,
+        token,
+        body: { actions: [{ id: waiting.actions[0].id, approve: false, reason: 'not now' }] },
+      }),
+      'patch /agent-tools/:id': () => ({ path: `/agent-tools/${agentTool.id}`, token, body: { requiresApproval: true } }),
+      'get /tools/:id/functions': () => ({ path: `/tools/${tool.id}/functions`, token }),
+      'post /webhooks': () => ({ path: '/webhooks', token, body: { url: 'http://127.0.0.1:9/other', events: ['run.succeeded'] } }),
+      'get /webhooks': () => ({ path: '/webhooks', token }),
+      'get /webhooks/:id': () => ({ path: `/webhooks/${webhook.id}`, token }),
+      'patch /webhooks/:id': () => ({ path: `/webhooks/${webhook.id}`, token, body: { description: 'renamed' } }),
+      'get /webhooks/:id/deliveries': () => ({ path: `/webhooks/${webhook.id}/deliveries`, token }),
+      'post /webhooks/:id/rotate-secret': () => ({ path: `/webhooks/${webhook.id}/rotate-secret`, token }),
+      'post /webhooks/:id/test': () => ({ path: `/webhooks/${webhook.id}/test`, token }),
+      'post /mcp': () => ({ path: '/mcp', token, headers: mcpHeaders, body: mcpCall('tools/list', {}) }),
+      'get /v1/models': () => ({ path: '/v1/models', token }),
+      'get /v1/models/:id': () => ({ path: `/v1/models/${runner.id}`, token }),
+      'post /v1/chat/completions': () => ({
+        path: '/v1/chat/completions',
+        token,
+        body: { model: runner.id, messages: [{ role: 'user', content: 'hi' }] },
+      }),
+      'post /v1/responses': () => ({ path: '/v1/responses', token, body: { model: runner.id, input: 'hi' } }),
+      'get /v1/responses/:id': () => ({ path: `/v1/responses/${response.id}`, token }),
+      'post /v1/responses/:id/cancel': () => ({ path: `/v1/responses/${hangingResponse.id}/cancel`, token }),
+      'delete /v1/responses/:id': () => ({ path: `/v1/responses/${response.id}`, token }),
+      'delete /webhooks/:id': () => ({ path: `/webhooks/${webhook.id}`, token }),
       'get /healthz': () => ({ path: '/healthz' }),
       'get /openapi.json': () => ({ path: '/openapi.json' }),
       'delete /agents/:id/sessions/:sessionId': () => ({ path: `/agents/${runner.id}/sessions/s1`, token }),
@@ -191,7 +250,11 @@ describe("no answer but sign-up's carries a password or its hash", () => {
       const route = service.app.routes.find((candidate) => keyOf(candidate) === key)!;
       const call = make();
       const prefix = route.root || call.path === '/openapi.json' ? (route.root ? '' : '/api/v1') : '/api/v1';
-      const reply = await service.request(route.method.toUpperCase(), `${prefix}${call.path}`, { token: call.token, body: call.body });
+      const reply = await service.request(route.method.toUpperCase(), `${prefix}${call.path}`, {
+        token: call.token,
+        body: call.body,
+        headers: call.headers,
+      });
       assert.ok(reply.status < 300, `${key}: ${reply.status} ${JSON.stringify(reply.body)}`);
       if (key === 'post /auth/sign-up') {
         assert.ok(reply.body.data.user.password.startsWith('$scrypt$'));
