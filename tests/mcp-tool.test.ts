@@ -91,6 +91,62 @@ for (const [line, start] of [['2.x', startMcpServer2], ['1.x', startMcpServer1]]
   });
 }
 
+test('an MCP tool says hasHeaders in every answer with it, and never its headers', async () => {
+  const hidden = (reply: { text: string }, what: string) => assert.ok(!reply.text.includes('sk-mcp-header-secret'), `${what} shows no header`);
+  const created = await service.request('POST', '/api/v1/tools', {
+    token: alice.token,
+    body: { name: 'Sealed', type: 'MCP', metadata: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: SECRET } } },
+  });
+  assert.equal(created.status, 201, created.text);
+  hidden(created, 'create');
+  assert.equal(created.body.data.hasHeaders, true);
+  const id = created.body.data.id;
+  const bare = await service.createTool(alice.token, { name: 'Bare', type: 'MCP', metadata: { url: 'http://127.0.0.1:9/mcp', headers: {} } });
+  assert.equal(bare.hasHeaders, false, 'an empty headers object is no headers');
+  const search = await service.createTool(alice.token, { name: 'Web', type: 'SEARCH', metadata: { url: 'http://127.0.0.1:9/s', headers: { 'X-Key': 'sk-mcp-header-secret-2' } } });
+  assert.equal('hasHeaders' in search, false, 'other kinds do not say it');
+
+  const got = await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token });
+  hidden(got, 'get');
+  assert.equal(got.body.data.hasHeaders, true);
+
+  const listed = await service.request('GET', '/api/v1/tools?limit=100', { token: alice.token });
+  hidden(listed, 'the list');
+  const flags = new Map(listed.body.data.map((tool: Json) => [tool.id, tool.hasHeaders]));
+  for (const tool of listed.body.data as Json[]) {
+    if (tool.type === 'MCP') assert.equal(typeof tool.hasHeaders, 'boolean', `${tool.name} says hasHeaders`);
+    else assert.equal('hasHeaders' in tool, false, `${tool.name} does not`);
+  }
+  assert.equal(flags.get(id), true);
+  assert.equal(flags.get(bare.id), false);
+
+  const agent = await service.create(alice.token, '/agents', { name: 'Holder', type: 'VENDOR_A', llm });
+  const link = await service.request('POST', '/api/v1/agent-tools', { token: alice.token, body: { agentId: agent.id, toolId: id } });
+  assert.equal(link.status, 201, link.text);
+  hidden(link, 'the new link');
+  assert.equal(link.body.data.tool.hasHeaders, true);
+  const links = await service.request('GET', `/api/v1/agent-tools?agentId=${agent.id}&expand=true`, { token: alice.token });
+  hidden(links, 'the links');
+  assert.equal(links.body.data.length, 1);
+  assert.equal(links.body.data[0].tool.hasHeaders, true);
+  const oneLink = await service.request('GET', `/api/v1/agent-tools/${link.body.data.id}`, { token: alice.token });
+  hidden(oneLink, 'a link');
+  assert.equal(oneLink.body.data.tool.hasHeaders, true);
+
+  const renamed = await service.request('PATCH', `/api/v1/tools/${id}`, { token: alice.token, body: { name: 'Sealed 2' } });
+  hidden(renamed, 'a rename');
+  assert.equal(renamed.body.data.hasHeaders, true, 'a change without metadata keeps the headers');
+  const cleared = await service.request('PATCH', `/api/v1/tools/${id}`, { token: alice.token, body: { metadata: { url: 'http://127.0.0.1:9/mcp' } } });
+  assert.equal(cleared.body.data.hasHeaders, false, 'new metadata without headers has none');
+  const replaced = await service.request('PATCH', `/api/v1/tools/${id}`, {
+    token: alice.token,
+    body: { metadata: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `${SECRET}-new` } } },
+  });
+  hidden(replaced, 'a change of headers');
+  assert.equal(replaced.body.data.hasHeaders, true);
+  assert.equal((await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token })).body.data.hasHeaders, true);
+});
+
 describe('an MCP server that cannot be used', () => {
   test('down when the run starts: its functions are left out, the model is told in a note, the warnings say so', async () => {
     const closed = http.createServer();
