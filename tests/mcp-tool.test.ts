@@ -166,6 +166,48 @@ describe('an MCP server that cannot be used', () => {
     assert.match(sent.messages[0].content, /The tool "Gone" \(MCP\) is not offered: the MCP server is unavailable/);
   });
 
+  // What the model was sent after its call: the tool message answering it.
+  const toolMessage = (index: number) => {
+    const messages = fake.requests[index].body.messages as Json[];
+    const answers = messages.filter((message) => message.role === 'tool');
+    assert.equal(answers.length, 1, 'one tool message');
+    return answers[0].content as string;
+  };
+
+  test('slower than TOOL_TIMEOUT_MS: the call is a tool error the model is told, and the run goes on', async () => {
+    const quick = await startService({ toolTimeoutMs: 1500 });
+    const user = await quick.signUp();
+    const server = await startMcpServer2();
+    const tool = await quick.createTool(user.token, { name: 'Lazy', type: 'MCP', metadata: { url: server.url } });
+    const agent = await quick.create(user.token, '/agents', { name: 'Waiter', type: 'VENDOR_A', llm });
+    await quick.create(user.token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    fake.reply({ toolCalls: [{ name: 'lazy__slow', arguments: '{"ms":6000}' }] }, { text: 'It was too slow.' });
+    const before = fake.requests.length;
+    const started = Date.now();
+    const reply = await quick.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'go' } });
+    assert.equal(reply.status, 200, reply.text);
+    assert.ok(Date.now() - started < 5000, 'the call was given up before the server answered');
+    assert.deepEqual(reply.body.data.warnings, []);
+    assert.equal(reply.body.data.output, 'It was too slow.');
+    const [step] = reply.body.data.steps;
+    assert.equal(step.error, `${new URL(server.url).host} did not answer within 1.5 s`);
+    assert.match(toolMessage(before + 1), /did not answer within 1\.5 s/);
+  });
+
+  test('a server that answers a call with a protocol error: a tool error the model is told', async () => {
+    const server = await startMcpServer2({ callError: { code: -32603, message: 'the index is corrupt' } });
+    const tool = await service.createTool(alice.token, { name: 'Broken', type: 'MCP', metadata: { url: server.url } });
+    const agent = await agentWith(tool);
+    fake.reply({ toolCalls: [{ name: 'broken__add', arguments: '{"a":1,"b":2}' }] }, { text: 'It is broken.' });
+    const before = fake.requests.length;
+    const reply = await invoke(agent.id);
+    assert.equal(reply.status, 200, reply.text);
+    assert.equal(reply.body.data.output, 'It is broken.');
+    const [step] = reply.body.data.steps;
+    assert.match(step.error, /the index is corrupt/);
+    assert.match(toolMessage(before + 1), /the index is corrupt/);
+  });
+
   test('a redirect is refused', async () => {
     const real = await startMcpServer2();
     const redirecting = http.createServer((_req, res) => {
