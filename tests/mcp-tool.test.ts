@@ -46,6 +46,11 @@ for (const [line, start] of [['2.x', startMcpServer2], ['1.x', startMcpServer1]]
         listed.body.data.functions.map((fn: Json) => fn.name),
         ['calc__add', 'calc__echo_headers', 'calc__fail', 'calc__slow'],
       );
+      assert.deepEqual(
+        listed.body.data.functions.map((fn: Json) => fn.mcpTool),
+        ['add', 'echo_headers', 'fail', 'slow'],
+        "each function names the server's tool, as an allow-list does",
+      );
       assert.deepEqual(listed.body.data.warnings, []);
       assert.equal(listed.body.data.functions[0].description, 'Adds two numbers.');
       assert.deepEqual(listed.body.data.functions[0].parameters.required, ['a', 'b']);

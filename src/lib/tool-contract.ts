@@ -12,6 +12,8 @@ export interface ToolFunction {
   /** The tool record this function comes from (for steps). */
   toolId: string;
   toolName: string;
+  /** An MCP tool's function: the server's name of the tool (what the tool's allow-list names). */
+  mcpTool?: string;
   /** Runs the call; throws an Error whose message is safe to show (no secrets) on failure. */
   call(args: unknown, context: ToolCallContext): Promise<string>;
 }
