@@ -3,6 +3,9 @@
 // record of what it was sent (its memory stays flat however long the benchmark runs). A streamed
 // request whose last message holds the text in HOLD_MARKER (set by the benchmark) gets its first
 // piece of text and is then held open until the client goes away: the open streams of the benchmark.
+// With TOOL_CALL_MARKER and TOOL_CALL_NAME set, a plain request whose last message is the user's and
+// holds the marker is answered with a call of that function (arguments {"a":2,"b":3}) instead; the
+// request that follows (its last message the tool's answer) gets the text.
 //
 //   PORT=0 HOLD_MARKER=word node --import tsx scripts/bench/fake-model.ts
 // On listening it writes one JSON line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`; the
@@ -11,6 +14,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const HOLD_MARKER = process.env.HOLD_MARKER || undefined;
+const TOOL_CALL_MARKER = process.env.TOOL_CALL_MARKER || undefined;
+const TOOL_CALL_NAME = process.env.TOOL_CALL_NAME || 'add';
 const PIECES = ['Hello', ' from', ' the', ' fake', ' model.'];
 const TEXT = PIECES.join('');
 const USAGE = { prompt_tokens: 24, completion_tokens: PIECES.length, total_tokens: 24 + PIECES.length };
@@ -33,7 +38,7 @@ const server = createServer((req, res) => {
     if (req.method !== 'POST' || !(req.url ?? '').endsWith('/chat/completions')) {
       return json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
     }
-    let body: { model?: string; stream?: boolean; messages?: { content?: unknown }[]; stream_options?: { include_usage?: boolean } };
+    let body: { model?: string; stream?: boolean; messages?: { role?: string; content?: unknown }[]; stream_options?: { include_usage?: boolean } };
     try {
       body = JSON.parse(Buffer.concat(parts).toString('utf8'));
     } catch {
@@ -42,6 +47,24 @@ const server = createServer((req, res) => {
     const id = `chatcmpl-bench-${++counter}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model ?? 'fake-model';
+    const lastMessage = body.messages?.at(-1);
+    if (
+      !body.stream &&
+      TOOL_CALL_MARKER !== undefined &&
+      lastMessage?.role === 'user' &&
+      typeof lastMessage.content === 'string' &&
+      lastMessage.content.includes(TOOL_CALL_MARKER)
+    ) {
+      const call = { id: `call_${counter}`, type: 'function', function: { name: TOOL_CALL_NAME, arguments: '{"a":2,"b":3}' } };
+      return json(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
+        usage: USAGE,
+      });
+    }
     if (!body.stream) {
       return json(res, 200, {
         id,

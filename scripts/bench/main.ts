@@ -42,6 +42,7 @@ import { scale } from './cases/scale.js';
 import { searchScale } from './cases/search-scale.js';
 import { agentRuns } from './cases/agent-runs.js';
 import { openaiApi } from './cases/openai-api.js';
+import { mcp } from './cases/mcp.js';
 
 /** Every case, in the order they run (and report). */
 const CASES: BenchCase[] = [
@@ -58,6 +59,7 @@ const CASES: BenchCase[] = [
   searchScale,
   agentRuns,
   openaiApi,
+  mcp,
 ];
 if (CASES.map((c) => c.name).join() !== CASE_KEYS.join())
   throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');

@@ -20,6 +20,7 @@ export const CASE_KEYS = [
   'search-scale',
   'agent-runs',
   'openai-api',
+  'mcp',
 ] as const;
 export type CaseKey = (typeof CASE_KEYS)[number];
 
