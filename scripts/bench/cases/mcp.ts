@@ -7,6 +7,7 @@
 //   official SDK's server, timing itself) against the same run shape with no tool (the model's
 //   call answered at once with "no such function"): the difference, less the MCP server's own time
 //   in that run (connect, list, call), is what the service spends on MCP per call.
+import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { OPTS, fmt, log, median, percentile, round } from '../options.js';
@@ -79,6 +80,13 @@ async function alternate(
 
 const p50 = (values: number[]) => percentile(Float64Array.from(values).sort(), 50);
 
+/**
+ * Milliseconds the process's main thread (where its JavaScript runs) has been on a core so far
+ * (/proc/<pid>/schedstat): unlike the wall time, it does not grow when the machine is busy.
+ */
+const onCpuMs = (pid: number) => Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+
 async function run(ctx: BenchContext): Promise<CaseReport> {
   // One user with seven agents (no prompts, documents or tools): agent 0 answers /invoke and /mcp,
   // and is the no-tool side of the run comparison; agent 6 (the same type, without memory) gets the MCP tool.
@@ -140,25 +148,38 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   const targets: Target[] = [];
   const notes: string[] = [];
 
-  // /mcp against /invoke.
-  const request = async (sent: Sent) => (await timed(svc, agent, sent)).ms;
+  // /mcp against /invoke. Each request's time, and the service's CPU time meanwhile (`cpu`, when given).
+  const request = async (sent: Sent, cpu?: { service: number[]; mcp: number[] }) => {
+    const before = cpu && [onCpuMs(svc.pid), onCpuMs(mcpServer.pid)];
+    const { ms } = await timed(svc, agent, sent);
+    if (cpu && before) {
+      cpu.service.push(onCpuMs(svc.pid) - before[0]);
+      cpu.mcp.push(onCpuMs(mcpServer.pid) - before[1]);
+    }
+    return ms;
+  };
+  const cpuOf = () => ({ service: [] as number[], mcp: [] as number[] });
+  const cpu = { mcp: cpuOf(), invoke: cpuOf(), withTool: cpuOf(), withoutTool: cpuOf() };
   await alternate(warmup, () => request(toolsCall()), () => request(invoke));
   log(`mcp: /mcp tools/call vs /invoke, ${samples} each, alternating`);
-  const served = await alternate(samples, () => request(toolsCall()), () => request(invoke));
+  const served = await alternate(samples, () => request(toolsCall(), cpu.mcp), () => request(invoke, cpu.invoke));
   const [mcpP50, invokeP50] = [p50(served.a), p50(served.b)];
   const serverDifference = round(mcpP50 - invokeP50, 2);
   targets.push({
     target: SERVER,
-    measured: `${fmt(serverDifference, 2)} ms: p50 ${fmt(mcpP50, 2)} vs ${fmt(invokeP50, 2)} ms (${fmt(samples)} each, alternating)`,
+    measured:
+      `${fmt(serverDifference, 2)} ms: p50 ${fmt(mcpP50, 2)} vs ${fmt(invokeP50, 2)} ms (${fmt(samples)} each, alternating); ` +
+      `the service's CPU a request ${fmt(mean(cpu.mcp.service), 2)} vs ${fmt(mean(cpu.invoke.service), 2)} ms`,
     pass: serverDifference <= 2,
   });
 
   // A run with one MCP call against the same run without the tool; the server's own time per run taken out.
   const own: number[] = [];
   let requestsPerRun = 0;
+  let measuring = false;
   const mcpRun = async () => {
     await ownTime(); // starts the server's sum at 0, outside the timed request
-    const ms = await request(withTool);
+    const ms = await request(withTool, measuring ? cpu.withTool : undefined);
     const spent = await ownTime();
     own.push(spent.ms);
     requestsPerRun = spent.requests;
@@ -166,8 +187,9 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
   };
   await alternate(warmup, mcpRun, () => request(withoutTool));
   own.length = 0;
+  measuring = true;
   log(`mcp: runs with one MCP call vs without, ${samples} each, alternating`);
-  const runs = await alternate(samples, mcpRun, () => request(withoutTool));
+  const runs = await alternate(samples, mcpRun, () => request(withoutTool, cpu.withoutTool));
   const overheads = runs.a.map((ms, i) => ms - runs.b[i] - own[i]);
   const [withP50, withoutP50, ownP50] = [p50(runs.a), p50(runs.b), p50(own)];
   const overhead = round(median(overheads), 2);
@@ -175,7 +197,9 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     target: CLIENT,
     measured:
       `${fmt(overhead, 2)} ms (median of paired runs): p50 ${fmt(withP50, 2)} ms with the call vs ${fmt(withoutP50, 2)} ms without, ` +
-      `the MCP server's own time p50 ${fmt(ownP50, 2)} ms over ${requestsPerRun} requests a run`,
+      `the MCP server's own time p50 ${fmt(ownP50, 2)} ms over ${requestsPerRun} requests a run; ` +
+      `the service's CPU a run ${fmt(mean(cpu.withTool.service), 2)} vs ${fmt(mean(cpu.withoutTool.service), 2)} ms, ` +
+      `the MCP server's ${fmt(mean(cpu.withTool.mcp), 2)} ms`,
     pass: overhead <= 3,
   });
   notes.push(
@@ -193,7 +217,13 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     notes,
     results: {
       mcp: {
-        server: { samples, mcpP50Ms: round(mcpP50, 3), invokeP50Ms: round(invokeP50, 3), differenceP50Ms: serverDifference },
+        server: {
+          samples,
+          mcpP50Ms: round(mcpP50, 3),
+          invokeP50Ms: round(invokeP50, 3),
+          differenceP50Ms: serverDifference,
+          serviceCpuMsPerRequest: { mcp: round(mean(cpu.mcp.service), 3), invoke: round(mean(cpu.invoke.service), 3) },
+        },
         client: {
           samples,
           withCallP50Ms: round(withP50, 3),
@@ -201,6 +231,11 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
           serverOwnP50Ms: round(ownP50, 3),
           serverRequestsPerRun: requestsPerRun,
           overheadMedianMs: overhead,
+          cpuMsPerRun: {
+            serviceWithCall: round(mean(cpu.withTool.service), 3),
+            serviceWithout: round(mean(cpu.withoutTool.service), 3),
+            mcpServer: round(mean(cpu.withTool.mcp), 3),
+          },
         },
       },
     },
