@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS tools (
   metadata   TEXT    NOT NULL,           -- JSON object of settings, sealed (AES-256-GCM): may hold secrets
   created_at TEXT    NOT NULL,
   updated_at TEXT    NOT NULL,
-  description TEXT                       -- what the model is told the tool does (NULL: a default per type)
+  description TEXT,                      -- what the model is told the tool does (NULL: a default per type)
+  has_headers INTEGER NOT NULL DEFAULT 0  -- 1 when the sealed metadata holds headers (shown as hasHeaders, never the headers)
 );
 CREATE INDEX IF NOT EXISTS tools_by_user ON tools (user_id, seq);
 

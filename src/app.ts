@@ -143,6 +143,7 @@ export function createApp({
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
     fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+    toolTimeoutMs: config.toolTimeoutMs,
   };
   const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost });

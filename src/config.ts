@@ -35,6 +35,8 @@ export interface Config {
    * request a user configures): loopback, private and link-local addresses become reachable.
    */
   allowPrivateNetworks: boolean;
+  /** How long one request of a tool may take (an HTTP call, an MCP server's answer); past it the model is told the call failed. */
+  toolTimeoutMs: number;
   /** Cut off a request whose headers and body have not arrived within this time. */
   requestTimeoutMs: number;
   /** On SIGTERM, wait this long for in-flight requests before closing their connections. */
@@ -191,6 +193,7 @@ const EnvSchema = v.object({
   RUN_QUEUE_PER_USER: v.optional(integerSetting(0, 100_000), '100'),
   RUN_APPROVAL_TTL_MS: v.optional(integerSetting(1000, 31 * 86_400_000), '86400000'),
   RUN_EVENTS_RETENTION: v.optional(integerSetting(0, 36_500), '30'),
+  TOOL_TIMEOUT_MS: v.optional(integerSetting(100, 600_000), '30000'),
   RUN_MAX_STEPS: v.optional(integerSetting(1, 100), '8'),
   RUN_ANSWER_MAX_BYTES: v.optional(integerSetting(1024, 16 * 1024 * 1024), String(1024 * 1024)),
   RUN_MAX_TOOL_CALLS: v.optional(integerSetting(1, 1000), '64'),
@@ -287,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logRequests: settings.LOG_REQUESTS,
     signUp: settings.SIGN_UP,
     allowPrivateNetworks: settings.ALLOW_PRIVATE_NETWORKS,
+    toolTimeoutMs: settings.TOOL_TIMEOUT_MS,
     requestTimeoutMs: settings.REQUEST_TIMEOUT_MS,
     shutdownTimeoutMs: settings.SHUTDOWN_TIMEOUT_MS,
     trustProxy: settings.TRUST_PROXY,

@@ -9,6 +9,7 @@ import { Client as Client1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as Transport1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startService, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
+import { MCP_PAGE_SIZE } from '../src/mcp/tools.js';
 
 const fake = await startFakeOpenAI();
 const service = await startService();
@@ -156,5 +157,39 @@ describe('/mcp authentication', () => {
     await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: bob.token });
     assert.ok(!(await client.listTools()).tools.some((tool) => tool.name === 'newcomer'));
     await client.close();
+  });
+});
+
+describe('/mcp tools/list in pages', () => {
+  test(`a caller with more than ${MCP_PAGE_SIZE} agents gets pages joined by nextCursor, read whole by both clients; an unknown cursor is refused`, async () => {
+    const carol = await service.signUp('Carol');
+    const count = 2 * MCP_PAGE_SIZE + 5;
+    for (let i = 0; i < count; i++) await createAgent(carol.token, { name: `Helper ${i}` });
+    const expected = [...Array.from({ length: count }, (_, i) => `helper_${i}`), 'search_documents'];
+
+    // The 1.x client asks page by page.
+    const client1 = await connect('1.x', carol.token);
+    const names: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client1.listTools(cursor === undefined ? undefined : { cursor });
+      names.push(...page.tools.map((tool) => tool.name));
+      sizes.push(page.tools.length);
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    assert.deepEqual(sizes, [MCP_PAGE_SIZE, MCP_PAGE_SIZE, 6]);
+    assert.deepEqual(names, expected, 'every agent once, in creation order, then search_documents');
+    await assert.rejects(client1.listTools({ cursor: 'bm90LWEtY3Vyc29y' }), /Unknown cursor/);
+    await client1.close();
+
+    // The 2.x client follows the cursors itself.
+    const client2 = await connect('2.x', carol.token);
+    assert.deepEqual(
+      (await client2.listTools()).tools.map((tool) => tool.name),
+      expected,
+    );
+    await assert.rejects(client2.listTools({ cursor: 'bm90LWEtY3Vyc29y' }), /Unknown cursor/);
+    await client2.close();
   });
 });

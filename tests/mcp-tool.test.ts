@@ -54,6 +54,11 @@ for (const [line, start] of [
         listed.body.data.functions.map((fn: Json) => fn.name),
         ['calc__add', 'calc__echo_headers', 'calc__fail', 'calc__slow'],
       );
+      assert.deepEqual(
+        listed.body.data.functions.map((fn: Json) => fn.mcpTool),
+        ['add', 'echo_headers', 'fail', 'slow'],
+        "each function names the server's tool, as an allow-list does",
+      );
       assert.deepEqual(listed.body.data.warnings, []);
       assert.equal(listed.body.data.functions[0].description, 'Adds two numbers.');
       assert.deepEqual(listed.body.data.functions[0].parameters.required, ['a', 'b']);
@@ -106,6 +111,74 @@ for (const [line, start] of [
   });
 }
 
+test('an MCP tool says hasHeaders in every answer with it, and never its headers', async () => {
+  const hidden = (reply: { text: string }, what: string) =>
+    assert.ok(!reply.text.includes('sk-mcp-header-secret'), `${what} shows no header`);
+  const created = await service.request('POST', '/api/v1/tools', {
+    token: alice.token,
+    body: { name: 'Sealed', type: 'MCP', metadata: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: SECRET } } },
+  });
+  assert.equal(created.status, 201, created.text);
+  hidden(created, 'create');
+  assert.equal(created.body.data.hasHeaders, true);
+  const id = created.body.data.id;
+  const bare = await service.createTool(alice.token, {
+    name: 'Bare',
+    type: 'MCP',
+    metadata: { url: 'http://127.0.0.1:9/mcp', headers: {} },
+  });
+  assert.equal(bare.hasHeaders, false, 'an empty headers object is no headers');
+  const search = await service.createTool(alice.token, {
+    name: 'Web',
+    type: 'SEARCH',
+    metadata: { url: 'http://127.0.0.1:9/s', headers: { 'X-Key': 'sk-mcp-header-secret-2' } },
+  });
+  assert.equal('hasHeaders' in search, false, 'other kinds do not say it');
+
+  const got = await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token });
+  hidden(got, 'get');
+  assert.equal(got.body.data.hasHeaders, true);
+
+  const listed = await service.request('GET', '/api/v1/tools?limit=100', { token: alice.token });
+  hidden(listed, 'the list');
+  const flags = new Map(listed.body.data.map((tool: Json) => [tool.id, tool.hasHeaders]));
+  for (const tool of listed.body.data as Json[]) {
+    if (tool.type === 'MCP') assert.equal(typeof tool.hasHeaders, 'boolean', `${tool.name} says hasHeaders`);
+    else assert.equal('hasHeaders' in tool, false, `${tool.name} does not`);
+  }
+  assert.equal(flags.get(id), true);
+  assert.equal(flags.get(bare.id), false);
+
+  const agent = await service.create(alice.token, '/agents', { name: 'Holder', type: 'VENDOR_A', llm });
+  const link = await service.request('POST', '/api/v1/agent-tools', { token: alice.token, body: { agentId: agent.id, toolId: id } });
+  assert.equal(link.status, 201, link.text);
+  hidden(link, 'the new link');
+  assert.equal(link.body.data.tool.hasHeaders, true);
+  const links = await service.request('GET', `/api/v1/agent-tools?agentId=${agent.id}&expand=true`, { token: alice.token });
+  hidden(links, 'the links');
+  assert.equal(links.body.data.length, 1);
+  assert.equal(links.body.data[0].tool.hasHeaders, true);
+  const oneLink = await service.request('GET', `/api/v1/agent-tools/${link.body.data.id}`, { token: alice.token });
+  hidden(oneLink, 'a link');
+  assert.equal(oneLink.body.data.tool.hasHeaders, true);
+
+  const renamed = await service.request('PATCH', `/api/v1/tools/${id}`, { token: alice.token, body: { name: 'Sealed 2' } });
+  hidden(renamed, 'a rename');
+  assert.equal(renamed.body.data.hasHeaders, true, 'a change without metadata keeps the headers');
+  const cleared = await service.request('PATCH', `/api/v1/tools/${id}`, {
+    token: alice.token,
+    body: { metadata: { url: 'http://127.0.0.1:9/mcp' } },
+  });
+  assert.equal(cleared.body.data.hasHeaders, false, 'new metadata without headers has none');
+  const replaced = await service.request('PATCH', `/api/v1/tools/${id}`, {
+    token: alice.token,
+    body: { metadata: { url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `${SECRET}-new` } } },
+  });
+  hidden(replaced, 'a change of headers');
+  assert.equal(replaced.body.data.hasHeaders, true);
+  assert.equal((await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token })).body.data.hasHeaders, true);
+});
+
 describe('an MCP server that cannot be used', () => {
   test('down when the run starts: its functions are left out, the model is told in a note, the warnings say so', async () => {
     const closed = http.createServer();
@@ -123,6 +196,48 @@ describe('an MCP server that cannot be used', () => {
     const sent = fake.requests[before].body;
     assert.equal(sent.tools, undefined, 'no functions offered');
     assert.match(sent.messages[0].content, /The tool "Gone" \(MCP\) is not offered: the MCP server is unavailable/);
+  });
+
+  // What the model was sent after its call: the tool message answering it.
+  const toolMessage = (index: number) => {
+    const messages = fake.requests[index].body.messages as Json[];
+    const answers = messages.filter((message) => message.role === 'tool');
+    assert.equal(answers.length, 1, 'one tool message');
+    return answers[0].content as string;
+  };
+
+  test('slower than TOOL_TIMEOUT_MS: the call is a tool error the model is told, and the run goes on', async () => {
+    const quick = await startService({ toolTimeoutMs: 1500 });
+    const user = await quick.signUp();
+    const server = await startMcpServer2();
+    const tool = await quick.createTool(user.token, { name: 'Lazy', type: 'MCP', metadata: { url: server.url } });
+    const agent = await quick.create(user.token, '/agents', { name: 'Waiter', type: 'VENDOR_A', llm });
+    await quick.create(user.token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    fake.reply({ toolCalls: [{ name: 'lazy__slow', arguments: '{"ms":6000}' }] }, { text: 'It was too slow.' });
+    const before = fake.requests.length;
+    const started = Date.now();
+    const reply = await quick.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'go' } });
+    assert.equal(reply.status, 200, reply.text);
+    assert.ok(Date.now() - started < 5000, 'the call was given up before the server answered');
+    assert.deepEqual(reply.body.data.warnings, []);
+    assert.equal(reply.body.data.output, 'It was too slow.');
+    const [step] = reply.body.data.steps;
+    assert.equal(step.error, `${new URL(server.url).host} did not answer within 1.5 s`);
+    assert.match(toolMessage(before + 1), /did not answer within 1\.5 s/);
+  });
+
+  test('a server that answers a call with a protocol error: a tool error the model is told', async () => {
+    const server = await startMcpServer2({ callError: { code: -32603, message: 'the index is corrupt' } });
+    const tool = await service.createTool(alice.token, { name: 'Broken', type: 'MCP', metadata: { url: server.url } });
+    const agent = await agentWith(tool);
+    fake.reply({ toolCalls: [{ name: 'broken__add', arguments: '{"a":1,"b":2}' }] }, { text: 'It is broken.' });
+    const before = fake.requests.length;
+    const reply = await invoke(agent.id);
+    assert.equal(reply.status, 200, reply.text);
+    assert.equal(reply.body.data.output, 'It is broken.');
+    const [step] = reply.body.data.steps;
+    assert.match(step.error, /the index is corrupt/);
+    assert.match(toolMessage(before + 1), /the index is corrupt/);
   });
 
   test('a redirect is refused', async () => {

@@ -46,7 +46,11 @@ describe('no body field but an array field accepts an array', () => {
       for (const [path, field] of fieldsOf(schema)) {
         if (unwrap(field).type === 'array') continue;
         // A field that is a string or an array (the OpenAI API's `stop`), or an empty array only (its refused `tools`), is an array field too.
-        if (unwrap(field).type === 'union' && unwrap(field).options.some((option: AnySchema) => unwrap(option).type === 'array' || option.pipe?.[0]?.type === 'array')) continue;
+        if (
+          unwrap(field).type === 'union' &&
+          unwrap(field).options.some((option: AnySchema) => unwrap(option).type === 'array' || option.pipe?.[0]?.type === 'array')
+        )
+          continue;
         if (entriesOf(field) !== undefined || unwrap(field).type === 'custom') objectFields += 1;
         if (v.safeParse(field, []).success) holes.push(`${name} ${path}`);
       }

@@ -6,6 +6,9 @@
 // One whose last message holds `<PACED_MARKER>:<tokens>:<per second>` gets that many pieces of
 // text (`t1`, ` t2` …, all different, so that a text put together in the wrong order shows) at
 // that pace, the first at once: the streaming runs of the durable-runs case.
+// With TOOL_CALL_MARKER and TOOL_CALL_NAME set, a plain request whose last message is the user's and
+// holds the marker is answered with a call of that function (arguments {"a":2,"b":3}) instead; the
+// request that follows (its last message the tool's answer) gets the text.
 //
 //   PORT=0 HOLD_MARKER=word PACED_MARKER=word node --import tsx scripts/bench/fake-model.ts
 // On listening it writes one JSON line `{"msg":"listening","url":"http://127.0.0.1:PORT"}`; the
@@ -15,6 +18,8 @@ import type { AddressInfo } from 'node:net';
 
 const HOLD_MARKER = process.env.HOLD_MARKER || undefined;
 const PACED = process.env.PACED_MARKER ? new RegExp(`${process.env.PACED_MARKER}:(\\d{1,5}):(\\d{1,5})`) : undefined;
+const TOOL_CALL_MARKER = process.env.TOOL_CALL_MARKER || undefined;
+const TOOL_CALL_NAME = process.env.TOOL_CALL_NAME || 'add';
 const PIECES = ['Hello', ' from', ' the', ' fake', ' model.'];
 const TEXT = PIECES.join('');
 const USAGE = { prompt_tokens: 24, completion_tokens: PIECES.length, total_tokens: 24 + PIECES.length };
@@ -37,7 +42,12 @@ const server = createServer((req, res) => {
     if (req.method !== 'POST' || !(req.url ?? '').endsWith('/chat/completions')) {
       return json(res, 404, { error: { message: `no route ${req.method} ${req.url}`, type: 'invalid_request_error' } });
     }
-    let body: { model?: string; stream?: boolean; messages?: { content?: unknown }[]; stream_options?: { include_usage?: boolean } };
+    let body: {
+      model?: string;
+      stream?: boolean;
+      messages?: { role?: string; content?: unknown }[];
+      stream_options?: { include_usage?: boolean };
+    };
     try {
       body = JSON.parse(Buffer.concat(parts).toString('utf8'));
     } catch {
@@ -46,6 +56,24 @@ const server = createServer((req, res) => {
     const id = `chatcmpl-bench-${++counter}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model ?? 'fake-model';
+    const lastMessage = body.messages?.at(-1);
+    if (
+      !body.stream &&
+      TOOL_CALL_MARKER !== undefined &&
+      lastMessage?.role === 'user' &&
+      typeof lastMessage.content === 'string' &&
+      lastMessage.content.includes(TOOL_CALL_MARKER)
+    ) {
+      const call = { id: `call_${counter}`, type: 'function', function: { name: TOOL_CALL_NAME, arguments: '{"a":2,"b":3}' } };
+      return json(res, 200, {
+        id,
+        object: 'chat.completion',
+        created,
+        model,
+        choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls' }],
+        usage: USAGE,
+      });
+    }
     if (!body.stream) {
       return json(res, 200, {
         id,

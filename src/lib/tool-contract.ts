@@ -14,6 +14,8 @@ export interface ToolFunction {
   toolName: string;
   /** The call waits for a person's approval before it is made (the agent-tool link says so). */
   requiresApproval?: boolean;
+  /** An MCP tool's function: the server's name of the tool (what the tool's allow-list names). */
+  mcpTool?: string;
   /**
    * Runs the call; throws an Error whose message is safe to show (no secrets) on failure, or a
    * ToolCallWaits when the work it started waits for approval.

@@ -13,7 +13,7 @@ import { defineRoute, RESPONSE_WRITTEN, type Route } from '../http/route.js';
 import type { Logger } from '../lib/log.js';
 import { describeError } from '../lib/log.js';
 import { packageVersion } from '../lib/version.js';
-import { createMcpTools, type McpToolsDeps } from './tools.js';
+import { createMcpTools, MCP_PAGE_SIZE, type McpToolsDeps } from './tools.js';
 
 export const MCP_PATH = '/mcp';
 
@@ -27,7 +27,15 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
   /** One server instance for one request, bound to its caller. */
   const serverFor = (userId: string) => {
     const server = new Server({ name: 'agent-service', version }, { capabilities: { tools: {} } });
-    server.setRequestHandler('tools/list', () => ({ tools: tools.list(userId) }));
+    server.setRequestHandler('tools/list', (request) => {
+      const page = tools.list(userId, request.params?.cursor);
+      if (!page)
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          'Unknown cursor (its agent may have been deleted): list the tools again from the start.',
+        );
+      return page;
+    });
     server.setRequestHandler('tools/call', async (request, ctx) => {
       const { name, arguments: args } = request.params;
       const result = await tools.call(userId, name, args, ctx.mcpReq.signal);
@@ -58,7 +66,9 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
       description:
         'The Model Context Protocol over Streamable HTTP (stateless: no session; clients of the 2026-07-28 and of the 2025 protocol versions). ' +
         'Tools: one per agent of the caller (its name in lower case, other characters as `_`, at most 48 characters, `_2`, `_3` … for later agents of the same name), ' +
-        'input `{ input, sessionId?, <each variable of its prompt> }`, each call an ordinary recorded run answering its text and `structuredContent` ' +
+        'input `{ input, sessionId?, <each variable of its prompt> }` (`tools/list` answers ' +
+        MCP_PAGE_SIZE +
+        ' agents a page, oldest first, joined by `nextCursor`), each call an ordinary recorded run answering its text and `structuredContent` ' +
         '`{ runId, sessionId, output, sources }` (a failed run: `isError` with the reason); and `search_documents` `{ query, limit? }`. ' +
         'Without a valid API token: 401 with `WWW-Authenticate: Bearer`. The body is a JSON-RPC message; the answer is the JSON-RPC answer, not in the envelope ' +
         '(to a client of the 2025 versions, as one `message` event of a `text/event-stream`, as that transport has it). GET and DELETE (sessions) are not served: 405.',

@@ -16,6 +16,8 @@ export const MAX_AGENT_TOOL_NAME = 48;
 export const SEARCH_TOOL = 'search_documents';
 const SEARCH_DEFAULT_LIMIT = 20;
 const SEARCH_MAX_LIMIT = 100;
+/** Agents' tools in one page of `tools/list`; a caller with more gets `nextCursor`, which MCP clients follow. */
+export const MCP_PAGE_SIZE = 100;
 /** Arguments of an agent's tool that are not variables of its prompt. */
 const RESERVED_ARGUMENTS = new Set(['input', 'sessionId']);
 
@@ -114,10 +116,33 @@ export interface McpToolsDeps {
   engine: RunEngine;
 }
 
+/** A page's cursor: the id of the last agent it listed (opaque to clients). */
+const cursorAfter = (agentId: string) => Buffer.from(`after:${agentId}`).toString('base64url');
+const agentIdOf = (cursor: string) => {
+  const text = Buffer.from(cursor.slice(0, 200), 'base64url').toString('utf8');
+  return text.startsWith('after:') ? text.slice('after:'.length) : undefined;
+};
+
 /** The tools of one caller, read when asked: the list follows the caller's agents as they change. */
 export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
-  function list(userId: string): McpToolShape[] {
-    return [...namedAgents(agents.listAsTools(userId)).map(({ name, agent }) => agentTool(name, agent)), SEARCH_TOOL_SHAPE];
+  /**
+   * One page of the caller's tools: MCP_PAGE_SIZE agents from the start or after `cursor`'s agent,
+   * search_documents on the last page. Undefined for a cursor this server did not give, or whose
+   * agent has been deleted since (the client lists again from the start).
+   */
+  function list(userId: string, cursor?: string): { tools: McpToolShape[]; nextCursor?: string } | undefined {
+    const named = namedAgents(agents.listAsTools(userId));
+    let start = 0;
+    if (cursor !== undefined) {
+      const after = agentIdOf(cursor);
+      const index = after === undefined ? -1 : named.findIndex((entry) => entry.agent.id === after);
+      if (index === -1) return undefined;
+      start = index + 1;
+    }
+    const page = named.slice(start, start + MCP_PAGE_SIZE);
+    const tools = page.map(({ name, agent }) => agentTool(name, agent));
+    if (start + MCP_PAGE_SIZE >= named.length) return { tools: [...tools, SEARCH_TOOL_SHAPE] };
+    return { tools, nextCursor: cursorAfter(page[page.length - 1].agent.id) };
   }
 
   function searchDocuments(userId: string, args: unknown): McpToolResult {

@@ -1,6 +1,8 @@
-// The JSON shape of a tool: never its metadata (it holds secrets).
+// The JSON shape of a tool: never its metadata (it holds secrets); a kind that sends headers may
+// say whether it has them (`hasHeaders`).
 import type { Caller } from '../http/context.js';
 import { presentUser } from '../users/present.js';
+import { kindOf } from './kinds/index.js';
 import type { Tool } from './schema.js';
 import type { ToolRow } from './store.js';
 
@@ -13,6 +15,7 @@ export function presentTool(tool: ToolRow, owner: Caller): Tool {
     name: tool.name,
     type: tool.type,
     description: tool.description,
+    ...(kindOf(tool.type)?.showsHasHeaders ? { hasHeaders: tool.hasHeaders } : {}),
     createdAt: tool.createdAt,
     updatedAt: tool.updatedAt,
   };

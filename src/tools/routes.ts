@@ -26,6 +26,7 @@ const FunctionSchema = v.strictObject({
   name: v.pipe(v.string(), v.description('The function name the model sees.')),
   description: v.string(),
   parameters: v.pipe(v.record(v.string(), v.unknown()), v.description('JSON Schema of its arguments.')),
+  mcpTool: v.pipe(v.optional(v.string()), v.description("MCP tools only: the server's name of the tool, as `metadata.tools` lists it.")),
 });
 const FunctionsSchema = v.strictObject({
   functions: v.array(FunctionSchema),
@@ -55,7 +56,12 @@ export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
       if (!record) throw notFound('Tool');
       const set = await functionsOf(caller.id, record);
       return {
-        functions: set.tools.map(({ name, description, parameters }) => ({ name, description, parameters })),
+        functions: set.tools.map(({ name, description, parameters, mcpTool }) => ({
+          name,
+          description,
+          parameters,
+          ...(mcpTool === undefined ? {} : { mcpTool }),
+        })),
         warnings: set.warnings,
       };
     },

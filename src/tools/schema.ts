@@ -33,6 +33,10 @@ export const ToolSchema = v.strictObject({
   name: v.string(),
   type: v.picklist(TOOL_TYPES),
   description: v.pipe(v.nullable(v.string()), v.description('What the model is told the tool does; null: a default for its type.')),
+  hasHeaders: v.pipe(
+    v.optional(v.boolean()),
+    v.description('MCP tools only: whether `metadata.headers` is set (the headers themselves are never shown).'),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

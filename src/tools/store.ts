@@ -2,7 +2,7 @@
 import type { Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { unknownReference } from '../http/errors.js';
-import { columnMap } from '../lib/columns.js';
+import { boolean, columnMap } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { ownedTable } from '../lib/owned-table.js';
 import { kindOf } from './kinds/index.js';
@@ -15,6 +15,8 @@ export interface ToolRow {
   name: string;
   type: Tool['type'];
   description: string | null;
+  /** Whether the sealed metadata holds `headers` (what a kind with `showsHasHeaders` answers instead of them). */
+  hasHeaders: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -26,20 +28,28 @@ export const TOOL_ROW = columnMap<ToolRow>({
   name: 'name',
   type: 'type',
   description: 'description',
+  hasHeaders: boolean('has_headers'),
   createdAt: 'created_at',
   updatedAt: 'updated_at',
 });
+
+/** 1 when `metadata.headers` is an object with at least one header (stored as has_headers). */
+const hasHeaders = (metadata: Record<string, unknown>): number => {
+  const headers = metadata.headers;
+  return typeof headers === 'object' && headers !== null && Object.keys(headers).length > 0 ? 1 : 0;
+};
 
 export type ToolStore = ReturnType<typeof createToolStore>;
 
 export function createToolStore(db: Db, sealer: Sealer) {
   const table = ownedTable(db, 'tools', TOOL_ROW);
   const insert = db.prepare(
-    `INSERT INTO tools (id, user_id, name, type, description, metadata, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO tools (id, user_id, name, type, description, metadata, has_headers, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
      RETURNING ${TOOL_ROW.select('tools')}`,
   );
   const update = db.prepare(
-    `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), description = iif(?, ?, description), metadata = coalesce(?, metadata), updated_at = ?
+    `UPDATE tools SET name = coalesce(?, name), type = coalesce(?, type), description = iif(?, ?, description), metadata = coalesce(?, metadata),
+            has_headers = coalesce(?, has_headers), updated_at = ?
       WHERE id = ? AND user_id = ? RETURNING ${TOOL_ROW.select('tools')}`,
   );
 
@@ -51,6 +61,7 @@ export function createToolStore(db: Db, sealer: Sealer) {
   const selectToolRecord = db.prepare(`SELECT id, name, type, description, metadata FROM tools WHERE id = ? AND user_id = ?`);
   const ownsAgent = db.prepare(`SELECT 1 FROM agents WHERE id = ? AND user_id = ?`).pluck();
 
+  const { fromRow } = TOOL_ROW;
   const unseal = (sealed: string | null): Record<string, unknown> =>
     sealed ? (JSON.parse(sealer.open(sealed)) as Record<string, unknown>) : {};
 
@@ -72,16 +83,18 @@ export function createToolStore(db: Db, sealer: Sealer) {
       checkAgentReferences(userId, type, change.metadata ?? unseal(stored.metadata));
     }
     const metadata = change.metadata === undefined ? null : sealer.seal(JSON.stringify(change.metadata));
-    return update.get(
+    const raw = update.get(
       change.name ?? null,
       change.type ?? null,
       change.description === undefined ? 0 : 1,
       change.description ?? null,
       metadata,
+      change.metadata === undefined ? null : hasHeaders(change.metadata),
       timestamp(),
       id,
       userId,
-    ) as ToolRow | undefined;
+    ) as Record<string, unknown> | undefined;
+    return raw && fromRow(raw);
   });
 
   return {
@@ -118,16 +131,18 @@ export function createToolStore(db: Db, sealer: Sealer) {
     create(userId: string, input: ToolInput): ToolRow {
       checkAgentReferences(userId, input.type, input.metadata);
       const now = timestamp();
-      return insert.get(
+      const raw = insert.get(
         newId(),
         userId,
         input.name,
         input.type,
         input.description,
         sealer.seal(JSON.stringify(input.metadata)),
+        hasHeaders(input.metadata),
         now,
         now,
-      ) as ToolRow;
+      ) as Record<string, unknown>;
+      return fromRow(raw);
     },
 
     /** Changes what `change` names (checked as on create, in one transaction); undefined when the user has no such tool. */

@@ -54,6 +54,8 @@ export interface ToolKind<Type extends string = string> {
   metadataSchema: v.GenericSchema<Record<string, unknown>> | v.GenericSchemaAsync<Record<string, unknown>>;
   /** Metadata keys whose every value is secret; any key named like a key, token or password is too. */
   secretFields: readonly string[];
+  /** Its answers say whether `metadata.headers` is set (`hasHeaders`); the headers are never shown. */
+  showsHasHeaders?: boolean;
   /** Metadata keys that name one of the caller's agents: checked when the tool is created or changed. */
   agentFields?: readonly string[];
   /** What the model reads about a tool of this kind that has no description (`detail`: what it calls). */

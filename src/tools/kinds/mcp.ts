@@ -23,6 +23,7 @@ export const mcp = defineKind({
     ),
   }),
   secretFields: ['headers'],
+  showsHasHeaders: true,
   describe: () => 'Calls a tool of an MCP server.',
   build: ({ tool, name, http, signal, deadline }) => mcpTools(tool, name, http, signal, deadline),
 });

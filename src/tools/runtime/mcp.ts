@@ -142,6 +142,7 @@ export async function mcpTools(
       parameters: JSON.parse(schema) as Record<string, unknown>,
       toolId: tool.id,
       toolName: tool.name,
+      mcpTool: mcpName,
       async call(args, context) {
         let result;
         try {

@@ -1,7 +1,7 @@
 // Tools, prompts and tags: one list-and-form page each, built from a description of the resource.
 // The API's validation errors appear next to the field their `details` path names.
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { ToolType } from '../../../tools/kinds/index.js';
 import { call, type Prompt, type Tag, type Tool } from '../api.js';
 import {
@@ -23,14 +23,27 @@ import {
 
 type Values = Record<string, string>;
 
-interface FieldSpec {
+/** What a field of its own (`render`) is given: the form's values, a setter, the record edited (none: a new one). */
+interface FieldContext<T> {
+  values: Values;
+  set: (name: string) => (value: string) => void;
+  record?: T;
+  errors: FormErrors;
+}
+
+interface FieldSpec<T = never> {
   /** The body field (and `details` path) it edits. */
   name: string;
   label: string;
   kind?: 'text' | 'textarea' | 'select' | 'color';
   options?: [string, string][];
-  hint?: ComponentChildren;
+  /** A hint, or one that depends on the record edited. */
+  hint?: ComponentChildren | ((record?: T) => ComponentChildren);
   required?: boolean;
+  /** Shown only when this holds (a field of one tool type). */
+  when?: (values: Values) => boolean;
+  /** A field drawn by the spec itself. */
+  render?: (context: FieldContext<T>) => ComponentChildren;
 }
 
 interface ResourceSpec<T extends { id: string; name: string }> {
@@ -38,7 +51,7 @@ interface ResourceSpec<T extends { id: string; name: string }> {
   title: string;
   singular: string;
   empty: ComponentChildren;
-  fields: FieldSpec[];
+  fields: FieldSpec<T>[];
   blank: Values;
   valuesOf: (record: T) => Values;
   /** The request body; `editing` tells a PATCH (send only what changed meaningfully) from a POST. */
@@ -51,7 +64,7 @@ interface ResourceSpec<T extends { id: string; name: string }> {
  * under a field labelled otherwise, they name the field by its label ("the Variables field …").
  * Only names no sentence uses as a word (with an underscore) are replaced.
  */
-function inLabels(errors: FormErrors, fields: FieldSpec[]): FormErrors {
+function inLabels<T>(errors: FormErrors, fields: FieldSpec<T>[]): FormErrors {
   const renamed = fields.filter((field) => field.name.includes('_'));
   const reworded = (message: string) => renamed.reduce((text, field) => text.replaceAll(field.name, `the ${field.label} field`), message);
   return { ...errors, fields: errors.fields.map((issue) => ({ ...issue, message: reworded(issue.message) })) };
@@ -129,13 +142,16 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
           <h2>{editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}</h2>
           <ErrorNotice error={errors.message} />
           {spec.fields.map((field) => {
+            if (field.when && !field.when(values)) return null;
+            const record = editing === 'new' ? undefined : editing;
+            if (field.render) return <div key={field.name}>{field.render({ values, set, record, errors })}</div>;
             const common = {
               key: field.name,
               label: field.label,
               name: field.name,
               value: values[field.name] ?? '',
               errors,
-              hint: field.hint,
+              hint: typeof field.hint === 'function' ? field.hint(record) : field.hint,
             };
             if (field.kind === 'textarea') return <TextArea {...common} onInput={set(field.name)} rows={6} required={field.required} />;
             if (field.kind === 'select') return <Select {...common} onChange={set(field.name)} options={field.options ?? []} />;
@@ -204,6 +220,127 @@ const TOOL_TYPES: Record<ToolType, string> = {
   AUTOMATION_NLA: 'AUTOMATION_NLA (plain HTTP tool)',
 };
 
+// An MCP tool's settings have fields of their own: the server's URL, its headers (write-only: the
+// API says only whether they are set) and the allow-list, picked from what the server offers.
+const isMcp = (values: Values) => values.type === 'MCP';
+const MCP_URL = 'metadata.url';
+const MCP_HEADERS = 'metadata.headers';
+const MCP_TOOLS = 'metadata.tools';
+/** The allow-list as the picker found it (JSON), to tell whether it was changed. */
+const MCP_TOOLS_LOADED = 'mcp.loaded';
+
+/** `Name: value` lines as a headers object, or the line that is not one. */
+function parseHeaders(text: string): Record<string, string> | string {
+  const headers: Record<string, string> = {};
+  for (const line of text
+    .split('\n')
+    .map((entry) => entry.trim())
+    .filter(Boolean)) {
+    const colon = line.indexOf(':');
+    if (colon < 1) return line;
+    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+  }
+  return headers;
+}
+
+/** The metadata of the MCP fields; undefined to keep what is stored; a string names a field and its mistake. */
+function mcpMetadata(values: Values, editing: boolean): Record<string, unknown> | undefined | string {
+  const url = (values[MCP_URL] ?? '').trim();
+  const headerText = values[MCP_HEADERS] ?? '';
+  const tools = values[MCP_TOOLS] ?? '';
+  const toolsChanged = tools !== (values[MCP_TOOLS_LOADED] ?? '');
+  if (!url) {
+    if (!editing) return `${MCP_URL}\u0000the server's URL is needed`;
+    if (headerText.trim() || toolsChanged)
+      return `${MCP_URL}\u0000type the server's URL again to change its headers or tools (it is never shown)`;
+    return undefined;
+  }
+  const headers = parseHeaders(headerText);
+  if (typeof headers === 'string') return `${MCP_HEADERS}\u0000each line must be Name: value (not "${headers.slice(0, 40)}")`;
+  return {
+    url,
+    ...(Object.keys(headers).length ? { headers } : {}),
+    ...(tools ? { tools: JSON.parse(tools) as string[] } : {}),
+  };
+}
+
+interface ToolFunctions {
+  functions: { name: string; description: string; mcpTool?: string }[];
+  warnings: string[];
+}
+
+/**
+ * The allow-list of a saved MCP tool, picked from the functions it offers now (asked of its server):
+ * unticking one leaves it out. A new tool offers all of its server's tools until it is saved.
+ */
+function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
+  const [found, setFound] = useState<ToolFunctions>();
+  const [failure, setFailure] = useState<string>();
+  const id = record?.type === 'MCP' ? record.id : undefined;
+  useEffect(() => {
+    if (!id) return;
+    let current = true;
+    call<ToolFunctions>('GET', `/tools/${encodeURIComponent(id)}/functions`)
+      .then((answer) => {
+        if (!current) return;
+        setFound(answer);
+        const names = JSON.stringify(answer.functions.map((fn) => fn.mcpTool ?? fn.name));
+        if (answer.functions.length) {
+          set(MCP_TOOLS)(names);
+          set(MCP_TOOLS_LOADED)(names);
+        }
+      })
+      .catch((error) => current && setFailure(describeError(error)));
+    return () => {
+      current = false;
+    };
+  }, [id]);
+  const messages = errors.fields.filter((issue) => issue.path.startsWith(MCP_TOOLS)).map((issue) => issue.message);
+  const ticked = new Set<string>(values[MCP_TOOLS] ? (JSON.parse(values[MCP_TOOLS]) as string[]) : []);
+  const toggle = (name: string, on: boolean) => {
+    const names = (found?.functions ?? []).map((fn) => fn.mcpTool ?? fn.name).filter((entry) => (entry === name ? on : ticked.has(entry)));
+    set(MCP_TOOLS)(JSON.stringify(names));
+  };
+  return (
+    <fieldset data-field={MCP_TOOLS}>
+      <legend>Allowed tools</legend>
+      {!id ? (
+        <p class="hint">Every tool of the server is offered. Save this tool, then edit it to choose among them.</p>
+      ) : failure ? (
+        <ErrorNotice error={failure} />
+      ) : !found ? (
+        <Loading />
+      ) : found.functions.length === 0 ? (
+        <p class="hint">The server offers nothing now{found.warnings.length ? `: ${found.warnings.join('; ')}` : '.'}</p>
+      ) : (
+        <>
+          {found.functions.map((fn) => {
+            const name = fn.mcpTool ?? fn.name;
+            return (
+              <div class="field checkbox" key={name}>
+                <input
+                  type="checkbox"
+                  id={`mcp-tool-${name}`}
+                  checked={ticked.has(name)}
+                  onChange={(event) => toggle(name, event.currentTarget.checked)}
+                />
+                <label for={`mcp-tool-${name}`}>{name}</label>
+                <p class="hint">{fn.description}</p>
+              </div>
+            );
+          })}
+          <p class="hint">Untick what this tool should not offer. The server's URL is needed again to save a change.</p>
+        </>
+      )}
+      {messages.length > 0 && (
+        <p class="field-error" role="alert">
+          {messages.join('; ')}
+        </p>
+      )}
+    </fieldset>
+  );
+}
+
 const TOOLS: ResourceSpec<Tool> = {
   path: '/tools',
   title: 'Tools',
@@ -217,14 +354,46 @@ const TOOLS: ResourceSpec<Tool> = {
       name: 'metadata',
       label: 'Settings (JSON)',
       kind: 'textarea',
-      hint: 'For example {"url": "http://127.0.0.1:8080"} for SEARCH, {"agentId": "…"} for AGENT, {"url": "https://…/mcp", "headers": {"Authorization": "Bearer …"}, "tools": ["…"]} for MCP. Settings hold secrets and are never shown again: leave this empty when editing to keep them.',
+      when: (values) => !isMcp(values),
+      hint: 'For example {"url": "http://127.0.0.1:8080"} for SEARCH, {"agentId": "…"} for AGENT. Settings hold secrets and are never shown again: leave this empty when editing to keep them.',
     },
+    {
+      name: MCP_URL,
+      label: 'Server URL',
+      when: isMcp,
+      hint: (record) =>
+        record?.type === 'MCP'
+          ? 'Never shown again: leave it empty to keep the settings as they are; type it to change the headers or the allowed tools.'
+          : 'A Streamable HTTP MCP endpoint, e.g. https://mcp.example.com/mcp.',
+    },
+    {
+      name: MCP_HEADERS,
+      label: 'Headers',
+      kind: 'textarea',
+      when: isMcp,
+      hint: (record) => (
+        <>
+          {record?.type === 'MCP' && (
+            <>
+              Headers: <strong data-field="headers-state">{record.hasHeaders ? 'set' : 'none'}</strong> (never shown).{' '}
+              {record.hasHeaders ? 'Type them again, or new ones, when you change the settings; empty means none. ' : ''}
+            </>
+          )}
+          One per line, Name: value, e.g. Authorization: Bearer …; sent with each request to the server.
+        </>
+      ),
+    },
+    { name: MCP_TOOLS, label: 'Allowed tools', when: isMcp, render: (context) => <McpToolPicker {...context} /> },
   ],
   blank: { name: '', type: 'SEARCH', description: '', metadata: '' },
   valuesOf: (tool) => ({ name: tool.name, type: tool.type, description: tool.description ?? '', metadata: '' }),
   bodyOf: (values, editing) => {
     const body: Record<string, unknown> = { name: values.name, type: values.type, description: values.description.trim() || null };
-    if (values.metadata.trim()) {
+    if (isMcp(values)) {
+      const metadata = mcpMetadata(values, editing);
+      if (typeof metadata === 'string') return metadata;
+      if (metadata) body.metadata = metadata;
+    } else if (values.metadata.trim()) {
       try {
         body.metadata = JSON.parse(values.metadata);
       } catch {
@@ -236,6 +405,7 @@ const TOOLS: ResourceSpec<Tool> = {
   summary: (tool) => (
     <p class="muted">
       {tool.type}
+      {tool.hasHeaders ? ' · headers set' : ''}
       {tool.description ? ` · ${tool.description}` : ''}
     </p>
   ),
