@@ -136,7 +136,7 @@ export function createApp({
     beforeHash,
     onWait: onHashWait,
   });
-  const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
+  const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log, stores.files);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
@@ -244,6 +244,8 @@ export function createApp({
     if (primary) return;
     primary = true;
     engine.failInterruptedRuns();
+    // Uploads a stopped process left mid-way: no request is taking one yet.
+    stores.files.sweepOrphans();
     eventSweeper.start();
     ingestion.start();
     sweeper.start();

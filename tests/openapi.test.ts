@@ -31,7 +31,7 @@ function successSchema(route: Route): v.GenericSchema {
   if ('raw' in success) return success.raw;
   if ('page' in success) return successEnvelope(v.array(success.page));
   if ('data' in success) return successEnvelope(success.data);
-  if (success.json) return successEnvelope(success.json);
+  if ('json' in success && success.json) return successEnvelope(success.json);
   throw new Error(`${route.operationId} answers a stream`);
 }
 

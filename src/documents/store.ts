@@ -93,6 +93,7 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
       WHERE user_id = @userId AND seq > @afterSeq AND (@status IS NULL OR status = @status) AND (@type IS NULL OR type = @type)
       ORDER BY seq LIMIT @limit`,
   );
+  const dropFile = db.prepare(`DELETE FROM document_files WHERE document_id = ?`);
   const jsonText = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
 
@@ -113,12 +114,12 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
     delete: table.delete,
 
-    /** Stores a new document, `pending` until ingested. */
-    create(userId: string, input: DocumentInput): DocumentRow {
+    /** Stores a new document, `pending` until ingested; `id` when it was chosen beforehand (an upload's). */
+    create(userId: string, input: DocumentInput, id = newId()): DocumentRow {
       checkPageRange(input);
       const now = timestamp();
       const raw = insert.get(
-        newId(),
+        id,
         userId,
         input.name,
         input.type,
@@ -157,6 +158,8 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
       const authorizationGiven = change.authorization !== undefined;
       const dropAuthorization = !authorizationGiven && !sameOrigin(stored.url, next.url);
       const reingest = changesContent(stored, next, authorizationGiven);
+      // An uploaded file is the source only while the URL stays its own: a new URL is fetched instead.
+      if (next.url !== stored.url) dropFile.run(id);
       const raw = update.get({
         name: next.name,
         type: next.type,

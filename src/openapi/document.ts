@@ -197,6 +197,7 @@ function answerData(route: Route): v.GenericSchema | undefined {
   if ('page' in success) return v.array(success.page);
   if ('data' in success) return success.data;
   if ('raw' in success) return success.raw;
+  if ('file' in success) return undefined;
   return success.json;
 }
 
@@ -378,6 +379,7 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
   }
   const content: Json = {};
   if (converted[key]) content['application/json'] = { schema: converted[key] };
+  if ('file' in success) content['*/*'] = { schema: { type: 'string', contentMediaType: 'application/octet-stream' } };
   if ('stream' in success) {
     const events = Object.entries(success.stream.events).map(([name, carries]) => `\`${name}\`: ${carries}`);
     content['text/event-stream'] = {
