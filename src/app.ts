@@ -21,6 +21,7 @@ import { apiTokenRoutes } from './api-tokens/routes.js';
 import { agentRoutes, libraryRoute } from './agents/routes.js';
 import { agentDocumentRoutes, agentDocumentViaAgentsRoute, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
+import { isUploadRequest } from './documents/upload.js';
 import { IngestionQueue } from './documents/ingestion.js';
 import { ChunkSweeper } from './documents/chunk-sweeper.js';
 import { promptRoutes } from './prompts/routes.js';
@@ -183,7 +184,7 @@ export function createApp({
     ...authRoutes({ ...stores, config, rateLimits, passwords }),
     ...apiTokenRoutes(stores),
     ...toolRoutes({ tools: stores.tools, functionsOf: (userId, record) => toolFunctions(toolDeps, userId, record) }),
-    ...documentRoutes({ ...stores, ingestion }),
+    ...documentRoutes({ ...stores, ingestion, uploadMaxBytes: config.uploadMaxBytes }),
     agentDocumentViaAgentsRoute(stores),
     // Before GET /agents/:id, which would read "library" as an id.
     libraryRoute(stores),
@@ -217,7 +218,7 @@ export function createApp({
   app.use(storageGuard(storage));
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
-  app.use(jsonBody(config.bodyLimitBytes));
+  app.use(jsonBody(config.bodyLimitBytes, isUploadRequest));
   app.use(table.middleware());
 
   // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.

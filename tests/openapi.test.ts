@@ -232,6 +232,17 @@ test('every operation answers its documented status and shape', async () => {
   };
   const doc = await expectDocumented('createDocument', { ...auth, body: documentBody });
   await expectDocumented('createDocument', { ...auth, body: { name: 'plain', type: 'TXT', url: 'https://example.com/a.txt' } });
+  // An upload (multipart/form-data), and its file: bytes, checked by hand.
+  const boundary = 'openapi-boundary';
+  const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nOtters hold hands.\r\n--${boundary}--\r\n`;
+  const uploaded = await expectDocumented('uploadDocument', {
+    ...auth,
+    raw: multipart,
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  });
+  const file = await service.request('GET', `/api/v1/documents/${uploaded.id}/file`, auth);
+  assert.deepEqual([file.status, file.text, file.headers.get('content-type')], [200, 'Otters hold hands.', 'text/plain']);
+  covered.add('getDocumentFile');
   await expectDocumented('listDocuments', auth);
   await expectDocumented('getDocument', { ...auth, id: doc.id });
   await expectDocumented('updateDocument', { ...auth, id: doc.id, body: { to_page: null, splitter: null } });

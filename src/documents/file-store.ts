@@ -24,7 +24,6 @@ export function createFileStore(db: Db) {
   const insertPart = db.prepare(`INSERT INTO document_file_parts (document_id, part, bytes) VALUES (?, ?, ?)`);
   const deleteParts = db.prepare(`DELETE FROM document_file_parts WHERE document_id = ?`);
   const deleteOrphans = db.prepare(`DELETE FROM document_file_parts WHERE document_id NOT IN (SELECT document_id FROM document_files)`);
-  const insertFile = db.prepare(`INSERT INTO document_files (document_id, filename, content_type, size) VALUES (?, ?, ?, ?)`);
   const selectFile = db.prepare(
     `SELECT f.document_id AS documentId, f.filename, f.content_type AS contentType, f.size,
             (SELECT count(*) FROM document_file_parts p WHERE p.document_id = f.document_id) AS parts
@@ -34,7 +33,6 @@ export function createFileStore(db: Db) {
   const selectPart = db.prepare(`SELECT bytes FROM document_file_parts WHERE document_id = ? AND part = ?`).pluck();
   const selectAll = db.prepare(`SELECT bytes FROM document_file_parts WHERE document_id = ? ORDER BY part`).pluck();
   const selectForIngestion = db.prepare(`SELECT content_type AS contentType, size FROM document_files WHERE document_id = ?`);
-  const deleteFile = db.prepare(`DELETE FROM document_files WHERE document_id = ?`);
 
   return {
     /** Writes part `part` (0, 1, 2 …) of the file of the document that will have id `documentId`. */
@@ -52,11 +50,6 @@ export function createFileStore(db: Db) {
       return deleteOrphans.run().changes;
     },
 
-    /** Records the file of a document just created (in the transaction that creates it). */
-    record(documentId: string, file: { filename: string; contentType: string; size: number }): void {
-      insertFile.run(documentId, file.filename, file.contentType, file.size);
-    },
-
     /** The user's document's file, or undefined (no such document, another user's, or not uploaded). */
     get: (userId: string, documentId: string) => selectFile.get(documentId, userId) as DocumentFile | undefined,
 
@@ -72,11 +65,6 @@ export function createFileStore(db: Db) {
       let at = 0;
       for (const part of selectAll.iterate(documentId) as IterableIterator<Buffer>) at += part.copy(bytes, at);
       return { bytes: bytes.subarray(0, at), contentType: file.contentType };
-    },
-
-    /** Forgets a document's file (its source became a URL). */
-    drop(documentId: string): void {
-      deleteFile.run(documentId);
     },
   };
 }
