@@ -190,6 +190,8 @@ function receive(
         }
       });
       stream.on('limit', () => fail(payloadTooLarge(maxBytes)));
+      // A body cut short mid-file errors the file stream too; the parser's own error says so.
+      stream.on('error', () => {});
       stream.on('end', () => {
         if (!settled) flush();
       });

@@ -63,7 +63,9 @@ const headText = (head: Uint8Array) => Buffer.from(head).toString('utf8');
  */
 export function detectType(head: Uint8Array, filename: string, contentType: string): DocumentType | undefined {
   if (startsWithPdf(head)) return 'PDF';
-  const known = BY_EXTENSION[extensionOf(filename) ?? ''] ?? BY_MEDIA_TYPE[mediaTypeOf(contentType)];
+  // text/plain is also what a part without a Content-Type reads as (multipart's default): it says nothing the sniff cannot.
+  const media = mediaTypeOf(contentType);
+  const known = BY_EXTENSION[extensionOf(filename) ?? ''] ?? (media === 'text/plain' ? undefined : BY_MEDIA_TYPE[media]);
   if (known) return known;
   if (isBinary(head)) return undefined;
   const text = headText(head);
@@ -90,13 +92,19 @@ export function contentMismatch(type: DocumentType, head: Uint8Array, filename: 
 }
 
 /**
- * The media type a file is served back as: the client's, when it is a plain `type/subtype`
- * (parameters kept only for a charset), else the usual one of its document type.
+ * The media type a file is served back as: the client's when it names the document's type
+ * (`text/markdown` for TXT, say; a charset parameter kept), else the usual one of that type.
  */
 export function servedMediaType(type: DocumentType, contentType: string, head: Uint8Array): string {
   const media = mediaTypeOf(contentType);
-  if (!/^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(media) || media === 'application/octet-stream') {
-    if (type === 'VIDEO' && !headText(head).replace(/^\uFEFF/, '').startsWith('WEBVTT')) return SRT_MEDIA_TYPE;
+  if (BY_MEDIA_TYPE[media] !== type) {
+    if (
+      type === 'VIDEO' &&
+      !headText(head)
+        .replace(/^\uFEFF/, '')
+        .startsWith('WEBVTT')
+    )
+      return SRT_MEDIA_TYPE;
     return MEDIA_TYPE_OF[type];
   }
   const charset = /;\s*charset\s*=\s*"?([A-Za-z0-9._-]{1,40})"?/i.exec(contentType)?.[1];
