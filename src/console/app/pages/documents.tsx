@@ -280,7 +280,8 @@ function DocumentForm({ onCreated, dropped }: { onCreated: () => void; dropped?:
         label="Source"
         name="source"
         value={values.source}
-        onChange={(source) => form.setValues({ ...values, source, type: source === 'url' && values.type === '' ? 'URL' : values.type })}
+        // A file's type is detected unless chosen; a URL's must be given (a web page by default).
+        onChange={(source) => form.setValues({ ...values, source, type: source === 'file' ? '' : values.type || 'URL' })}
         options={[
           ['url', 'A URL the service fetches'],
           ['file', 'A file from this computer'],
