@@ -44,6 +44,7 @@ import { agentRuns } from './cases/agent-runs.js';
 import { openaiApi } from './cases/openai-api.js';
 import { durableRuns } from './cases/durable-runs.js';
 import { webhooks } from './cases/webhooks.js';
+import { uploads } from './cases/uploads.js';
 
 /** Every case, in the order they run (and report). */
 const CASES: BenchCase[] = [
@@ -62,6 +63,7 @@ const CASES: BenchCase[] = [
   openaiApi,
   durableRuns,
   webhooks,
+  uploads,
 ];
 if (CASES.map((c) => c.name).join() !== CASE_KEYS.join())
   throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');

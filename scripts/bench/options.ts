@@ -22,6 +22,7 @@ export const CASE_KEYS = [
   'openai-api',
   'durable-runs',
   'webhooks',
+  'uploads',
 ] as const;
 export type CaseKey = (typeof CASE_KEYS)[number];
 
