@@ -243,6 +243,12 @@ test('every operation answers its documented status and shape', async () => {
   const file = await service.request('GET', `/api/v1/documents/${uploaded.id}/file`, auth);
   assert.deepEqual([file.status, file.text, file.headers.get('content-type')], [200, 'Otters hold hands.', 'text/plain']);
   covered.add('getDocumentFile');
+  // The document says POST /documents takes either body.
+  const { body: openapi } = await service.request('GET', '/api/v1/openapi.json');
+  const createBody = openapi.paths['/api/v1/documents'].post.requestBody.content;
+  assert.deepEqual(Object.keys(createBody).sort(), ['application/json', 'multipart/form-data']);
+  assert.equal(createBody['multipart/form-data'].schema.properties.file.type, 'string');
+  assert.ok(createBody['multipart/form-data'].schema.required.includes('file'));
   await expectDocumented('listDocuments', auth);
   await expectDocumented('getDocument', { ...auth, id: doc.id });
   await expectDocumented('updateDocument', { ...auth, id: doc.id, body: { to_page: null, splitter: null } });

@@ -252,6 +252,19 @@ describe('re-ingesting', () => {
   });
 });
 
+describe('a new URL', () => {
+  test('makes the document a fetched one: the file is dropped with its parts', async () => {
+    const created = await upload({ content: 'Dugongs are sea cows.', filename: 'dugongs.txt' });
+    const { id } = created.body.data;
+    const moved = await service.request('PATCH', `/api/v1/documents/${id}`, { token, body: { url: 'https://example.com/dugongs.txt' } });
+    assert.equal(moved.status, 200);
+    assert.equal(moved.body.data.url, 'https://example.com/dugongs.txt');
+    assert.equal((await service.request('GET', `/api/v1/documents/${id}/file`, { token })).status, 404);
+    const parts = service.db.prepare('SELECT count(*) FROM document_file_parts WHERE document_id = ?').pluck().get(id);
+    assert.equal(parts, 0);
+  });
+});
+
 describe('bad uploads: a clear 4xx and nothing stored', () => {
   test('content that does not match the given type is refused with the reason', async () => {
     const before = storedCounts();
@@ -304,6 +317,15 @@ describe('bad uploads: a clear 4xx and nothing stored', () => {
       assert.equal(reply.status, 400, `${contentType} ${raw}: ${reply.text}`);
       assert.equal(errorOf(reply).code, 'invalid_form');
     }
+    assert.deepEqual(storedCounts(), before);
+  });
+
+  test('a file of exactly UPLOAD_MAX_BYTES is taken; one byte more is 413', async () => {
+    const exact = await upload({ content: 'w'.repeat(LIMIT), filename: 'exact.txt' });
+    assert.equal(exact.status, 201, JSON.stringify(exact.body));
+    const before = storedCounts();
+    const over = await upload({ content: 'w'.repeat(LIMIT + 1), filename: 'over.txt' });
+    assert.equal(over.status, 413);
     assert.deepEqual(storedCounts(), before);
   });
 

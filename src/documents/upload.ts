@@ -121,7 +121,8 @@ function receive(
       parser = busboy({
         headers: req.headers,
         defParamCharset: 'utf8',
-        limits: { fileSize: maxBytes, files: 1, fields: FIELD_NAMES.size, fieldSize: MAX_FIELD_BYTES, fieldNameSize: 100, parts: 20 },
+        // busboy signals `limit` on reaching fileSize: one byte more, so a file of exactly maxBytes is taken.
+        limits: { fileSize: maxBytes + 1, files: 1, fields: FIELD_NAMES.size, fieldSize: MAX_FIELD_BYTES, fieldNameSize: 100, parts: 20 },
       });
     } catch (error) {
       reject(invalidForm(`The multipart/form-data body cannot be read: ${(error as Error).message}.`));
