@@ -135,6 +135,28 @@ CREATE TRIGGER IF NOT EXISTS documents_deleted AFTER DELETE ON documents BEGIN
   INSERT OR IGNORE INTO chunk_sweeps (document_id) VALUES (old.id);
 END;
 
+-- Files uploaded as documents (POST /documents with multipart/form-data): the file's name and
+-- media type, and its bytes in parts written as they arrive. The parts are keyed by the id the
+-- document will have: it is created only once the whole file has arrived and been checked, so the
+-- parts have no foreign key; those of an upload that ended without a document are deleted by the
+-- upload itself, or at the next start (see src/documents/file-store.ts).
+CREATE TABLE IF NOT EXISTS document_files (
+  document_id  TEXT    PRIMARY KEY REFERENCES documents (id) ON DELETE CASCADE,
+  filename     TEXT    NOT NULL,
+  content_type TEXT    NOT NULL,       -- what GET /documents/{id}/file answers it as
+  size         INTEGER NOT NULL        -- bytes
+);
+CREATE TABLE IF NOT EXISTS document_file_parts (
+  seq         INTEGER PRIMARY KEY,
+  document_id TEXT    NOT NULL,
+  part        INTEGER NOT NULL,         -- 0, 1, 2 … in file order
+  bytes       BLOB    NOT NULL          -- at most 256 KiB
+);
+CREATE UNIQUE INDEX IF NOT EXISTS document_file_parts_by_document ON document_file_parts (document_id, part);
+CREATE TRIGGER IF NOT EXISTS document_files_deleted AFTER DELETE ON document_files BEGIN
+  DELETE FROM document_file_parts WHERE document_id = old.document_id;
+END;
+
 CREATE TABLE IF NOT EXISTS agents (
   seq          INTEGER PRIMARY KEY,
   id           TEXT    NOT NULL UNIQUE,

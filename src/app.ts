@@ -23,6 +23,7 @@ import { carryRoutes } from './agents/carry/routes.js';
 import { createCarryStore } from './agents/carry/store.js';
 import { agentDocumentRoutes, agentDocumentViaAgentsRoute, agentToolRoutes } from './links/routes.js';
 import { documentRoutes } from './documents/routes.js';
+import { isUploadRequest } from './documents/upload.js';
 import { IngestionQueue } from './documents/ingestion.js';
 import { ChunkSweeper } from './documents/chunk-sweeper.js';
 import { promptRoutes } from './prompts/routes.js';
@@ -138,7 +139,7 @@ export function createApp({
     beforeHash,
     onWait: onHashWait,
   });
-  const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log);
+  const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log, stores.files);
   const sweeper = new ChunkSweeper(stores.chunks, log);
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
@@ -186,7 +187,7 @@ export function createApp({
     ...authRoutes({ ...stores, config, rateLimits, passwords }),
     ...apiTokenRoutes(stores),
     ...toolRoutes({ tools: stores.tools, functionsOf: (userId, record) => toolFunctions(toolDeps, userId, record) }),
-    ...documentRoutes({ ...stores, ingestion }),
+    ...documentRoutes({ ...stores, ingestion, uploadMaxBytes: config.uploadMaxBytes }),
     agentDocumentViaAgentsRoute(stores),
     // Before GET /agents/:id, which would read "library" as an id.
     libraryRoute(stores),
@@ -221,7 +222,7 @@ export function createApp({
   app.use(storageGuard(storage));
   if (config.corsOrigins.length > 0) app.use(cors(config.corsOrigins));
   app.use(wellFormedQuery());
-  app.use(jsonBody(config.bodyLimitBytes));
+  app.use(jsonBody(config.bodyLimitBytes, isUploadRequest));
   app.use(table.middleware());
 
   // Token uses (lastUsedAt) are written a few seconds behind, in one transaction.
@@ -248,6 +249,8 @@ export function createApp({
     if (primary) return;
     primary = true;
     engine.failInterruptedRuns();
+    // Uploads a stopped process left mid-way: no request is taking one yet.
+    stores.files.sweepOrphans();
     eventSweeper.start();
     ingestion.start();
     sweeper.start();

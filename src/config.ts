@@ -24,6 +24,8 @@ export interface Config {
   /** Password hashes that may wait for a turn; beyond them sign-in and sign-up answer 503 at once. */
   hashQueueMax: number;
   bodyLimitBytes: number;
+  /** Largest file uploaded as a document (multipart/form-data); larger ones get 413 while they arrive. */
+  uploadMaxBytes: number;
   /** How long a token made by sign-in stays valid. */
   signInTokenTtlMs: number;
   /** Write one JSON line per request to stdout. */
@@ -156,6 +158,7 @@ const EnvSchema = v.object({
   HASH_CONCURRENCY: v.optional(integerSetting(1, 64), '1'),
   HASH_QUEUE_MAX: v.optional(integerSetting(0, 10_000), '100'),
   BODY_LIMIT_BYTES: v.optional(integerSetting(1024, 100 * 1024 * 1024), String(1024 * 1024)),
+  UPLOAD_MAX_BYTES: v.optional(integerSetting(1024, 1024 * 1024 * 1024), String(20 * 1024 * 1024)),
   SIGN_IN_TOKEN_TTL_DAYS: v.optional(integerSetting(1, 3650), '30'),
   LOG_REQUESTS: v.optional(onOff, 'on'),
   SIGN_UP: v.optional(onOff, 'on'),
@@ -286,6 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     hashConcurrency: settings.HASH_CONCURRENCY,
     hashQueueMax: settings.HASH_QUEUE_MAX,
     bodyLimitBytes: settings.BODY_LIMIT_BYTES,
+    uploadMaxBytes: settings.UPLOAD_MAX_BYTES,
     signInTokenTtlMs: settings.SIGN_IN_TOKEN_TTL_DAYS * 24 * 60 * 60 * 1000,
     logRequests: settings.LOG_REQUESTS,
     signUp: settings.SIGN_UP,

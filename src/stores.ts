@@ -6,6 +6,7 @@ import { createAgentStore } from './agents/store.js';
 import { createDocumentStore } from './documents/store.js';
 import { createIngestionStore } from './documents/ingestion-store.js';
 import { createSearchStore } from './documents/search-store.js';
+import { createFileStore } from './documents/file-store.js';
 import { createAgentDocumentStore, createAgentToolStore } from './links/store.js';
 import { createPromptStore } from './prompts/store.js';
 import { createTagStore } from './tags/store.js';
@@ -30,6 +31,7 @@ export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetw
     tools: createToolStore(db, sealer),
     documents: createDocumentStore(db, sealer),
     chunks: createIngestionStore(db),
+    files: createFileStore(db),
     search: createSearchStore(db),
     agents: createAgentStore(db, sealer, { allowPrivateNetworks }),
     agentDocuments: createAgentDocumentStore(db),

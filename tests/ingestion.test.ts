@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { makePdf } from './fixtures/ingest/pdf.js';
 import { errorOf, startService, testConfig, type TestService } from './helpers.js';
+import { createFileStore } from '../src/documents/file-store.js';
 import { createIngestionStore } from '../src/documents/ingestion-store.js';
 import { CHUNK_BATCH, IngestionQueue } from '../src/documents/ingestion.js';
 import { createSealer } from '../src/lib/secrets.js';
@@ -587,10 +588,16 @@ describe('database errors', () => {
       },
     };
     const errors: Record<string, unknown>[] = [];
-    const queue = new IngestionQueue(failing, createSealer(randomBytes(32)), ingesting, {
-      info: () => {},
-      error: (fields) => errors.push(fields),
-    });
+    const queue = new IngestionQueue(
+      failing,
+      createSealer(randomBytes(32)),
+      ingesting,
+      {
+        info: () => {},
+        error: (fields) => errors.push(fields),
+      },
+      createFileStore(quiet.db),
+    );
     queue.start(); // takes up the pending document
     const deadline = Date.now() + 5000;
     while (!errors.some((fields) => fields.msg === 'ingestion job failed')) {

@@ -31,7 +31,7 @@ function successSchema(route: Route): v.GenericSchema {
   if ('raw' in success) return success.raw;
   if ('page' in success) return successEnvelope(v.array(success.page));
   if ('data' in success) return successEnvelope(success.data);
-  if (success.json) return successEnvelope(success.json);
+  if ('json' in success && success.json) return successEnvelope(success.json);
   throw new Error(`${route.operationId} answers a stream`);
 }
 
@@ -232,6 +232,23 @@ test('every operation answers its documented status and shape', async () => {
   };
   const doc = await expectDocumented('createDocument', { ...auth, body: documentBody });
   await expectDocumented('createDocument', { ...auth, body: { name: 'plain', type: 'TXT', url: 'https://example.com/a.txt' } });
+  // An upload (multipart/form-data), and its file: bytes, checked by hand.
+  const boundary = 'openapi-boundary';
+  const multipart = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="notes.txt"\r\nContent-Type: text/plain\r\n\r\nOtters hold hands.\r\n--${boundary}--\r\n`;
+  const uploaded = await expectDocumented('uploadDocument', {
+    ...auth,
+    raw: multipart,
+    contentType: `multipart/form-data; boundary=${boundary}`,
+  });
+  const file = await service.request('GET', `/api/v1/documents/${uploaded.id}/file`, auth);
+  assert.deepEqual([file.status, file.text, file.headers.get('content-type')], [200, 'Otters hold hands.', 'text/plain']);
+  covered.add('getDocumentFile');
+  // The document says POST /documents takes either body.
+  const { body: openapi } = await service.request('GET', '/api/v1/openapi.json');
+  const createBody = openapi.paths['/api/v1/documents'].post.requestBody.content;
+  assert.deepEqual(Object.keys(createBody).sort(), ['application/json', 'multipart/form-data']);
+  assert.equal(createBody['multipart/form-data'].schema.properties.file.type, 'string');
+  assert.ok(createBody['multipart/form-data'].schema.required.includes('file'));
   await expectDocumented('listDocuments', auth);
   await expectDocumented('getDocument', { ...auth, id: doc.id });
   await expectDocumented('updateDocument', { ...auth, id: doc.id, body: { to_page: null, splitter: null } });

@@ -45,6 +45,7 @@ import { openaiApi } from './cases/openai-api.js';
 import { durableRuns } from './cases/durable-runs.js';
 import { webhooks } from './cases/webhooks.js';
 import { mcp } from './cases/mcp.js';
+import { uploads } from './cases/uploads.js';
 
 /** Every case, in the order they run (and report). */
 const CASES: BenchCase[] = [
@@ -64,6 +65,7 @@ const CASES: BenchCase[] = [
   durableRuns,
   webhooks,
   mcp,
+  uploads,
 ];
 if (CASES.map((c) => c.name).join() !== CASE_KEYS.join())
   throw new Error('the table of cases and CASE_KEYS (options.ts) name different cases');

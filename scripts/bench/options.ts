@@ -23,6 +23,7 @@ export const CASE_KEYS = [
   'durable-runs',
   'webhooks',
   'mcp',
+  'uploads',
 ] as const;
 export type CaseKey = (typeof CASE_KEYS)[number];
 

@@ -34,6 +34,8 @@ export interface IngestJob {
   splitter: Splitter | null;
   sealedAuthorization: string | null;
   generation: number;
+  /** Its source is an uploaded file, read from the database instead of fetched. */
+  uploaded: boolean;
 }
 
 /** The `index` a ready document shows. */
@@ -64,7 +66,8 @@ export function createIngestionStore(db: Db) {
     `UPDATE documents SET status = 'processing', error = NULL
       WHERE id = ? AND status = 'pending'
       RETURNING id, user_id AS userId, type, url, from_page AS fromPage, to_page AS toPage, splitter,
-                authorization AS sealedAuthorization, ingest_generation AS generation`,
+                authorization AS sealedAuthorization, ingest_generation AS generation,
+                EXISTS (SELECT 1 FROM document_files f WHERE f.document_id = documents.id) AS uploaded`,
   );
   const request = db.prepare(
     `UPDATE documents SET status = 'pending', error = NULL, ingest_generation = ingest_generation + 1
@@ -147,8 +150,8 @@ export function createIngestionStore(db: Db) {
 
     /** Takes a pending document for processing; undefined when it is gone or no longer pending. */
     claim(id: string): IngestJob | undefined {
-      const raw = claim.get(id) as (Omit<IngestJob, 'splitter'> & { splitter: string | null }) | undefined;
-      return raw && { ...raw, splitter: raw.splitter === null ? null : JSON.parse(raw.splitter) };
+      const raw = claim.get(id) as (Omit<IngestJob, 'splitter' | 'uploaded'> & { splitter: string | null; uploaded: number }) | undefined;
+      return raw && { ...raw, splitter: raw.splitter === null ? null : JSON.parse(raw.splitter), uploaded: raw.uploaded === 1 };
     },
 
     /** Asks for a (re-)ingestion of the user's document; false when there is no such document. */

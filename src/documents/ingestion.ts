@@ -1,5 +1,5 @@
 // The ingestion queue: turns pending documents into chunks in the background, a bounded number at
-// a time. Each job: fetch the URL (SSRF-guarded), extract text for the document's type and page
+// a time. Each job: fetch the URL (SSRF-guarded) or read the uploaded file, extract text for the document's type and page
 // range, split it, then store the chunks a batch at a time (other requests are served in between;
 // readers keep seeing the previous chunks until the last batch is in) and show them with the summary
 // in one step; the chunk sweeper deletes the ones nobody sees any more. A restart re-queues whatever
@@ -12,6 +12,7 @@ import { extractText, type DocumentType } from '../ingest/extract.js';
 import { DEFAULT_SPLITTER, splitText } from '../ingest/splitters.js';
 import { IngestError, isIngestError } from '../ingest/errors.js';
 import type { IngestionStore, IngestJob } from './ingestion-store.js';
+import type { FileStore } from './file-store.js';
 import type { Splitter } from './schema.js';
 import type { IngestionConfig } from '../config.js';
 
@@ -115,6 +116,7 @@ export class IngestionQueue {
     private readonly sealer: Sealer,
     private readonly config: IngestionConfig,
     private readonly log: Logger,
+    private readonly files: FileStore,
   ) {
     this.waiting = new FairQueue(Math.max(1, config.concurrency - 1));
   }
@@ -200,19 +202,31 @@ export class IngestionQueue {
     }
   }
 
+  private fetch(job: IngestJob) {
+    const authorization = job.sealedAuthorization === null ? null : JSON.parse(this.sealer.open(job.sealedAuthorization));
+    return fetchDocument(job.url, {
+      authorization,
+      maxBytes: this.config.maxBytes,
+      timeoutMs: this.config.timeoutMs,
+      allowPrivateNetworks: this.config.allowPrivateNetworks,
+      signal: this.aborter.signal,
+    });
+  }
+
+  /** An uploaded document's bytes, as stored (re-ingesting needs no source). */
+  private readUpload(job: IngestJob): { bytes: Uint8Array; contentType: string } {
+    const file = this.files.read(job.id);
+    // Only if the file was dropped between the claim and here (the URL changed): that run is superseded.
+    if (!file) throw new IngestError('unsupported', 'the uploaded file is gone');
+    return file;
+  }
+
   private async run(job: IngestJob): Promise<void> {
     const splitter = job.splitter ?? DEFAULT_SPLITTER;
     const progress: IngestProgress = { phase: 'fetching', chunksStored: 0, chunksTotal: null };
     this.progress.set(job.id, progress);
     try {
-      const authorization = job.sealedAuthorization === null ? null : JSON.parse(this.sealer.open(job.sealedAuthorization));
-      const fetched = await fetchDocument(job.url, {
-        authorization,
-        maxBytes: this.config.maxBytes,
-        timeoutMs: this.config.timeoutMs,
-        allowPrivateNetworks: this.config.allowPrivateNetworks,
-        signal: this.aborter.signal,
-      });
+      const fetched = job.uploaded ? this.readUpload(job) : await this.fetch(job);
       progress.phase = 'extracting';
       const extracted = await extractText(job.type as DocumentType, fetched.bytes, fetched.contentType, {
         fromPage: job.fromPage,

@@ -1,8 +1,9 @@
-// `/documents`: content to ingest from a URL, its chunks, and search across them.
+// `/documents`: content to ingest from a URL or an uploaded file, its chunks, and search across them.
+import { Readable } from 'node:stream';
 import * as v from 'valibot';
 import { notFound, validationFailed } from '../http/errors.js';
 import { resourceRoutes } from '../http/resource-routes.js';
-import { defineRoute, type Route } from '../http/route.js';
+import { defineRoute, RESPONSE_WRITTEN, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
 import type { DocumentRow, DocumentStore } from './store.js';
 import type { Caller } from '../http/context.js';
@@ -21,15 +22,20 @@ import {
   UpdateDocumentSchema,
 } from './schema.js';
 import { searchWords, snippetHtml } from './search.js';
+import type { FileStore } from './file-store.js';
+import { createUploadedDocument, isMultipart, UPLOAD_FORM } from './upload.js';
 
 interface DocumentDeps {
   documents: DocumentStore;
+  files: FileStore;
+  /** UPLOAD_MAX_BYTES: the largest file uploaded. */
+  uploadMaxBytes: number;
   chunks: IngestionStore;
   search: SearchStore;
   ingestion: IngestionQueue;
 }
 
-export function documentRoutes({ documents, chunks, search: searchStore, ingestion }: DocumentDeps): Route[] {
+export function documentRoutes({ documents, files, uploadMaxBytes, chunks, search: searchStore, ingestion }: DocumentDeps): Route[] {
   /** A document the store put (back) to pending is queued for ingestion. */
   const queueIfPending = (document: { id: string; status: string }) => {
     if (document.status === 'pending') ingestion.enqueue(document.id);
@@ -127,11 +133,74 @@ export function documentRoutes({ documents, chunks, search: searchStore, ingesti
     },
   });
 
+  // Before the JSON create route: a multipart/form-data body is an upload, any other goes on to it.
+  const upload = defineRoute({
+    method: 'post',
+    path: '/documents',
+    operationId: 'uploadDocument',
+    summary: 'Upload a document',
+    description:
+      `Or send the document as a file: a multipart/form-data body with the file in the part \`file\` and any of \`name\` ` +
+      `(default: the file's name), \`type\` (default: told from the file's content, name and media type), \`from_page\`, ` +
+      `\`to_page\`, \`splitter\` and \`metadata\` (JSON text) as fields. At most UPLOAD_MAX_BYTES (20 MiB by default): a larger ` +
+      'file is answered 413 as soon as the limit is passed. The bytes are kept, the `url` is GET /documents/{id}/file, and a file ' +
+      'whose content does not match its type is refused with 422 saying why.',
+    tag,
+    auth: true,
+    when: isMultipart,
+    form: UPLOAD_FORM,
+    success: { status: 201, description: 'The new document.', data: DocumentSchema },
+    errors: [413],
+    handler: async ({ ctx, caller }) => {
+      const document = await createUploadedDocument(ctx, caller.id, { documents, files, maxBytes: uploadMaxBytes });
+      queueIfPending(document);
+      return present(document, caller);
+    },
+  });
+
+  const getFile = defineRoute({
+    method: 'get',
+    path: '/documents/:id/file',
+    operationId: 'getDocumentFile',
+    summary: "Download an uploaded document's file",
+    description:
+      'The bytes as uploaded, with their media type and `Content-Disposition: attachment` naming the file. 404 for a document ' +
+      "that was not uploaded (or is not the caller's).",
+    tag,
+    auth: true,
+    success: { status: 200, description: 'The file.', file: true },
+    handler: ({ ctx, caller, params }): typeof RESPONSE_WRITTEN => {
+      const file = files.get(caller.id, params.id);
+      if (!file) throw notFound('Document file');
+      ctx.status = 200;
+      // attachment() sets Content-Disposition, the file name quoted (and UTF-8 encoded) as RFC 6266 says; the type is the stored one.
+      ctx.attachment(file.filename || 'document');
+      ctx.set('Content-Type', file.contentType); // as stored: ctx.type would add a charset the file may not be in
+      ctx.length = file.size;
+      // Never shown as a page of this origin, whatever it holds (HTML uploads included).
+      ctx.set('X-Content-Type-Options', 'nosniff');
+      ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+      ctx.set('Cache-Control', 'private, no-store');
+      // A part at a time, as the client reads: a 20 MiB file is never held whole.
+      ctx.body = Readable.from(fileParts(file.documentId, file.parts), { objectMode: false });
+      return RESPONSE_WRITTEN;
+    },
+  });
+  function* fileParts(documentId: string, count: number) {
+    for (let part = 0; part < count; part++) {
+      const bytes = files.part(documentId, part);
+      if (bytes === undefined) throw new Error('the document was deleted while its file was being sent');
+      yield bytes;
+    }
+  }
+
   return [
     search,
     ingest,
     listChunks,
+    getFile,
     getDocument,
+    upload,
     ...resourceRoutes({
       path: '/documents',
       tag,

@@ -93,6 +93,20 @@ export const CreateDocumentSchema = v.object({
   splitter: v.optional(fields.splitter, null),
   metadata: v.optional(fields.metadata, {}),
 });
+/**
+ * The form fields of an uploaded document (multipart/form-data): the fields of a created one but
+ * `url` (the file's own) and `authorization`; without `name` the file's name is taken, without
+ * `type` it is told from the file.
+ */
+export const UploadFieldsSchema = v.object({
+  name: v.optional(fields.name),
+  type: v.optional(fields.type),
+  from_page: v.optional(fields.from_page, 1),
+  to_page: v.optional(fields.to_page, null),
+  splitter: v.optional(fields.splitter, null),
+  metadata: v.optional(fields.metadata, {}),
+});
+export type UploadFields = v.InferOutput<typeof UploadFieldsSchema>;
 export const UpdateDocumentSchema = v.partial(v.object(fields));
 export type DocumentInput = v.InferOutput<typeof CreateDocumentSchema>;
 export type DocumentChange = v.InferOutput<typeof UpdateDocumentSchema>;

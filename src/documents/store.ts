@@ -93,8 +93,31 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
       WHERE user_id = @userId AND seq > @afterSeq AND (@status IS NULL OR status = @status) AND (@type IS NULL OR type = @type)
       ORDER BY seq LIMIT @limit`,
   );
+  const dropFile = db.prepare(`DELETE FROM document_files WHERE document_id = ?`);
+  const insertFile = db.prepare(`INSERT INTO document_files (document_id, filename, content_type, size) VALUES (?, ?, ?, ?)`);
   const jsonText = (value: unknown) => (value === null ? null : JSON.stringify(value));
   const sealed = (value: unknown) => (value === null ? null : sealer.seal(JSON.stringify(value)));
+
+  /** Stores a new document, `pending` until ingested; `id` when it was chosen beforehand (an upload's). */
+  function create(userId: string, input: DocumentInput, id = newId()): DocumentRow {
+    checkPageRange(input);
+    const now = timestamp();
+    const raw = insert.get(
+      id,
+      userId,
+      input.name,
+      input.type,
+      input.url,
+      input.from_page,
+      input.to_page,
+      sealed(input.authorization),
+      jsonText(input.splitter),
+      jsonText(input.metadata),
+      now,
+      now,
+    );
+    return fromRow(raw as Record<string, unknown>);
+  }
 
   return {
     get: table.get,
@@ -113,26 +136,16 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
     /** Deletes the document, its agent-document links, and clears it as any agent's `documentId`. */
     delete: table.delete,
 
-    /** Stores a new document, `pending` until ingested. */
-    create(userId: string, input: DocumentInput): DocumentRow {
-      checkPageRange(input);
-      const now = timestamp();
-      const raw = insert.get(
-        newId(),
-        userId,
-        input.name,
-        input.type,
-        input.url,
-        input.from_page,
-        input.to_page,
-        sealed(input.authorization),
-        jsonText(input.splitter),
-        jsonText(input.metadata),
-        now,
-        now,
-      );
-      return fromRow(raw as Record<string, unknown>);
-    },
+    create,
+
+    /** Stores a new uploaded document (id chosen beforehand: its file's parts are written under it) and its file record. */
+    createUploaded: db.transaction(
+      (userId: string, id: string, input: DocumentInput, file: { filename: string; contentType: string; size: number }): DocumentRow => {
+        const row = create(userId, input, id);
+        insertFile.run(id, file.filename, file.contentType, file.size);
+        return row;
+      },
+    ),
 
     /**
      * Applies `change` to the stored document and checks the result, in one transaction. A change
@@ -157,6 +170,8 @@ export function createDocumentStore(db: Db, sealer: Sealer) {
       const authorizationGiven = change.authorization !== undefined;
       const dropAuthorization = !authorizationGiven && !sameOrigin(stored.url, next.url);
       const reingest = changesContent(stored, next, authorizationGiven);
+      // An uploaded file is the source only while the URL stays its own: a new URL is fetched instead.
+      if (next.url !== stored.url) dropFile.run(id);
       const raw = update.get({
         name: next.name,
         type: next.type,

@@ -1,14 +1,19 @@
-// Reads JSON request bodies. A body in any other media type is refused with 415 before it is read;
-// a body over the limit is refused with 413 while streaming (never buffered whole); a string in it
-// that is not well-formed Unicode is a 422 naming its field (see unicode.ts).
+// Reads JSON request bodies. A body in any other media type is refused with 415 before it is read
+// (but where the route reads its own: an upload); a body over the limit is refused with 413 while
+// streaming (never buffered whole); a string in it that is not well-formed Unicode is a 422 naming
+// its field (see unicode.ts).
 import type bodyParser from 'koa-bodyparser';
 import { ApiError, invalidJson, payloadTooLarge, unsupportedMediaType } from './errors.js';
-import type { AppMiddleware } from './context.js';
+import type { AppContext, AppMiddleware } from './context.js';
 import { assertWellFormedBody, mayHoldLoneSurrogate } from './unicode.js';
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
-export function jsonBody(limitBytes: number): AppMiddleware {
+/**
+ * `readsOwnBody`: requests whose route reads the body itself (an upload, as multipart/form-data):
+ * they pass on unread, and the route streams the body from the request.
+ */
+export function jsonBody(limitBytes: number, readsOwnBody: (ctx: AppContext) => boolean = () => false): AppMiddleware {
   const options: bodyParser.Options & { onProtoPoisoning: 'remove' } = {
     enableTypes: ['json'],
     extendTypes: { json: JSON_TYPES },
@@ -38,7 +43,7 @@ export function jsonBody(limitBytes: number): AppMiddleware {
   };
   // Most requests have no body: they pass straight on, without an async step of their own.
   return function jsonBodyMiddleware(ctx, next) {
-    if (hasBody(ctx.req.headers)) return readJson(ctx, next);
+    if (hasBody(ctx.req.headers) && !readsOwnBody(ctx)) return readJson(ctx, next);
     ctx.request.body = undefined;
     return next();
   };

@@ -9,6 +9,7 @@ export const ERRORS = [
     code: 'invalid_json',
     when: 'The request body is not JSON, is cut short, or does not decompress as its Content-Encoding says.',
   },
+  { status: 400, code: 'invalid_form', when: 'A multipart/form-data body (an uploaded document) that is malformed or cut short.' },
   {
     status: 401,
     code: 'unauthorized',
@@ -18,7 +19,11 @@ export const ERRORS = [
   { status: 404, code: 'not_found', when: "An unknown route, or an id that does not exist or is another user's." },
   { status: 405, code: 'method_not_allowed', when: 'A known path with a method it does not serve (see the Allow header).' },
   { status: 409, code: 'conflict', when: 'A unique clash: email already registered, duplicate link, duplicate tag name.' },
-  { status: 413, code: 'payload_too_large', when: 'The request body is over the limit (1 MiB by default).' },
+  {
+    status: 413,
+    code: 'payload_too_large',
+    when: 'The request body is over the limit (1 MiB by default; an uploaded file: UPLOAD_MAX_BYTES, 20 MiB by default).',
+  },
   {
     status: 415,
     code: 'unsupported_media_type',
@@ -94,6 +99,8 @@ export const apiError = (code: ErrorCode, message: string, details?: unknown, re
 export type ErrorPresenter = (error: ApiError) => unknown;
 
 export const invalidJson = () => new ApiError(400, 'invalid_json', 'The request body could not be read as JSON.');
+
+export const invalidForm = (message: string) => new ApiError(400, 'invalid_form', message);
 
 export const unauthorized = (message = 'A valid API token is required.') => new ApiError(401, 'unauthorized', message);
 

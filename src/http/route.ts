@@ -36,7 +36,12 @@ export type Success =
       accepted?: { description: string; data: AnySchema };
     }
   /** A stream, or the handler's value of shape `raw` as the whole body (the OpenAI-compatible API's answers). */
-  | { status: 200; description: string; stream: { events: Record<string, string> }; raw: AnySchema };
+  | { status: 200; description: string; stream: { events: Record<string, string> }; raw: AnySchema }
+  /**
+   * Stored bytes (an uploaded file): the handler sets the body, its Content-Type and
+   * Content-Disposition on `ctx` and returns RESPONSE_WRITTEN.
+   */
+  | { status: 200; description: string; file: true };
 
 /** A 202 answer of a route whose success declares `accepted`: the work goes on after it. */
 export class Accepted<T> {
@@ -50,21 +55,23 @@ export class Accepted<T> {
 export const RESPONSE_WRITTEN: unique symbol = Symbol('response written');
 
 /** What the handler returns for each kind of success. */
-export type Answer<S extends Success> = S extends { stream: object }
-  ? | SseAnswer
-    | (S extends { json: infer Data extends AnySchema }
+export type Answer<S extends Success> = S extends { file: true }
+  ? typeof RESPONSE_WRITTEN
+  : S extends { stream: object }
+    ? | SseAnswer
+      | (S extends { json: infer Data extends AnySchema }
+          ? v.InferOutput<Data>
+          : S extends { raw: infer Body extends AnySchema }
+            ? v.InferOutput<Body>
+            : never)
+      | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
+    : S extends { page: infer Item extends AnySchema }
+      ? Page<v.InferOutput<Item>>
+      : S extends { data: infer Data extends AnySchema }
         ? v.InferOutput<Data>
         : S extends { raw: infer Body extends AnySchema }
-          ? v.InferOutput<Body>
-          : never)
-    | (S extends { accepted: { data: infer Data extends AnySchema } } ? Accepted<v.InferOutput<Data>> : never)
-  : S extends { page: infer Item extends AnySchema }
-    ? Page<v.InferOutput<Item>>
-    : S extends { data: infer Data extends AnySchema }
-      ? v.InferOutput<Data>
-      : S extends { raw: infer Body extends AnySchema }
-        ? string | v.InferOutput<Body> | typeof RESPONSE_WRITTEN
-        : void;
+          ? string | v.InferOutput<Body> | typeof RESPONSE_WRITTEN
+          : void;
 
 /** What a handler is given: everything validated. */
 export interface RouteInput<Auth extends boolean, Query, Body> {
@@ -104,6 +111,11 @@ export interface RouteSpec<Auth extends boolean, Q extends AnySchema | undefined
   before?: AppMiddleware[];
   query?: Q;
   body?: B;
+  /**
+   * A `multipart/form-data` body the handler reads itself (from `ctx.req`), for the document: the
+   * form fields' shape (objects sent as JSON text) and what the file part named `file` is.
+   */
+  form?: { fields: AnySchema; file: string };
   success: S;
   /** The error body when it is not the error envelope (its group's presenter answers it). */
   errorFormat?: ErrorFormat;

@@ -454,7 +454,7 @@ const HTML_START = /<(!doctype\s+html|html|head|body|meta|title|div|p|h[1-6]|mai
  * in linear time: each comment is skipped with one indexOf (a backtracking regular expression over
  * repeated comments took time exponential in their number).
  */
-function looksLikeHtml(text: string): boolean {
+export function looksLikeHtml(text: string): boolean {
   let at = 0;
   for (;;) {
     SPACE.lastIndex = at;
@@ -486,7 +486,7 @@ async function webPageToText(bytes: Uint8Array, contentType: string | null): Pro
 // ---------------------------------------------------------------------------------------------
 // PDF
 
-function startsWithPdf(bytes: Uint8Array): boolean {
+export function startsWithPdf(bytes: Uint8Array): boolean {
   return Buffer.from(bytes.subarray(0, 1024)).includes('%PDF-');
 }
 
@@ -638,6 +638,23 @@ function dropSpans(text: string, open: string, close: string): string {
   }
 }
 
+const isWebVtt = (text: string) => /^WEBVTT(?:[ \t].*)?(?:\n|$)/.test(text);
+
+/** SRT: the first or second line after leading white space holds the first cue's timing. */
+const isSrt = (text: string) =>
+  TIMING.test(
+    text
+      .trimStart()
+      .split('\n', 2)
+      .find((line) => line.includes('-->')) ?? '',
+  );
+
+/** Whether decoded text (its start is enough) begins as WebVTT or SRT captions do. */
+export const looksLikeCaptions = (text: string) => {
+  const normalised = normaliseNewlines(text.replace(/^\uFEFF/, ''));
+  return isWebVtt(normalised) || isSrt(normalised);
+};
+
 /** The cues' text of WebVTT or SRT captions, one cue per paragraph. */
 export function captionsToText(bytes: Uint8Array, contentType: string | null = null): string {
   const type = mediaType(contentType);
@@ -645,11 +662,8 @@ export function captionsToText(bytes: Uint8Array, contentType: string | null = n
     throw new IngestError('unsupported', `${CAPTIONS_ONLY}; the URL answered ${type || 'a PDF'}`);
   }
   const text = normaliseNewlines(decode(bytes, charsetOf(contentType)));
-  const isVtt = /^WEBVTT(?:[ \t].*)?(?:\n|$)/.test(text);
-  // SRT: the first or second line after leading white space holds the first cue's timing.
-  const firstLines = text.trimStart().split('\n', 2);
-  const isSrt = !isVtt && TIMING.test(firstLines.find((line) => line.includes('-->')) ?? '');
-  if (!isVtt && !isSrt) {
+  const isVtt = isWebVtt(text);
+  if (!isVtt && !isSrt(text)) {
     const said = type && type !== 'text/plain' && type !== 'application/octet-stream' ? `; the URL answered ${type}` : '';
     throw new IngestError('unsupported', `${CAPTIONS_ONLY}${said}`);
   }

@@ -44,6 +44,8 @@ interface Operation {
   body?: v.GenericSchema;
   data?: v.GenericSchema;
   description?: string;
+  /** The multipart/form-data body one of them takes (an upload). */
+  form?: Route['form'];
 }
 
 type Json = Record<string, unknown>;
@@ -197,6 +199,7 @@ function answerData(route: Route): v.GenericSchema | undefined {
   if ('page' in success) return v.array(success.page);
   if ('data' in success) return success.data;
   if ('raw' in success) return success.raw;
+  if ('file' in success) return undefined;
   return success.json;
 }
 
@@ -230,6 +233,7 @@ function operationsOf(routes: Route[]): Operation[] {
         .map((r) => r.description)
         .filter(Boolean)
         .join(' '),
+      form: all.find((r) => r.form)?.form,
     });
   }
   if (pending.size > 0) throw new Error(`A route with \`when\` has no route to pass to: ${[...pending.keys()].join(', ')}`);
@@ -267,6 +271,8 @@ export function buildOpenApiDocument(routes: Route[]): Json {
     const key = route.operationId;
     const body = operation.body ?? route.body;
     if (body) requests[`${key} body`] = body;
+    const form = operation.form ?? route.form;
+    if (form) requests[`${key} form`] = form.fields;
     for (const [name, entry] of Object.entries(queryEntries(route))) requests[`${key} query ${name}`] = entry;
     for (const name of pathParameters(route.path)) requests[`${key} path ${name}`] = route.params?.[name] ?? IdSchema;
     const data = operation.data ?? answerData(route);
@@ -367,6 +373,20 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
       content: { 'application/json': { schema: converted[`${key} body`] } },
     };
   }
+  const form = operation.form ?? route.form;
+  if (form) {
+    // Form fields are text: numbers as digits, objects as JSON text (OpenAPI's default encoding of an object part).
+    const fields = converted[`${key} form`] as { properties?: Json; required?: string[] };
+    const schema = {
+      ...fields,
+      type: 'object',
+      properties: { file: { type: 'string', contentMediaType: 'application/octet-stream', description: form.file }, ...fields.properties },
+      required: ['file', ...(fields.required ?? [])],
+    };
+    const requestBody = (described.requestBody ??= { required: true, content: {} }) as { required: boolean; content: Json };
+    requestBody.required = true;
+    requestBody.content['multipart/form-data'] = { schema };
+  }
 
   const { success } = route;
   const headers: Json = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
@@ -378,6 +398,7 @@ function describeOperation(operation: Operation, converted: Record<string, Json>
   }
   const content: Json = {};
   if (converted[key]) content['application/json'] = { schema: converted[key] };
+  if ('file' in success) content['*/*'] = { schema: { type: 'string', contentMediaType: 'application/octet-stream' } };
   if ('stream' in success) {
     const events = Object.entries(success.stream.events).map(([name, carries]) => `\`${name}\`: ${carries}`);
     content['text/event-stream'] = {

@@ -172,6 +172,48 @@ export async function send(method: string, path: string, options: Options = {}):
   throw error;
 }
 
+/**
+ * Sends a multipart form (a file upload) and resolves to the envelope's `data`. XMLHttpRequest, not
+ * fetch: only it reports how much of the body has been sent (`onProgress`).
+ */
+export function upload<T>(path: string, form: FormData, onProgress: (sent: number, total: number) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const request = new XMLHttpRequest();
+    const token = session.token();
+    request.open('POST', `${API}${path}`);
+    request.setRequestHeader('Accept', 'application/json');
+    if (token) request.setRequestHeader('Authorization', `Bearer ${token}`);
+    request.upload.onprogress = (event) => onProgress(event.loaded, event.lengthComputable ? event.total : 0);
+    request.onerror = () => reject(new ApiError(0, 'network', 'The service could not be reached. Check that it is running.'));
+    request.onload = () => {
+      let answer: { data?: T; error?: { code?: string; message?: string; details?: unknown } } = {};
+      try {
+        answer = JSON.parse(request.responseText);
+      } catch {
+        // not an envelope (a proxy's page, say): the status speaks for itself
+      }
+      if (request.status >= 200 && request.status < 300) return resolve(answer.data as T);
+      const failure = answer.error ?? {};
+      const details = Array.isArray(failure.details)
+        ? (failure.details as FieldIssue[]).filter((issue) => typeof issue?.path === 'string')
+        : [];
+      if (request.status === 401 && token) {
+        session.clear();
+        unauthorizedListener?.();
+      }
+      reject(
+        new ApiError(
+          request.status,
+          failure.code ?? 'http_' + request.status,
+          failure.message ?? `The service answered ${request.status}.`,
+          details,
+        ),
+      );
+    };
+    request.send(form);
+  });
+}
+
 /** The longest message `invoke` takes, in UTF-16 code units as the API counts (its `input` limit). */
 export const MAX_INPUT_CHARS = 100_000;
 

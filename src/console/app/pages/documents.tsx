@@ -1,7 +1,7 @@
-// Documents: create from a URL, watch ingestion (the status refreshes by itself while pending or
+// Documents: create from a URL or an uploaded file (picked or dropped, with the upload's progress), watch ingestion (the status refreshes by itself while pending or
 // processing), read the chunks, re-ingest, delete; and search across every document.
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { call, get, listAll, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
+import { call, get, listAll, upload, type Chunk, type DocumentRecord, type SearchHit } from '../api.js';
 import { DeleteButton } from '../delete-button.js';
 import { useForm } from '../form.js';
 import { PagedView, Table, type Column } from '../lists.js';
@@ -10,6 +10,7 @@ import {
   describeError,
   Empty,
   ErrorNotice,
+  fieldMessages,
   href,
   Loading,
   navigate,
@@ -95,16 +96,30 @@ const DOCUMENT_COLUMNS: Column<DocumentRecord>[] = [
   { label: 'Created', cell: (document) => <Time value={document.createdAt} /> },
 ];
 
+/** The file a drop on the page brought, to start a new document from. */
+function fileOf(event: DragEvent): File | undefined {
+  return event.dataTransfer?.files?.[0];
+}
+
 export function DocumentsPage() {
   const [error, setError] = useState<string>();
   const [showForm, setShowForm] = useState(false);
+  const [dropped, setDropped] = useState<File>();
   const documents = usePagedList<DocumentRecord>('/documents', 50, setError);
   useFollow(documents.items, (fresh) =>
     documents.setItems((shown) => shown?.map((document) => (document.id === fresh.id ? fresh : document))),
   );
 
+  // A file dropped anywhere on the page opens the form with it.
+  const onDrop = (event: DragEvent) => {
+    const file = fileOf(event);
+    if (!file) return;
+    event.preventDefault();
+    setDropped(file);
+    setShowForm(true);
+  };
   return (
-    <section>
+    <section onDragOver={(event) => event.preventDefault()} onDrop={onDrop}>
       <div class="title-row">
         <PageTitle>Documents</PageTitle>
         <button type="button" class="primary" aria-expanded={showForm} onClick={() => setShowForm(!showForm)}>
@@ -112,13 +127,16 @@ export function DocumentsPage() {
         </button>
       </div>
       <p>
-        Documents are fetched from a URL, split into chunks and searched when a linked agent answers.{' '}
-        <a href={href('/search')}>Search your documents</a>.
+        Documents are uploaded as files or fetched from a URL, split into chunks and searched when a linked agent answers. Drop a file on
+        this page to upload it. <a href={href('/search')}>Search your documents</a>.
       </p>
       {showForm && (
         <DocumentForm
+          key={dropped ? `${dropped.name}:${dropped.size}:${dropped.lastModified}` : 'new'}
+          dropped={dropped}
           onCreated={async () => {
             setShowForm(false);
+            setDropped(undefined);
             await documents.load();
           }}
         />
@@ -129,7 +147,8 @@ export function DocumentsPage() {
         more="Show more documents"
         empty={
           <>
-            No documents yet. Choose <strong>New document</strong> and give the URL of a web page, a text, PDF or CSV file.
+            No documents yet. Drop a file here, or choose <strong>New document</strong> to upload a text, Markdown, PDF, CSV, HTML or
+            caption file, or give the URL of one.
           </>
         }
       >
@@ -139,13 +158,64 @@ export function DocumentsPage() {
   );
 }
 
-const DOCUMENT_FIELDS = ['name', 'type', 'url', 'from_page', 'to_page', 'splitter', 'authorization', 'metadata'];
+const DOCUMENT_FIELDS = ['name', 'type', 'url', 'file', 'from_page', 'to_page', 'splitter', 'authorization', 'metadata'];
 
-function DocumentForm({ onCreated }: { onCreated: () => void }) {
+/** What a file input offers: the kinds the service reads. */
+const ACCEPTED_FILES = '.txt,.text,.md,.markdown,.csv,.tsv,.html,.htm,.pdf,.vtt,.srt,text/*,application/pdf';
+
+const formatBytes = (bytes: number) =>
+  bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** Where a file is picked or dropped. */
+function DropZone({ file, onFile, errors }: { file?: File; onFile: (file: File) => void; errors: string[] }) {
+  const [over, setOver] = useState(false);
+  return (
+    <div class="field" data-field="file">
+      <label
+        class={over ? 'drop-zone over' : 'drop-zone'}
+        onDragOver={(event) => {
+          event.preventDefault();
+          setOver(true);
+        }}
+        onDragLeave={() => setOver(false)}
+        onDrop={(event) => {
+          const dropped = fileOf(event);
+          event.preventDefault();
+          event.stopPropagation();
+          setOver(false);
+          if (dropped) onFile(dropped);
+        }}
+      >
+        <span>{file ? `${file.name} (${formatBytes(file.size)})` : 'Drop a file here, or choose one'}</span>
+        <input
+          type="file"
+          name="file"
+          accept={ACCEPTED_FILES}
+          aria-invalid={errors.length > 0}
+          onChange={(event) => {
+            const picked = event.currentTarget.files?.[0];
+            if (picked) onFile(picked);
+          }}
+        />
+      </label>
+      {errors.map((message) => (
+        <p key={message} class="error-text">
+          {message}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+function DocumentForm({ onCreated, dropped }: { onCreated: () => void; dropped?: File }) {
+  const [file, setFile] = useState<File | undefined>(dropped);
+  /** Bytes of the upload sent so far, and of the whole (0: not known). */
+  const [progress, setProgress] = useState<{ sent: number; total: number }>();
   const form = useForm(
     {
+      source: dropped ? 'file' : 'url',
       name: '',
-      type: 'URL',
+      type: dropped ? '' : 'URL',
       url: '',
       from_page: '',
       to_page: '',
@@ -173,6 +243,23 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
         : values.auth === 'basic'
           ? { username: values.username, password: values.password }
           : null;
+    if (values.source === 'file') {
+      const data = new FormData();
+      if (values.name.trim()) data.append('name', values.name);
+      if (values.type) data.append('type', values.type);
+      if (values.from_page.trim()) data.append('from_page', values.from_page);
+      if (values.to_page.trim()) data.append('to_page', values.to_page);
+      if (splitter) data.append('splitter', JSON.stringify(splitter));
+      if (file) data.append('file', file);
+      setProgress({ sent: 0, total: file?.size ?? 0 });
+      try {
+        await upload('/documents', data, (sent, total) => setProgress({ sent, total }));
+      } finally {
+        setProgress(undefined);
+      }
+      onCreated();
+      return;
+    }
     await call('POST', '/documents', {
       name: values.name,
       type: values.type,
@@ -189,10 +276,37 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
     <form class="card form" onSubmit={submit} noValidate aria-label="New document">
       <h2>New document</h2>
       <ErrorNotice error={errors.message} />
-      <TextField label="Name" name="name" {...form.field('name')} required />
-      <Select label="Type" name="type" value={values.type} onChange={set('type')} options={DOCUMENT_TYPES} errors={errors} />
-      <TextField label="URL" name="url" type="url" {...form.field('url')} required hint="An http(s) address the service can reach." />
-      {values.type === 'PDF' && (
+      <Select
+        label="Source"
+        name="source"
+        value={values.source}
+        // A file's type is detected unless chosen; a URL's must be given (a web page by default).
+        onChange={(source) => form.setValues({ ...values, source, type: source === 'file' ? '' : values.type || 'URL' })}
+        options={[
+          ['url', 'A URL the service fetches'],
+          ['file', 'A file from this computer'],
+        ]}
+      />
+      {values.source === 'file' && <DropZone file={file} onFile={setFile} errors={fieldMessages(errors, 'file')} />}
+      <TextField
+        label="Name"
+        name="name"
+        {...form.field('name')}
+        required={values.source === 'url'}
+        hint={values.source === 'file' ? "Empty: the file's name." : undefined}
+      />
+      <Select
+        label="Type"
+        name="type"
+        value={values.type}
+        onChange={set('type')}
+        options={values.source === 'file' ? [['', 'Detect from the file'], ...DOCUMENT_TYPES] : DOCUMENT_TYPES}
+        errors={errors}
+      />
+      {values.source === 'url' && (
+        <TextField label="URL" name="url" type="url" {...form.field('url')} required hint="An http(s) address the service can reach." />
+      )}
+      {(values.type === 'PDF' || (values.source === 'file' && values.type === '' && file?.name.toLowerCase().endsWith('.pdf'))) && (
         <div class="row">
           <TextField label="First page" name="from_page" type="number" min="1" {...form.field('from_page')} />
           <TextField label="Last page" name="to_page" type="number" min="1" {...form.field('to_page')} />
@@ -216,53 +330,61 @@ function DocumentForm({ onCreated }: { onCreated: () => void }) {
           <TextField label="Overlap" name="splitter.chunk_overlap" type="number" {...form.field('chunk_overlap')} placeholder="200" />
         </div>
       </fieldset>
-      <fieldset data-field="authorization">
-        <legend>Credentials</legend>
-        <Select
-          label="Sent with the request"
-          name="authorization"
-          value={values.auth}
-          onChange={set('auth')}
-          options={[
-            ['none', 'None'],
-            ['bearer', 'Bearer token'],
-            ['basic', 'User name and password'],
-          ]}
-          errors={errors}
-          hint="Stored sealed, never shown again, and sent only to this URL's origin."
-        />
-        {values.auth === 'bearer' && (
-          <TextField
-            label="Token"
-            name="authorization.bearer"
-            type="password"
-            autoComplete="off"
-            value={values.bearer}
-            onInput={set('bearer')}
+      {values.source === 'url' && (
+        <fieldset data-field="authorization">
+          <legend>Credentials</legend>
+          <Select
+            label="Sent with the request"
+            name="authorization"
+            value={values.auth}
+            onChange={set('auth')}
+            options={[
+              ['none', 'None'],
+              ['bearer', 'Bearer token'],
+              ['basic', 'User name and password'],
+            ]}
+            errors={errors}
+            hint="Stored sealed, never shown again, and sent only to this URL's origin."
           />
-        )}
-        {values.auth === 'basic' && (
-          <div class="row">
+          {values.auth === 'bearer' && (
             <TextField
-              label="User name"
-              name="authorization.username"
-              autoComplete="off"
-              value={values.username}
-              onInput={set('username')}
-            />
-            <TextField
-              label="Password"
-              name="authorization.password"
+              label="Token"
+              name="authorization.bearer"
               type="password"
               autoComplete="off"
-              value={values.password}
-              onInput={set('password')}
+              value={values.bearer}
+              onInput={set('bearer')}
             />
-          </div>
-        )}
-      </fieldset>
+          )}
+          {values.auth === 'basic' && (
+            <div class="row">
+              <TextField
+                label="User name"
+                name="authorization.username"
+                autoComplete="off"
+                value={values.username}
+                onInput={set('username')}
+              />
+              <TextField
+                label="Password"
+                name="authorization.password"
+                type="password"
+                autoComplete="off"
+                value={values.password}
+                onInput={set('password')}
+              />
+            </div>
+          )}
+        </fieldset>
+      )}
+      {progress && (
+        <p class="upload-progress" aria-live="polite">
+          <progress value={progress.sent} max={progress.total || undefined} aria-label="Upload progress" />{' '}
+          {progress.total ? `Uploading… ${Math.floor((100 * progress.sent) / progress.total)}%` : 'Uploading…'}
+        </p>
+      )}
       <button type="submit" class="primary" disabled={form.busy}>
-        Create and ingest
+        {values.source === 'file' ? 'Upload and ingest' : 'Create and ingest'}
       </button>
     </form>
   );
