@@ -13,7 +13,7 @@ const operator = {
   ollamaBaseUrl: 'http://ollama.example:11434/v1',
 };
 
-const stored = (llm: Partial<Llm> = {}): Llm => ({ model: 'm', provider: 'openai', baseUrl: null, apiKey: KEY, ...llm });
+const stored = (llm: Partial<Llm> = {}): Llm => ({ model: 'm', provider: 'openai', baseUrl: null, apiKey: KEY, connectionId: null, ...llm });
 const change = (body: unknown): LlmChange => v.parse(LlmChangeSchema, body);
 
 describe('parsing the body', () => {
@@ -25,6 +25,7 @@ describe('parsing the body', () => {
         provider: 'openai',
         baseUrl: 'https://models.example.com/v1',
         apiKey: KEY,
+        connectionId: null,
       },
     );
     assert.deepEqual(v.parse(LlmSchema, { model: 'gpt', provider: 'openai' }), {
@@ -32,6 +33,7 @@ describe('parsing the body', () => {
       provider: 'openai',
       baseUrl: null,
       apiKey: null,
+      connectionId: null,
     });
     assert.deepEqual(
       v.parse(LlmSchema, { model: 'gpt', provider: 'openai', baseUrl: null, base_url: 'https://x.example/v1' }).baseUrl,
@@ -46,8 +48,9 @@ describe('parsing the body', () => {
       provider: undefined,
       baseUrl: undefined,
       apiKey: undefined,
+      connectionId: undefined,
     });
-    assert.deepEqual(change({ api_key: null }), { model: undefined, provider: undefined, baseUrl: undefined, apiKey: null });
+    assert.deepEqual(change({ api_key: null }), { model: undefined, provider: undefined, baseUrl: undefined, apiKey: null, connectionId: undefined });
   });
 });
 
