@@ -13,7 +13,14 @@ const operator = {
   ollamaBaseUrl: 'http://ollama.example:11434/v1',
 };
 
-const stored = (llm: Partial<Llm> = {}): Llm => ({ model: 'm', provider: 'openai', baseUrl: null, apiKey: KEY, connectionId: null, ...llm });
+const stored = (llm: Partial<Llm> = {}): Llm => ({
+  model: 'm',
+  provider: 'openai',
+  baseUrl: null,
+  apiKey: KEY,
+  connectionId: null,
+  ...llm,
+});
 const change = (body: unknown): LlmChange => v.parse(LlmChangeSchema, body);
 
 describe('parsing the body', () => {
@@ -50,7 +57,13 @@ describe('parsing the body', () => {
       apiKey: undefined,
       connectionId: undefined,
     });
-    assert.deepEqual(change({ api_key: null }), { model: undefined, provider: undefined, baseUrl: undefined, apiKey: null, connectionId: undefined });
+    assert.deepEqual(change({ api_key: null }), {
+      model: undefined,
+      provider: undefined,
+      baseUrl: undefined,
+      apiKey: null,
+      connectionId: undefined,
+    });
   });
 });
 

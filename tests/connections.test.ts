@@ -29,11 +29,13 @@ const service = await startService({ runs: { ...defaults.runs, openaiBaseUrl: op
 const { request } = service;
 
 const createConnection = (token: string, body: Json = {}) =>
-  request('POST', '/api/v1/connections', { token, body: { name: 'My server', provider: 'openai-compatible', baseUrl: fake.url, apiKey: KEY, ...body } });
+  request('POST', '/api/v1/connections', {
+    token,
+    body: { name: 'My server', provider: 'openai-compatible', baseUrl: fake.url, apiKey: KEY, ...body },
+  });
 const createAgent = (token: string, llm: Json, name = 'Agent') =>
   request('POST', '/api/v1/agents', { token, body: { name, type: 'VENDOR_A', llm } });
-const invoke = (token: string, agentId: string) =>
-  request('POST', `/api/v1/agents/${agentId}/invoke`, { token, body: { input: 'Hello' } });
+const invoke = (token: string, agentId: string) => request('POST', `/api/v1/agents/${agentId}/invoke`, { token, body: { input: 'Hello' } });
 
 function assertNoKey(reply: Reply, ...keys: string[]): void {
   const text = JSON.stringify(reply.body);
@@ -48,7 +50,17 @@ describe('create, list, get, PATCH, delete', () => {
     const reply = await createConnection(token, { provider: 'OpenAI-Compatible' });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
     const created = reply.body.data;
-    assert.deepEqual(Object.keys(created).sort(), ['baseUrl', 'builtIn', 'createdAt', 'hasApiKey', 'id', 'name', 'provider', 'updatedAt', 'userId']);
+    assert.deepEqual(Object.keys(created).sort(), [
+      'baseUrl',
+      'builtIn',
+      'createdAt',
+      'hasApiKey',
+      'id',
+      'name',
+      'provider',
+      'updatedAt',
+      'userId',
+    ]);
     assert.equal(created.userId, user.id);
     assert.equal(created.name, 'My server');
     assert.equal(created.provider, 'openai-compatible');
@@ -207,7 +219,13 @@ describe('agents on a connection', () => {
     const connection = (await createConnection(token, { provider: 'ollama' })).body.data;
     const reply = await createAgent(token, { model: 'llama3', connectionId: connection.id });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
-    assert.deepEqual(reply.body.data.llm, { model: 'llama3', provider: 'ollama', baseUrl: null, hasApiKey: false, connectionId: connection.id });
+    assert.deepEqual(reply.body.data.llm, {
+      model: 'llama3',
+      provider: 'ollama',
+      baseUrl: null,
+      hasApiKey: false,
+      connectionId: connection.id,
+    });
     // A provider change on the connection reaches the agent.
     await request('PATCH', `/api/v1/connections/${connection.id}`, { token, body: { provider: 'openai-compatible' } });
     const agent = await request('GET', `/api/v1/agents/${reply.body.data.id}`, { token });
@@ -273,7 +291,8 @@ describe('agents on a connection', () => {
     const { token } = await service.signUp();
     const connection = (await createConnection(token)).body.data;
     const agents = [];
-    for (const name of ['a', 'b']) agents.push((await createAgent(token, { model: 'fake-model', connectionId: connection.id }, name)).body.data);
+    for (const name of ['a', 'b'])
+      agents.push((await createAgent(token, { model: 'fake-model', connectionId: connection.id }, name)).body.data);
     fake.requireKey(KEY);
     try {
       for (const agent of agents) {
@@ -304,7 +323,13 @@ describe('agents on a connection', () => {
     const { token } = await service.signUp();
     const reply = await createAgent(token, { model: 'gpt-op', connectionId: 'builtin-openai' });
     assert.equal(reply.status, 201, JSON.stringify(reply.body));
-    assert.deepEqual(reply.body.data.llm, { model: 'gpt-op', provider: 'openai', baseUrl: null, hasApiKey: false, connectionId: 'builtin-openai' });
+    assert.deepEqual(reply.body.data.llm, {
+      model: 'gpt-op',
+      provider: 'openai',
+      baseUrl: null,
+      hasApiKey: false,
+      connectionId: 'builtin-openai',
+    });
     const before = operatorFake.requests.length;
     const run = await invoke(token, reply.body.data.id);
     assert.equal(run.status, 200, JSON.stringify(run.body));

@@ -52,7 +52,12 @@ export const ApiKeySchema = v.nullable(
 );
 const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
 const ConnectionIdSchema = v.nullable(
-  v.pipe(v.string('must be a string id or null'), v.trim(), v.minLength(1, 'must not be empty'), v.maxLength(64, 'is too long to be an id')),
+  v.pipe(
+    v.string('must be a string id or null'),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(64, 'is too long to be an id'),
+  ),
 );
 
 export const CONNECTION_ID_DESCRIPTION =
@@ -64,10 +69,10 @@ export const CONNECTION_ID_DESCRIPTION =
  * wins when both are sent). Other keys, which clients of the original API may send (a temperature,
  * say), are accepted within the size and depth bounds and not kept: nothing would ever read them.
  */
-function llmObject<Model extends v.GenericSchema<unknown, string | undefined>, Provider extends v.GenericSchema<unknown, string | undefined>>(
-  model: Model,
-  provider: Provider,
-) {
+function llmObject<
+  Model extends v.GenericSchema<unknown, string | undefined>,
+  Provider extends v.GenericSchema<unknown, string | undefined>,
+>(model: Model, provider: Provider) {
   return v.pipe(
     noArrays(
       v.looseObject(
@@ -186,7 +191,8 @@ export function mergeLlm(stored: Llm, change: LlmChange): Llm {
     (change.apiKey ?? null) !== null ||
     (change.provider !== undefined && change.provider !== stored.provider);
   const connectionId = change.connectionId !== undefined ? change.connectionId : leavesConnection ? null : stored.connectionId;
-  if (connectionId !== null) return { model: change.model ?? stored.model, provider: stored.provider, baseUrl: null, apiKey: null, connectionId };
+  if (connectionId !== null)
+    return { model: change.model ?? stored.model, provider: stored.provider, baseUrl: null, apiKey: null, connectionId };
   const merged: Llm = {
     model: change.model ?? stored.model,
     provider: change.provider ?? stored.provider,

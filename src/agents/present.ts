@@ -8,7 +8,12 @@ import type { AgentBrief, AgentRow, LibraryAgentRow } from './store.js';
 
 /** The llm without its key; `connectionId` only when the agent uses a connection (agents without one answer as before). */
 function presentLlm(agent: AgentBrief): AgentBriefShape['llm'] {
-  const llm: AgentBriefShape['llm'] = { model: agent.llmModel, provider: agent.llmProvider, baseUrl: agent.llmBaseUrl, hasApiKey: agent.hasApiKey };
+  const llm: AgentBriefShape['llm'] = {
+    model: agent.llmModel,
+    provider: agent.llmProvider,
+    baseUrl: agent.llmBaseUrl,
+    hasApiKey: agent.hasApiKey,
+  };
   if (agent.llmConnectionId !== null) llm.connectionId = agent.llmConnectionId;
   return llm;
 }

@@ -74,7 +74,10 @@ export const AgentBriefSchema = v.strictObject({
     ),
     hasApiKey: v.pipe(v.boolean(), v.description('Whether a key is stored for the model server (it is never returned).')),
     connectionId: v.optional(
-      v.pipe(v.string(), v.description('Only when the agent uses a connection (GET /connections/{id}), which supplies its server and key.')),
+      v.pipe(
+        v.string(),
+        v.description('Only when the agent uses a connection (GET /connections/{id}), which supplies its server and key.'),
+      ),
     ),
   }),
   hasMemory: v.boolean(),

@@ -191,7 +191,8 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
    */
   function checkedLlm(userId: string, llm: Llm): Llm {
     if (llm.connectionId !== null) {
-      const provider = builtinConnection(llm.connectionId)?.provider ?? (selectConnectionProvider.get(llm.connectionId, userId) as string | undefined);
+      const provider =
+        builtinConnection(llm.connectionId)?.provider ?? (selectConnectionProvider.get(llm.connectionId, userId) as string | undefined);
       if (provider === undefined) throw unknownReference('llm.connectionId', 'connection');
       return { ...llm, provider, baseUrl: null, apiKey: null };
     }

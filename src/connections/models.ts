@@ -36,7 +36,11 @@ export interface ModelListerOptions {
 export type ModelLister = ReturnType<typeof createModelLister>;
 
 export function createModelLister(options: ModelListerOptions) {
-  const userFetch = createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks, resolve: options.resolveHost, maxResponseBytes: MAX_BYTES });
+  const userFetch = createGuardedFetch({
+    allowPrivateNetworks: options.allowPrivateNetworks,
+    resolve: options.resolveHost,
+    maxResponseBytes: MAX_BYTES,
+  });
   const operatorFetch = createGuardedFetch({ isAddressAllowed: () => true, resolve: options.resolveHost, maxResponseBytes: MAX_BYTES });
   // A list being fetched is cached as its promise, so that requests arriving meanwhile share one call.
   const cache = new Map<string, { at: number; models: Promise<string[]> }>();
@@ -107,11 +111,17 @@ export function createModelLister(options: ModelListerOptions) {
         throw error;
       }
       if (model !== undefined && !models.includes(model)) {
-        const shown = models.slice(0, 20).map((id) => `"${id}"`).join(', ');
+        const shown = models
+          .slice(0, 20)
+          .map((id) => `"${id}"`)
+          .join(', ');
         const more = models.length > 20 ? ` and ${models.length - 20} more` : '';
         return {
           ok: false,
-          message: models.length === 0 ? `The server has no model "${model}": it lists no models.` : `The server has no model "${model}"; it offers ${shown}${more}.`,
+          message:
+            models.length === 0
+              ? `The server has no model "${model}": it lists no models.`
+              : `The server has no model "${model}"; it offers ${shown}${more}.`,
         };
       }
       if (model !== undefined) return { ok: true, message: `Connected: the server offers the model "${model}".` };

@@ -101,7 +101,9 @@ export function connectionRoutes(deps: ConnectionRouteDeps): Route[] {
     schema: ConnectionSchema,
     present: presentConnection,
     store,
-    list: { description: 'The built-in connections (`builtin-openai`, `builtin-ollama`: the operator\'s servers) come first, then the caller\'s.' },
+    list: {
+      description: "The built-in connections (`builtin-openai`, `builtin-ollama`: the operator's servers) come first, then the caller's.",
+    },
     create: {
       body: CreateConnectionSchema,
       description: `The key is stored sealed and never returned (\`hasApiKey\` says whether one is set). ${SSRF_TEXT}`,

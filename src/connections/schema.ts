@@ -42,9 +42,15 @@ export const ConnectionSchema = v.strictObject({
   userId: v.pipe(v.nullable(Id), v.description('The owner; null for a built-in connection.')),
   name: v.string(),
   provider: v.picklist(CONNECTION_PROVIDERS),
-  baseUrl: v.pipe(v.nullable(v.string()), v.description("The server; null for a built-in connection (the operator's server is not shown).")),
+  baseUrl: v.pipe(
+    v.nullable(v.string()),
+    v.description("The server; null for a built-in connection (the operator's server is not shown)."),
+  ),
   hasApiKey: v.pipe(v.boolean(), v.description('Whether a key is stored for the server (it is never returned).')),
-  builtIn: v.pipe(v.boolean(), v.description("The operator's server (OPENAI_*/OLLAMA_* settings): every user may use it, nobody can change it.")),
+  builtIn: v.pipe(
+    v.boolean(),
+    v.description("The operator's server (OPENAI_*/OLLAMA_* settings): every user may use it, nobody can change it."),
+  ),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });

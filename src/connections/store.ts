@@ -78,8 +78,7 @@ export function createConnectionStore(db: Db, sealer: Sealer) {
       if (!stored) return undefined;
       const current = table.get(userId, id)!;
       const baseUrl = change.baseUrl ?? stored.baseUrl;
-      const apiKey =
-        change.apiKey !== undefined ? sealOrNull(change.apiKey) : sameOrigin(baseUrl, stored.baseUrl) ? stored.apiKey : null;
+      const apiKey = change.apiKey !== undefined ? sealOrNull(change.apiKey) : sameOrigin(baseUrl, stored.baseUrl) ? stored.apiKey : null;
       const provider = change.provider ?? stored.provider;
       update.run(change.name ?? current.name, provider, baseUrl, apiKey, timestamp(), id, userId);
       if (provider !== stored.provider) updateAgentsProvider.run(provider, userId, id);
@@ -114,4 +113,3 @@ export function createConnectionStore(db: Db, sealer: Sealer) {
     },
   };
 }
-

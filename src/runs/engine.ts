@@ -29,7 +29,14 @@ import type { MemoryStore } from './memory-store.js';
 import type { RunStore } from './store.js';
 
 export interface RunEngineDeps {
-  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; memory: MemoryStore; search: SearchStore; connections: ConnectionStore };
+  stores: {
+    agents: AgentStore;
+    prompts: PromptStore;
+    runs: RunStore;
+    memory: MemoryStore;
+    search: SearchStore;
+    connections: ConnectionStore;
+  };
   config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
   /** Gives each run its tools (app.ts: the agent's linked tools, built by their kinds). */

@@ -16,11 +16,7 @@ export type { ModelEndpoint } from '../agents/llm.js';
  * key as they are now (`connectionOf` reads it, key opened), so a key rotated on the connection
  * reaches its agents at their next run.
  */
-export function resolveEndpoint(
-  llm: Llm,
-  config: RunsConfig,
-  connectionOf: (id: string) => ConnectionSettings | undefined,
-): ModelEndpoint {
+export function resolveEndpoint(llm: Llm, config: RunsConfig, connectionOf: (id: string) => ConnectionSettings | undefined): ModelEndpoint {
   const connected = throughConnection(llm, llm.connectionId === null ? undefined : connectionOf(llm.connectionId));
   if ('problem' in connected) throw invalidRun([connected.problem]);
   const resolved = llmEndpoint(connected, config);

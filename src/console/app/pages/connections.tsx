@@ -72,15 +72,22 @@ export function ConnectionsPage() {
         </button>
       </div>
       <p>
-        A connection is a model server set up once: agents name it instead of carrying the server's address and key, so a new key or a
-        moved server is one change for all of them.
+        A connection is a model server set up once: agents name it instead of carrying the server's address and key, so a new key or a moved
+        server is one change for all of them.
       </p>
       {editing && (
         <form class="card form" onSubmit={save} noValidate aria-label={editing === 'new' ? 'New connection' : `Edit ${editing.name}`}>
           <h2>{editing === 'new' ? 'New connection' : `Edit ${editing.name}`}</h2>
           <ErrorNotice error={form.errors.message} />
           <TextField label="Name" name="name" {...form.field('name')} required />
-          <Select label="Provider" name="provider" value={form.values.provider} onChange={form.set('provider')} options={PROVIDERS} errors={form.errors} />
+          <Select
+            label="Provider"
+            name="provider"
+            value={form.values.provider}
+            onChange={form.set('provider')}
+            options={PROVIDERS}
+            errors={form.errors}
+          />
           <TextField
             label="Base URL"
             name="baseUrl"
@@ -95,9 +102,20 @@ export function ConnectionsPage() {
             type="password"
             autoComplete="off"
             {...form.field('apiKey')}
-            hint={stored ? 'A key is stored. It is never shown; type a new one to replace it.' : 'Optional. Write-only: stored sealed, never shown.'}
+            hint={
+              stored
+                ? 'A key is stored. It is never shown; type a new one to replace it.'
+                : 'Optional. Write-only: stored sealed, never shown.'
+            }
           />
-          {stored && <Checkbox label="Remove the stored API key" name="removeApiKey" checked={form.values.removeApiKey} onChange={form.set('removeApiKey')} />}
+          {stored && (
+            <Checkbox
+              label="Remove the stored API key"
+              name="removeApiKey"
+              checked={form.values.removeApiKey}
+              onChange={form.set('removeApiKey')}
+            />
+          )}
           <p class="actions">
             <button type="submit" class="primary" disabled={form.busy}>
               {editing === 'new' ? 'Create connection' : 'Save'}
