@@ -157,6 +157,21 @@ CREATE TRIGGER IF NOT EXISTS document_files_deleted AFTER DELETE ON document_fil
   DELETE FROM document_file_parts WHERE document_id = old.document_id;
 END;
 
+-- Connections (src/connections/): a user's model server (an OpenAI-compatible API) and its key
+-- (sealed, src/lib/secrets.ts), set up once and named by agents' llm.connectionId.
+CREATE TABLE IF NOT EXISTS connections (
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL UNIQUE,
+  user_id    TEXT    NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  name       TEXT    NOT NULL,
+  provider   TEXT    NOT NULL,
+  base_url   TEXT    NOT NULL,
+  api_key    TEXT,
+  created_at TEXT    NOT NULL,
+  updated_at TEXT    NOT NULL
+);
+CREATE INDEX IF NOT EXISTS connections_by_user ON connections (user_id, seq);
+
 CREATE TABLE IF NOT EXISTS agents (
   seq          INTEGER PRIMARY KEY,
   id           TEXT    NOT NULL UNIQUE,
@@ -175,13 +190,18 @@ CREATE TABLE IF NOT EXISTS agents (
   updated_at   TEXT    NOT NULL,
   description  TEXT,
   avatar_url   TEXT,
-  is_listed    INTEGER NOT NULL DEFAULT 0 CHECK (is_listed IN (0, 1)) -- shown to every user in the library
+  is_listed    INTEGER NOT NULL DEFAULT 0 CHECK (is_listed IN (0, 1)), -- shown to every user in the library
+  -- A connection (src/connections/) that supplies the server and key: one of the user's or a built-in
+  -- id (`builtin-openai`, `builtin-ollama`, not rows), so no foreign key; null: llm_base_url/llm_api_key.
+  llm_connection_id TEXT
 );
 CREATE INDEX IF NOT EXISTS agents_by_user ON agents (user_id, seq);
 CREATE INDEX IF NOT EXISTS agents_listed ON agents (seq) WHERE is_listed = 1;
 -- Serve ON DELETE SET NULL without a table scan.
 CREATE INDEX IF NOT EXISTS agents_by_prompt ON agents (prompt_id) WHERE prompt_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS agents_by_document ON agents (document_id) WHERE document_id IS NOT NULL;
+-- Which agents use a connection (its delete is refused while any does; a provider change reaches them).
+CREATE INDEX IF NOT EXISTS agents_by_connection ON agents (llm_connection_id) WHERE llm_connection_id IS NOT NULL;
 
 -- An agent's tags, in the order the client gave them.
 CREATE TABLE IF NOT EXISTS agent_tags (

@@ -44,6 +44,8 @@ import { mcpRoutes } from './mcp/server.js';
 import { openAIRoutes } from './openai/routes.js';
 import { presentOpenAIError } from './openai/errors.js';
 import { webhookRoutes } from './webhooks/routes.js';
+import { connectionRoutes } from './connections/routes.js';
+import { createModelLister } from './connections/models.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { subscribeWebhookEvents } from './webhooks/events.js';
 
@@ -193,6 +195,13 @@ export function createApp({
     libraryRoute(stores),
     ...agentRoutes(stores),
     ...carryRoutes({ carry: createCarryStore(db, stores), ingestion }),
+    ...connectionRoutes({
+      connections: stores.connections,
+      models: createModelLister({ allowPrivateNetworks: config.allowPrivateNetworks, operator: config.runs, resolveHost }),
+      allowPrivateNetworks: config.allowPrivateNetworks,
+      operatorHasOpenAIKey: config.runs.openaiApiKey !== undefined,
+      resolveHost,
+    }),
     ...promptRoutes(stores),
     ...tagRoutes(stores),
     ...runRoutes({ ...stores, engine, eventLog, keepAliveMs }),

@@ -16,6 +16,7 @@ import { createMemoryStore } from './runs/memory-store.js';
 import { createRunStore } from './runs/store.js';
 import { createRunEventStore } from './runs/event-store.js';
 import { createWebhookStore } from './webhooks/store.js';
+import { createConnectionStore } from './connections/store.js';
 
 export type Stores = ReturnType<typeof createStores>;
 
@@ -34,6 +35,7 @@ export function createStores(db: Db, sealer: Sealer, options: { allowPrivateNetw
     files: createFileStore(db),
     search: createSearchStore(db),
     agents: createAgentStore(db, sealer, { allowPrivateNetworks }),
+    connections: createConnectionStore(db, sealer),
     agentDocuments: createAgentDocumentStore(db),
     agentTools: createAgentToolStore(db),
     runs: createRunStore(db, memory),

@@ -3,7 +3,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as v from 'valibot';
-import { llmEndpoint, LlmChangeSchema, llmProblem, LlmSchema, mergeLlm, type Llm, type LlmChange } from '../src/agents/llm.js';
+import {
+  llmEndpoint,
+  LlmChangeSchema,
+  llmProblem,
+  LlmSchema,
+  mergeLlm,
+  throughConnection,
+  type Llm,
+  type LlmChange,
+} from '../src/agents/llm.js';
 
 const KEY = 'sk-stored-key-1234';
 const NEW_KEY = 'sk-new-key-5678';
@@ -13,7 +22,14 @@ const operator = {
   ollamaBaseUrl: 'http://ollama.example:11434/v1',
 };
 
-const stored = (llm: Partial<Llm> = {}): Llm => ({ model: 'm', provider: 'openai', baseUrl: null, apiKey: KEY, ...llm });
+const stored = (llm: Partial<Llm> = {}): Llm => ({
+  model: 'm',
+  provider: 'openai',
+  baseUrl: null,
+  apiKey: KEY,
+  connectionId: null,
+  ...llm,
+});
 const change = (body: unknown): LlmChange => v.parse(LlmChangeSchema, body);
 
 describe('parsing the body', () => {
@@ -25,6 +41,7 @@ describe('parsing the body', () => {
         provider: 'openai',
         baseUrl: 'https://models.example.com/v1',
         apiKey: KEY,
+        connectionId: null,
       },
     );
     assert.deepEqual(v.parse(LlmSchema, { model: 'gpt', provider: 'openai' }), {
@@ -32,6 +49,7 @@ describe('parsing the body', () => {
       provider: 'openai',
       baseUrl: null,
       apiKey: null,
+      connectionId: null,
     });
     assert.deepEqual(
       v.parse(LlmSchema, { model: 'gpt', provider: 'openai', baseUrl: null, base_url: 'https://x.example/v1' }).baseUrl,
@@ -46,12 +64,46 @@ describe('parsing the body', () => {
       provider: undefined,
       baseUrl: undefined,
       apiKey: undefined,
+      connectionId: undefined,
     });
-    assert.deepEqual(change({ api_key: null }), { model: undefined, provider: undefined, baseUrl: undefined, apiKey: null });
+    assert.deepEqual(change({ api_key: null }), {
+      model: undefined,
+      provider: undefined,
+      baseUrl: undefined,
+      apiKey: null,
+      connectionId: undefined,
+    });
   });
 });
 
 describe('merging a PATCH', () => {
+  test('on a connection: the model changes alone; a server, key or other provider of its own leaves it; connectionId null leaves it', () => {
+    const onConnection = stored({ provider: 'ollama', apiKey: null, connectionId: 'c1' });
+    assert.deepEqual(mergeLlm(onConnection, change({ model: 'm2' })), { ...onConnection, model: 'm2' });
+    assert.deepEqual(mergeLlm(onConnection, change({ provider: 'ollama' })), onConnection, 'the same provider, as old clients resend it');
+    assert.deepEqual(mergeLlm(onConnection, change({ baseUrl: 'https://models.example.com/v1' })), {
+      ...onConnection,
+      baseUrl: 'https://models.example.com/v1',
+      connectionId: null,
+    });
+    assert.deepEqual(mergeLlm(onConnection, change({ apiKey: NEW_KEY })), { ...onConnection, apiKey: NEW_KEY, connectionId: null });
+    assert.equal(mergeLlm(onConnection, change({ provider: 'openai' })).connectionId, null);
+    assert.equal(mergeLlm(onConnection, change({ connectionId: null })).connectionId, null);
+    // Onto a connection: the agent's own server and key go.
+    const own = stored({ baseUrl: 'https://models.example.com/v1' });
+    assert.deepEqual(mergeLlm(own, change({ connectionId: 'c2' })), { ...own, baseUrl: null, apiKey: null, connectionId: 'c2' });
+  });
+
+  test('a run takes provider, server and key from the connection as it is now', () => {
+    const onConnection = stored({ apiKey: null, connectionId: 'c1' });
+    const settings = { provider: 'openai-compatible', baseUrl: 'https://models.example.com/v1', apiKey: NEW_KEY };
+    assert.deepEqual(throughConnection(onConnection, settings), { ...onConnection, ...settings });
+    assert.deepEqual(throughConnection(onConnection, undefined), {
+      problem: { path: 'llm.connectionId', message: 'names a connection that does not exist (any more)' },
+    });
+    assert.deepEqual(throughConnection(stored(), settings), stored(), 'an agent without a connection is left as it is');
+  });
+
   test('keys not sent stay; apiKey null clears the key', () => {
     assert.deepEqual(mergeLlm(stored(), change({ model: 'm2' })), stored({ model: 'm2' }));
     assert.deepEqual(mergeLlm(stored(), change({ apiKey: null })), stored({ apiKey: null }));

@@ -33,6 +33,7 @@ const agentRow = (i: number): AgentRow => ({
   llmProvider: 'openai',
   llmBaseUrl: null,
   hasApiKey: false,
+  llmConnectionId: null,
   hasMemory: i % 2 === 0,
   promptId: null,
   documentId: null,

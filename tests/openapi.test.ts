@@ -368,6 +368,18 @@ test('every operation answers its documented status and shape', async () => {
   await expectDocumented('listWebhookDeliveries', { ...auth, id: webhook.id });
   await expectDocumented('deleteWebhook', { ...auth, id: webhook.id });
 
+  const modelServer = await startFakeOpenAI();
+  const connection = await expectDocumented('createConnection', {
+    ...auth,
+    body: { name: 'box', provider: 'ollama', baseUrl: modelServer.url, apiKey: 'sk-x' },
+  });
+  await expectDocumented('listConnections', auth);
+  await expectDocumented('getConnection', { ...auth, id: connection.id });
+  await expectDocumented('updateConnection', { ...auth, id: connection.id, body: { name: 'the box' } });
+  await expectDocumented('listConnectionModels', { ...auth, id: connection.id });
+  await expectDocumented('testConnection', { ...auth, id: connection.id, body: { model: 'fake-model' } });
+  await expectDocumented('deleteConnection', { ...auth, id: connection.id });
+
   await expectDocumented('deleteAgent', { ...auth, id: agent.id });
   await expectDocumented('deleteTag', { ...auth, id: tag.id });
   await expectDocumented('deletePrompt', { ...auth, id: prompt.id });

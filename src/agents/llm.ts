@@ -1,5 +1,5 @@
-// An agent's `llm`: which model runs it and on which server. Every rule about it lives here — how a
-// body spells it, how a PATCH merges into the stored one (and when the stored key must go), which
+// An agent's `llm`: which model runs it and on which server (its own `baseUrl`/`apiKey`, or a
+// connection's). Every rule about it lives here — how a body spells it, how a PATCH merges into the stored one (and when the stored key must go), which
 // provider a name means, the server it points to, and why it could never run — so that saving an
 // agent (the agent store) and running it (src/runs) apply the same rules to the same value.
 import * as v from 'valibot';
@@ -16,7 +16,15 @@ export interface Llm {
   /** The model server the user gave (OpenAI-compatible); null: the operator's server for the provider. */
   baseUrl: string | null;
   apiKey: string | null;
+  /**
+   * The connection (src/connections/) that supplies provider, server and key instead, or null. While
+   * one is named, `baseUrl` and `apiKey` are null and `provider` is the connection's.
+   */
+  connectionId: string | null;
 }
+
+/** A connection as a run uses it: what it puts in place of the agent's provider, server and key (opened). */
+export type ConnectionSettings = Pick<Llm, 'provider' | 'baseUrl' | 'apiKey'>;
 
 /** The llm of a PATCH: a key not sent (undefined) keeps the stored value; `baseUrl`/`apiKey` null means none. */
 export type LlmChange = { [K in keyof Llm]?: Llm[K] };
@@ -34,7 +42,7 @@ const LlmPartSchema = v.pipe(
   v.minLength(1, 'must not be empty'),
   v.maxLength(200, 'must be at most 200 characters'),
 );
-const ApiKeySchema = v.nullable(
+export const ApiKeySchema = v.nullable(
   v.pipe(
     v.string('must be a string or null'),
     v.trim(),
@@ -43,23 +51,39 @@ const ApiKeySchema = v.nullable(
   ),
 );
 const BaseUrlSchema = v.nullable(httpUrlSchema('put the key in apiKey'));
+const ConnectionIdSchema = v.nullable(
+  v.pipe(
+    v.string('must be a string id or null'),
+    v.trim(),
+    v.minLength(1, 'must not be empty'),
+    v.maxLength(64, 'is too long to be an id'),
+  ),
+);
+
+export const CONNECTION_ID_DESCRIPTION =
+  "A connection (GET /connections) that supplies the model server, its key and the provider: one of the caller's or a built-in one. " +
+  'Not together with baseUrl or apiKey; null leaves the connection.';
 
 /**
  * The llm object as sent: `api_key` and `base_url` are accepted as other spellings (the camelCase one
  * wins when both are sent). Other keys, which clients of the original API may send (a temperature,
  * say), are accepted within the size and depth bounds and not kept: nothing would ever read them.
  */
-function llmObject<Part extends v.GenericSchema<unknown, string | undefined>>(part: Part) {
+function llmObject<
+  Model extends v.GenericSchema<unknown, string | undefined>,
+  Provider extends v.GenericSchema<unknown, string | undefined>,
+>(model: Model, provider: Provider) {
   return v.pipe(
     noArrays(
       v.looseObject(
         {
-          model: part,
-          provider: v.pipe(part, v.description(PROVIDER_DESCRIPTION)),
+          model,
+          provider: v.pipe(provider, v.description(PROVIDER_DESCRIPTION)),
           baseUrl: v.optional(BaseUrlSchema),
           base_url: v.optional(BaseUrlSchema),
           apiKey: v.optional(ApiKeySchema),
           api_key: v.optional(ApiKeySchema),
+          connectionId: v.optional(v.pipe(ConnectionIdSchema, v.description(CONNECTION_ID_DESCRIPTION))),
         },
         'must be an object with model and provider',
       ),
@@ -71,25 +95,54 @@ function llmObject<Part extends v.GenericSchema<unknown, string | undefined>>(pa
 
 const either = <T>(first: T | undefined, second: T | undefined): T | undefined => (first !== undefined ? first : second);
 
-/** The llm of a new agent: `{ model, provider }` with optional `baseUrl` and `apiKey`. */
+interface SentServer {
+  baseUrl?: string | null;
+  base_url?: string | null;
+  apiKey?: string | null;
+  api_key?: string | null;
+  connectionId?: string | null;
+}
+/** The connection supplies the server and key: a second one in the same body would be ignored, so it is refused. */
+const serverBesideConnection = (llm: SentServer) =>
+  !!llm.connectionId && (either(llm.baseUrl, llm.base_url) ?? either(llm.apiKey, llm.api_key) ?? null) !== null;
+const SERVER_BESIDE_CONNECTION = 'must not be given together with baseUrl or apiKey: the connection supplies the server and its key';
+
+/**
+ * The llm of a new agent: `{ model, provider }` with optional `baseUrl` and `apiKey`, or
+ * `{ model, connectionId }` (a provider sent with it is replaced by the connection's when saved).
+ */
 export const LlmSchema = v.pipe(
-  llmObject(LlmPartSchema),
+  llmObject(LlmPartSchema, v.optional(LlmPartSchema)),
+  v.forward(
+    v.check((llm) => !serverBesideConnection(llm), SERVER_BESIDE_CONNECTION),
+    ['connectionId'],
+  ),
+  v.forward(
+    v.check((llm) => llm.provider !== undefined || typeof llm.connectionId === 'string', 'is required (or give llm.connectionId)'),
+    ['provider'],
+  ),
   v.transform((sent): Llm => ({
     model: sent.model,
-    provider: sent.provider,
+    provider: sent.provider ?? '',
     baseUrl: either(sent.baseUrl, sent.base_url) ?? null,
     apiKey: either(sent.apiKey, sent.api_key) ?? null,
+    connectionId: sent.connectionId ?? null,
   })),
 );
 
 /** The llm of a PATCH: every key optional; it merges into the stored one (mergeLlm). */
 export const LlmChangeSchema = v.pipe(
-  llmObject(v.optional(LlmPartSchema)),
+  llmObject(v.optional(LlmPartSchema), v.optional(LlmPartSchema)),
+  v.forward(
+    v.check((llm) => !serverBesideConnection(llm), SERVER_BESIDE_CONNECTION),
+    ['connectionId'],
+  ),
   v.transform((sent): LlmChange => ({
     model: sent.model,
     provider: sent.provider,
     baseUrl: either(sent.baseUrl, sent.base_url),
     apiKey: either(sent.apiKey, sent.api_key),
+    connectionId: sent.connectionId,
   })),
 );
 
@@ -117,7 +170,8 @@ const providerList = () => PROVIDERS.map((name) => `"${name}"`).join(', ');
  * provider (named by the provider, as the operator's URL may change). A provider this service does
  * not know is its own place.
  */
-function keyDestination(llm: Pick<Llm, 'provider' | 'baseUrl'>): string {
+function keyDestination(llm: Pick<Llm, 'provider' | 'baseUrl' | 'connectionId'>): string {
+  if (llm.connectionId !== null) return `connection:${llm.connectionId}`;
   return originOf(llm.baseUrl) ?? `default:${normalizeProvider(llm.provider) ?? llm.provider.toLowerCase()}`;
 }
 
@@ -126,16 +180,39 @@ function keyDestination(llm: Pick<Llm, 'provider' | 'baseUrl'>): string {
  * A key was given for one server only, so when the change points the llm at another one (a
  * `baseUrl` on another origin, or another provider's default server) the stored key is dropped
  * unless the change sends a key again.
+ *
+ * A change that names a connection takes the server and key from it (the store sets the provider).
+ * One that gives a server or key of its own, or another provider, without naming a connection leaves
+ * the stored connection: what was said last wins, as clients that know nothing of connections expect.
  */
 export function mergeLlm(stored: Llm, change: LlmChange): Llm {
+  const leavesConnection =
+    (change.baseUrl ?? null) !== null ||
+    (change.apiKey ?? null) !== null ||
+    (change.provider !== undefined && change.provider !== stored.provider);
+  const connectionId = change.connectionId !== undefined ? change.connectionId : leavesConnection ? null : stored.connectionId;
+  if (connectionId !== null)
+    return { model: change.model ?? stored.model, provider: stored.provider, baseUrl: null, apiKey: null, connectionId };
   const merged: Llm = {
     model: change.model ?? stored.model,
     provider: change.provider ?? stored.provider,
     baseUrl: change.baseUrl === undefined ? stored.baseUrl : change.baseUrl,
     apiKey: change.apiKey === undefined ? stored.apiKey : change.apiKey,
+    connectionId: null,
   };
   if (change.apiKey === undefined && keyDestination(merged) !== keyDestination(stored)) merged.apiKey = null;
   return merged;
+}
+
+/**
+ * The llm a run uses: an agent on a connection takes the connection's provider, server and key, as
+ * they are now (so a rotated key or a moved server reaches every agent at once); the problem when
+ * the connection is gone.
+ */
+export function throughConnection(llm: Llm, connection: ConnectionSettings | undefined): Llm | { problem: FieldIssue } {
+  if (llm.connectionId === null) return llm;
+  if (!connection) return { problem: { path: 'llm.connectionId', message: 'names a connection that does not exist (any more)' } };
+  return { ...llm, provider: connection.provider, baseUrl: connection.baseUrl, apiKey: connection.apiKey };
 }
 
 // ---- The server it points to ----------------------------------------------------------------------

@@ -6,6 +6,18 @@ import { presentTag } from '../tags/present.js';
 import type { Agent, AgentBriefShape, LibraryAgent } from './schema.js';
 import type { AgentBrief, AgentRow, LibraryAgentRow } from './store.js';
 
+/** The llm without its key; `connectionId` only when the agent uses a connection (agents without one answer as before). */
+function presentLlm(agent: AgentBrief): AgentBriefShape['llm'] {
+  const llm: AgentBriefShape['llm'] = {
+    model: agent.llmModel,
+    provider: agent.llmProvider,
+    baseUrl: agent.llmBaseUrl,
+    hasApiKey: agent.hasApiKey,
+  };
+  if (agent.llmConnectionId !== null) llm.connectionId = agent.llmConnectionId;
+  return llm;
+}
+
 /** An agent as nested in link records: no document or tags of its own. */
 export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefShape {
   return {
@@ -14,7 +26,7 @@ export function presentAgentBrief(agent: AgentBrief, owner: Caller): AgentBriefS
     user: presentUser(owner),
     name: agent.name,
     type: agent.type,
-    llm: { model: agent.llmModel, provider: agent.llmProvider, baseUrl: agent.llmBaseUrl, hasApiKey: agent.hasApiKey },
+    llm: presentLlm(agent),
     hasMemory: agent.hasMemory,
     AgentMemory: agent.hasMemory ? { sessions: agent.memorySessions, messages: agent.memoryMessages } : null,
     promptId: agent.promptId,

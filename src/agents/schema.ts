@@ -73,6 +73,12 @@ export const AgentBriefSchema = v.strictObject({
       v.description("The model server (OpenAI-compatible); null: the operator's default for the provider."),
     ),
     hasApiKey: v.pipe(v.boolean(), v.description('Whether a key is stored for the model server (it is never returned).')),
+    connectionId: v.optional(
+      v.pipe(
+        v.string(),
+        v.description('Only when the agent uses a connection (GET /connections/{id}), which supplies its server and key.'),
+      ),
+    ),
   }),
   hasMemory: v.boolean(),
   AgentMemory: v.pipe(

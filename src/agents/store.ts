@@ -11,6 +11,7 @@ import { DOCUMENT_ROW, type DocumentRow } from '../documents/store.js';
 import { TAG_ROW, type TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
 import { llmProblem, mergeLlm, type Llm } from './llm.js';
+import { builtinConnection } from '../connections/builtin.js';
 
 export interface AgentRow {
   id: string;
@@ -21,6 +22,8 @@ export interface AgentRow {
   llmProvider: string;
   llmBaseUrl: string | null;
   hasApiKey: boolean;
+  /** The connection that supplies the server and key (src/connections/), or null. */
+  llmConnectionId: string | null;
   hasMemory: boolean;
   promptId: string | null;
   /** The document the agent shows: its own, else its first linked one (see shownDocumentIdSql). */
@@ -54,6 +57,7 @@ const BRIEF_FIELDS: FieldSpecs<AgentBrief> = {
   llmProvider: 'llm_provider',
   llmBaseUrl: 'llm_base_url',
   hasApiKey: boolean((a) => `${a}.llm_api_key IS NOT NULL`),
+  llmConnectionId: 'llm_connection_id',
   hasMemory: boolean('has_memory'),
   promptId: 'prompt_id',
   documentId: expression(shownDocumentIdSql),
@@ -122,9 +126,9 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
   // llm_extra held the llm keys the service does not use, which nothing read: it stays (NOT NULL,
   // '{}' from now on) so that existing databases need no table rebuild; an llm change clears it.
   const insert = db.prepare(
-    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, llm_base_url, llm_api_key, has_memory, prompt_id, document_id,
-                         description, avatar_url, is_listed, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, llm_base_url, llm_api_key, llm_connection_id, has_memory,
+                         prompt_id, document_id, description, avatar_url, is_listed, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const update = db.prepare(
     `UPDATE agents SET name = ?, type = ?, has_memory = ?, prompt_id = ?, document_id = ?, description = ?, avatar_url = ?, is_listed = ?,
@@ -132,24 +136,27 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
       WHERE id = ? AND user_id = ?`,
   );
   const updateLlm = db.prepare(
-    `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = '{}', llm_base_url = ?, llm_api_key = ? WHERE id = ? AND user_id = ?`,
+    `UPDATE agents SET llm_model = ?, llm_provider = ?, llm_extra = '{}', llm_base_url = ?, llm_api_key = ?, llm_connection_id = ?
+      WHERE id = ? AND user_id = ?`,
   );
   // The document set on the agent itself (documentId of create and PATCH), not the one it shows.
   const selectOwnDocumentId = db.prepare(`SELECT document_id FROM agents WHERE id = ? AND user_id = ?`).pluck();
   // The llm columns as an Llm (its key still sealed: openLlm opens it).
-  const LLM_COLUMNS = `llm_model AS model, llm_provider AS provider, llm_base_url AS baseUrl, llm_api_key AS apiKey`;
+  const LLM_COLUMNS = `llm_model AS model, llm_provider AS provider, llm_base_url AS baseUrl, llm_api_key AS apiKey, llm_connection_id AS connectionId`;
   const selectLlm = db.prepare(`SELECT ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`);
   const selectIdentities = db.prepare(`SELECT id, created_at AS createdAt FROM agents WHERE user_id = ? ORDER BY seq LIMIT ?`);
   const selectForRun = db.prepare(
     `SELECT id, name, type, has_memory AS hasMemory, prompt_id AS promptId, ${LLM_COLUMNS} FROM agents WHERE id = ? AND user_id = ?`,
   );
   const sealOrNull = (value: string | null) => (value === null ? null : sealer.seal(value));
-  const openLlm = ({ model, provider, baseUrl, apiKey }: Llm): Llm => ({
+  const openLlm = ({ model, provider, baseUrl, apiKey, connectionId }: Llm): Llm => ({
     model,
     provider,
     baseUrl,
     apiKey: apiKey === null ? null : sealer.open(apiKey),
+    connectionId,
   });
+  const selectConnectionProvider = db.prepare(`SELECT provider FROM connections WHERE id = ? AND user_id = ?`).pluck();
   const ownsPrompt = db.prepare(`SELECT 1 FROM prompts WHERE id = ? AND user_id = ?`).pluck();
   const ownsDocument = db.prepare(`SELECT 1 FROM documents WHERE id = ? AND user_id = ?`).pluck();
   const countOwnedTags = db.prepare(`SELECT count(*) FROM tags WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`).pluck();
@@ -177,9 +184,21 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
     }
   }
 
-  function checkLlm(llm: Llm): void {
+  /**
+   * The llm as it is stored, or a 422 naming why it could never run. An llm on a connection takes
+   * the connection's provider (kept in step by the connection store) and no server or key of its own;
+   * the connection must be the user's or a built-in one.
+   */
+  function checkedLlm(userId: string, llm: Llm): Llm {
+    if (llm.connectionId !== null) {
+      const provider =
+        builtinConnection(llm.connectionId)?.provider ?? (selectConnectionProvider.get(llm.connectionId, userId) as string | undefined);
+      if (provider === undefined) throw unknownReference('llm.connectionId', 'connection');
+      return { ...llm, provider, baseUrl: null, apiKey: null };
+    }
     const problem = llmProblem(llm, options);
     if (problem) throw validationFailed([problem]);
+    return llm;
   }
 
   function setTags(agentId: string, tagIds: string[]): void {
@@ -189,10 +208,9 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
 
   const createInTransaction = db.transaction((userId: string, input: AgentInput): AgentRow => {
     checkReferences(userId, input);
-    checkLlm(input.llm);
+    const llm = checkedLlm(userId, input.llm);
     const id = newId();
     const now = timestamp();
-    const { llm } = input;
     insert.run(
       id,
       userId,
@@ -202,6 +220,7 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
       llm.provider,
       llm.baseUrl,
       sealOrNull(llm.apiKey),
+      llm.connectionId,
       input.hasMemory ? 1 : 0,
       input.promptId,
       input.documentId,
@@ -220,9 +239,8 @@ export function createAgentStore(db: Db, sealer: Sealer, options: { allowPrivate
     if (!stored) return undefined;
     checkReferences(userId, change);
     if (change.llm) {
-      const llm = mergeLlm(openLlm(selectLlm.get(id, userId) as Llm), change.llm);
-      checkLlm(llm);
-      updateLlm.run(llm.model, llm.provider, llm.baseUrl, sealOrNull(llm.apiKey), id, userId);
+      const llm = checkedLlm(userId, mergeLlm(openLlm(selectLlm.get(id, userId) as Llm), change.llm));
+      updateLlm.run(llm.model, llm.provider, llm.baseUrl, sealOrNull(llm.apiKey), llm.connectionId, id, userId);
     }
     update.run(
       change.name ?? stored.name,

@@ -39,7 +39,7 @@ export const ERRORS = [
   {
     status: 502,
     code: 'upstream_error',
-    when: 'Running an agent: the model endpoint failed or refused (its status and message in words; never a key).',
+    when: "Running an agent, or listing a connection's models: the model server failed or refused (its status and message in words; never a key).",
   },
   { status: 502, code: 'max_steps', when: 'Running an agent: the run made RUN_MAX_STEPS model calls without reaching an answer.' },
   {

@@ -6,6 +6,7 @@
 // calls wait for approval pauses (approval.ts) and is taken up again by `answer`. The engine never
 // answers HTTP itself.
 import type { Config } from '../config.js';
+import type { ConnectionStore } from '../connections/store.js';
 import type { AgentStore } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
 import type { SearchStore } from '../documents/search-store.js';
@@ -28,7 +29,14 @@ import type { MemoryStore } from './memory-store.js';
 import type { RunStore } from './store.js';
 
 export interface RunEngineDeps {
-  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; memory: MemoryStore; search: SearchStore };
+  stores: {
+    agents: AgentStore;
+    prompts: PromptStore;
+    runs: RunStore;
+    memory: MemoryStore;
+    search: SearchStore;
+    connections: ConnectionStore;
+  };
   config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
   /** Gives each run its tools (app.ts: the agent's linked tools, built by their kinds). */

@@ -5,14 +5,21 @@
 import type { RunsConfig } from '../config.js';
 import { raceAbort, vetHost, type ResolvedAddress } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
-import { llmEndpoint, type Llm, type ModelEndpoint } from '../agents/llm.js';
+import { llmEndpoint, throughConnection, type ConnectionSettings, type Llm, type ModelEndpoint } from '../agents/llm.js';
 import { invalidRun } from './failures.js';
 
 export type { ModelEndpoint } from '../agents/llm.js';
 
-/** The endpoint the agent's llm points to; a `validation_failed` failure naming the field when it cannot be run as configured. */
-export function resolveEndpoint(llm: Llm, config: RunsConfig): ModelEndpoint {
-  const resolved = llmEndpoint(llm, config);
+/**
+ * The endpoint the agent's llm points to; a `validation_failed` failure naming the field when it
+ * cannot be run as configured. An agent on a connection gets the connection's provider, server and
+ * key as they are now (`connectionOf` reads it, key opened), so a key rotated on the connection
+ * reaches its agents at their next run.
+ */
+export function resolveEndpoint(llm: Llm, config: RunsConfig, connectionOf: (id: string) => ConnectionSettings | undefined): ModelEndpoint {
+  const connected = throughConnection(llm, llm.connectionId === null ? undefined : connectionOf(llm.connectionId));
+  if ('problem' in connected) throw invalidRun([connected.problem]);
+  const resolved = llmEndpoint(connected, config);
   if ('problem' in resolved) throw invalidRun([resolved.problem]);
   return resolved.endpoint;
 }

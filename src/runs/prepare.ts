@@ -5,6 +5,7 @@
 import type { Config } from '../config.js';
 import type { AgentStore, RunAgent } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
+import type { ConnectionStore } from '../connections/store.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
 import { newId } from '../lib/ids.js';
 import { describeError, type Logger } from '../lib/log.js';
@@ -17,7 +18,7 @@ import type { Admission, RunSlots } from './slots.js';
 import type { RunStore } from './store.js';
 
 export interface PrepareDeps {
-  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore };
+  stores: { agents: AgentStore; prompts: PromptStore; runs: RunStore; connections: ConnectionStore };
   config: Pick<Config, 'runs' | 'allowPrivateNetworks'>;
   log: Logger;
   slots: RunSlots;
@@ -43,7 +44,7 @@ export function createPreparer(deps: PrepareDeps) {
 
   /** What a run's record and messages need of its prompt and session (throws a RunFailure for a prompt it cannot fill). */
   function framing(userId: string, agent: RunAgent, request: RunRequest, parent: ParentRun) {
-    const endpoint = resolveEndpoint(agent.llm, config.runs);
+    const endpoint = resolveEndpoint(agent.llm, config.runs, (id) => stores.connections.settingsFor(userId, id));
     const prompt = agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined;
     const prompted = prompt ? fillPrompt(prompt, request.variables, request.input) : null;
     const instructions = request.instructions ?? [];
@@ -154,7 +155,7 @@ export function createPreparer(deps: PrepareDeps) {
   ): Promise<PreparedRun> {
     const timeoutMs = config.runs.backgroundTimeoutMs;
     try {
-      const endpoint = resolveEndpoint(agent.llm, config.runs);
+      const endpoint = resolveEndpoint(agent.llm, config.runs, (id) => stores.connections.settingsFor(userId, id));
       try {
         await checkEndpoint(endpoint, {
           allowPrivateNetworks: config.allowPrivateNetworks,

@@ -272,8 +272,9 @@ import type { Tag } from '../../tags/schema.js';
 import type { Tool } from '../../tools/schema.js';
 import type { User } from '../../users/schema.js';
 import type { Delivery, Webhook, WebhookEvent } from '../../webhooks/schema.js';
+import type { Connection } from '../../connections/schema.js';
 
-export type { Agent, ApiToken, Prompt, Tag, Tool, User, Webhook, WebhookEvent };
+export type { Agent, ApiToken, Connection, Prompt, Tag, Tool, User, Webhook, WebhookEvent };
 export type WebhookDelivery = Delivery;
 export type DocumentRecord = Document;
 export type Chunk = v.InferOutput<typeof ChunkSchema>;

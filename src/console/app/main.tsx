@@ -13,6 +13,7 @@ import { RunsPage } from './pages/runs.js';
 import { DocumentPage, DocumentsPage, SearchPage } from './pages/documents.js';
 import { PromptsPage, TagsPage, ToolsPage } from './pages/resources.js';
 import { WebhookPage, WebhooksPage } from './pages/webhooks.js';
+import { ConnectionsPage } from './pages/connections.js';
 import { href, navigate, useRoute } from './ui.js';
 
 const NAV: [string, string][] = [
@@ -22,6 +23,7 @@ const NAV: [string, string][] = [
   ['/tools', 'Tools'],
   ['/prompts', 'Prompts'],
   ['/tags', 'Tags'],
+  ['/connections', 'Connections'],
   ['/webhooks', 'Webhooks'],
   ['/tokens', 'API tokens'],
   ['/account', 'Account'],
@@ -158,6 +160,8 @@ function Page({ parts, query, user, onUserChange, onDeleted }: PageProps) {
       return <PromptsPage />;
     case 'tags':
       return <TagsPage />;
+    case 'connections':
+      return <ConnectionsPage />;
     case 'webhooks':
       return id ? <WebhookPage key={id} id={id} /> : <WebhooksPage />;
     case 'tokens':

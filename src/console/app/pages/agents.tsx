@@ -1,6 +1,17 @@
 // Agents: the paged list, the create/edit form, and one agent with its linked documents and tools.
 import { useEffect, useState } from 'preact/hooks';
-import { call, get, listAll, type Agent, type DocumentRecord, type Link, type Prompt, type Tag, type Tool } from '../api.js';
+import {
+  call,
+  get,
+  listAll,
+  type Agent,
+  type Connection,
+  type DocumentRecord,
+  type Link,
+  type Prompt,
+  type Tag,
+  type Tool,
+} from '../api.js';
 import { DeleteButton } from '../delete-button.js';
 import { ExportButton, ImportButton } from '../agent-carry.js';
 import { useForm } from '../form.js';
@@ -20,6 +31,7 @@ import {
   TextArea,
   TextField,
   usePagedList,
+  type FormErrors,
 } from '../ui.js';
 
 const AGENT_TYPES: [string, string][] = [
@@ -94,9 +106,62 @@ export function AgentsPage() {
   );
 }
 
+/**
+ * The model of an agent on a connection: picked from the models its server lists (GET
+ * /connections/{id}/models); a text field, saying why, when the server cannot be asked.
+ */
+function ModelPicker(props: { connectionId: string; value: string; onChange: (model: string) => void; errors: FormErrors }) {
+  const { connectionId, value, onChange, errors } = props;
+  const [models, setModels] = useState<{ ids: string[] } | { error: string }>();
+  useEffect(() => {
+    let current = true;
+    setModels(undefined);
+    get<{ models: string[] }>(`/connections/${encodeURIComponent(connectionId)}/models`)
+      .then((answer) => current && setModels({ ids: answer.models }))
+      .catch((failure) => current && setModels({ error: describeError(failure) }));
+    return () => {
+      current = false;
+    };
+  }, [connectionId]);
+  if (models && 'ids' in models && models.ids.length > 0) {
+    // A model the server no longer lists stays choosable: the agent keeps it until changed.
+    const ids = value && !models.ids.includes(value) ? [value, ...models.ids] : models.ids;
+    return (
+      <Select
+        label="Model"
+        name="llm.model"
+        value={value}
+        onChange={onChange}
+        options={[['', 'Choose a model'], ...ids.map((model): [string, string] => [model, model])]}
+        errors={errors}
+      />
+    );
+  }
+  const hint = !models
+    ? 'Asking the server for its models…'
+    : 'error' in models
+      ? `Its models could not be listed: ${models.error}`
+      : 'The server lists no models.';
+  return <TextField label="Model" name="llm.model" value={value} onInput={onChange} errors={errors} required hint={hint} />;
+}
+
+/** The llm of an agent with its own server settings (leaving a connection it was on). */
+function llmOfForm(values: AgentFormValues, agent: Agent | undefined): Record<string, unknown> {
+  const llm: Record<string, unknown> = { provider: values.provider.trim(), model: values.model.trim() };
+  if (agent?.llm.connectionId) llm.connectionId = null;
+  if (values.baseUrl.trim()) llm.baseUrl = values.baseUrl.trim();
+  else if (agent?.llm.baseUrl) llm.baseUrl = null;
+  // The key is write-only: sent only when typed (or removed on purpose), never shown.
+  if (values.apiKey) llm.apiKey = values.apiKey;
+  else if (values.removeApiKey) llm.apiKey = null;
+  return llm;
+}
+
 interface AgentFormValues {
   name: string;
   type: string;
+  /** '' : the server is set on the agent itself (provider, base URL, key). */
+  connectionId: string;
   provider: string;
   model: string;
   baseUrl: string;
@@ -116,10 +181,12 @@ export function AgentFormPage({ id }: { id?: string }) {
   const [agent, setAgent] = useState<Agent>();
   const [prompts, setPrompts] = useState<Prompt[]>([]);
   const [tags, setTags] = useState<Tag[]>([]);
+  const [connections, setConnections] = useState<Connection[]>([]);
   const form = useForm<AgentFormValues>(
     {
       name: '',
       type: 'VENDOR_A',
+      connectionId: '',
       provider: 'openai',
       model: '',
       baseUrl: '',
@@ -140,18 +207,21 @@ export function AgentFormPage({ id }: { id?: string }) {
   useEffect(() => {
     (async () => {
       try {
-        const [allPrompts, allTags, existing] = await Promise.all([
+        const [allPrompts, allTags, allConnections, existing] = await Promise.all([
           listAll<Prompt>('/prompts'),
           listAll<Tag>('/tags'),
+          listAll<Connection>('/connections'),
           id ? get<Agent>(`/agents/${encodeURIComponent(id)}`) : undefined,
         ]);
         setPrompts(allPrompts);
         setTags(allTags);
+        setConnections(allConnections);
         if (existing) {
           setAgent(existing);
           form.setValues({
             name: existing.name,
             type: existing.type,
+            connectionId: existing.llm.connectionId ?? '',
             provider: existing.llm.provider,
             model: existing.llm.model,
             baseUrl: existing.llm.baseUrl ?? '',
@@ -172,12 +242,10 @@ export function AgentFormPage({ id }: { id?: string }) {
   }, [id]);
 
   const submit = form.submit(async () => {
-    const llm: Record<string, unknown> = { provider: values.provider.trim(), model: values.model.trim() };
-    if (values.baseUrl.trim()) llm.baseUrl = values.baseUrl.trim();
-    else if (agent?.llm.baseUrl) llm.baseUrl = null;
-    // The key is write-only: sent only when typed (or removed on purpose), never shown.
-    if (values.apiKey) llm.apiKey = values.apiKey;
-    else if (values.removeApiKey) llm.apiKey = null;
+    // On a connection the agent keeps only its model: the connection supplies server, key and provider.
+    const llm: Record<string, unknown> = values.connectionId
+      ? { model: values.model.trim(), connectionId: values.connectionId }
+      : llmOfForm(values, agent);
     const body = {
       name: values.name,
       type: values.type,
@@ -207,52 +275,79 @@ export function AgentFormPage({ id }: { id?: string }) {
         <Select label="Type" name="type" value={values.type} onChange={set('type')} options={AGENT_TYPES} errors={errors} />
         <fieldset>
           <legend>Language model</legend>
-          <Field
-            label="Provider"
-            name="llm.provider"
+          <Select
+            label="Connection"
+            name="llm.connectionId"
+            value={values.connectionId}
+            onChange={set('connectionId')}
+            options={[
+              ['', 'None: set the server here'],
+              ...connections.map((connection): [string, string] => [connection.id, `${connection.name} (${connection.provider})`]),
+            ]}
             errors={errors}
-            hint="openai, ollama, openai-compatible (any OpenAI-compatible server; give its base URL), or echo (built in, no model server: it answers with your message)."
-          >
-            {(aria) => (
-              <>
-                <input
-                  {...aria}
-                  name="llm.provider"
-                  list="providers"
-                  required
-                  value={values.provider}
-                  onInput={(event) => set('provider')(event.currentTarget.value)}
-                />
-                <datalist id="providers">
-                  {PROVIDERS.map((provider) => (
-                    <option key={provider} value={provider} />
-                  ))}
-                </datalist>
-              </>
-            )}
-          </Field>
-          <TextField label="Model" name="llm.model" {...form.field('model')} required hint="For example gpt-4o-mini or llama3.2." />
-          <TextField
-            label="Base URL"
-            name="llm.baseUrl"
-            type="url"
-            {...form.field('baseUrl')}
-            hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1."
-          />
-          <TextField
-            label="API key"
-            name="llm.apiKey"
-            type="password"
-            autoComplete="off"
-            {...form.field('apiKey')}
             hint={
-              agent?.llm.hasApiKey
-                ? 'A key is stored. It is never shown; type a new one to replace it.'
-                : 'Optional. Write-only: it is stored sealed and never shown again.'
+              <>
+                A <a href={href('/connections')}>connection</a> supplies the model server and its key.
+              </>
             }
           />
-          {agent?.llm.hasApiKey && (
-            <Checkbox label="Remove the stored API key" name="removeApiKey" checked={values.removeApiKey} onChange={set('removeApiKey')} />
+          {values.connectionId ? (
+            <ModelPicker connectionId={values.connectionId} value={values.model} onChange={set('model')} errors={errors} />
+          ) : (
+            <>
+              <Field
+                label="Provider"
+                name="llm.provider"
+                errors={errors}
+                hint="openai, ollama, openai-compatible (any OpenAI-compatible server; give its base URL), or echo (built in, no model server: it answers with your message)."
+              >
+                {(aria) => (
+                  <>
+                    <input
+                      {...aria}
+                      name="llm.provider"
+                      list="providers"
+                      required
+                      value={values.provider}
+                      onInput={(event) => set('provider')(event.currentTarget.value)}
+                    />
+                    <datalist id="providers">
+                      {PROVIDERS.map((provider) => (
+                        <option key={provider} value={provider} />
+                      ))}
+                    </datalist>
+                  </>
+                )}
+              </Field>
+              <TextField label="Model" name="llm.model" {...form.field('model')} required hint="For example gpt-4o-mini or llama3.2." />
+              <TextField
+                label="Base URL"
+                name="llm.baseUrl"
+                type="url"
+                {...form.field('baseUrl')}
+                hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1."
+              />
+              <TextField
+                label="API key"
+                name="llm.apiKey"
+                type="password"
+                autoComplete="off"
+                {...form.field('apiKey')}
+                hint={
+                  agent?.llm.hasApiKey
+                    ? 'A key is stored. It is never shown; type a new one to replace it.'
+                    : 'Optional. Write-only: it is stored sealed and never shown again.'
+                }
+              />
+              {agent?.llm.hasApiKey && (
+                <Checkbox
+                  label="Remove the stored API key"
+                  name="removeApiKey"
+                  checked={values.removeApiKey}
+                  onChange={set('removeApiKey')}
+                />
+              )}
+            </>
           )}
           {llmErrors.length > 0 && (
             <p class="field-error" role="alert">
