@@ -237,6 +237,37 @@ describe('POST /agents/import', () => {
     assert.equal(copied.document.status, 'pending', 'documents are queued for ingestion');
   });
 
+  it('an agent on a connection carries the server the connection stands for, not the connection', async () => {
+    const connection = await api(alice.token, 'POST', '/connections', {
+      name: 'Home box',
+      provider: 'openai-compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKey: 'sk-connection-key-3310',
+    });
+    assert.equal(connection.status, 201, JSON.stringify(connection.body));
+    const onConnection = await api(alice.token, 'POST', '/agents', {
+      name: 'On a connection',
+      type: 'VENDOR_A',
+      llm: { model: 'm', connectionId: connection.body.data.id },
+    });
+    assert.equal(onConnection.status, 201, JSON.stringify(onConnection.body));
+    const exported = await api(alice.token, 'GET', `/agents/${onConnection.body.data.id}/export`);
+    assert.equal(exported.status, 200);
+    assert.deepEqual(exported.body.agent.llm, {
+      model: 'm',
+      provider: 'openai-compatible',
+      baseUrl: 'http://127.0.0.1:9/v1',
+      apiKeyNeeded: true,
+    });
+    assert.ok(!JSON.stringify(exported.body).includes('sk-connection-key-3310'));
+    assert.ok(exported.body.omitted.some((note: string) => note.includes('llm.connectionId')));
+    const imported = await api(bob.token, 'POST', '/agents/import', exported.body);
+    assert.equal(imported.status, 200, JSON.stringify(imported.body));
+    const copy = (await api(bob.token, 'GET', `/agents/${imported.body.data.agentId}`)).body.data;
+    assert.equal(copy.llm.baseUrl, 'http://127.0.0.1:9/v1');
+    assert.equal(copy.llm.connectionId, undefined, "Alice's connection is not Bob's");
+  });
+
   it('with ?dryRun=true answers the same summary and changes nothing', async () => {
     const file = (await api(alice.token, 'GET', `/agents/${agent.id}/export`)).body;
     const before = counts();

@@ -33,7 +33,7 @@ export interface Imported {
   documents: DocumentRow[];
 }
 
-type CarryStores = Pick<Stores, 'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments'>;
+type CarryStores = Pick<Stores, 'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections'>;
 
 /** `write()`, its 422s naming the field within the file (`tools.2.metadata.url`, not `metadata.url`). */
 function within<T>(prefix: string, write: () => T): T {
@@ -115,7 +115,7 @@ export function createCarryStore(db: Db, stores: CarryStores) {
     const agent = within('agent', () =>
       agents.create(userId, {
         ...file.agent,
-        llm: { model: llm.model, provider: llm.provider, baseUrl: llm.baseUrl, apiKey: null },
+        llm: { model: llm.model, provider: llm.provider, baseUrl: llm.baseUrl, apiKey: null, connectionId: null },
         isListed: false,
         promptId: prompt ? prompt.id : null,
         documentId: own ? own.row.id : null,
@@ -145,9 +145,16 @@ export function createCarryStore(db: Db, stores: CarryStores) {
   return {
     /** The user's agent with all an export holds; undefined when the user has no such agent. */
     readForExport(userId: string, agentId: string, withSessions: boolean): AgentForExport | undefined {
-      const agent = stores.agents.get(userId, agentId);
-      if (!agent) return undefined;
+      const stored = stores.agents.get(userId, agentId);
+      if (!stored) return undefined;
       const omitted: string[] = [];
+      // A connection belongs to its account: the file carries the server it stands for instead.
+      const connection = stored.llmConnectionId ? stores.connections.settingsFor(userId, stored.llmConnectionId) : undefined;
+      const agent = connection
+        ? { ...stored, llmProvider: connection.provider, llmBaseUrl: connection.baseUrl, hasApiKey: connection.apiKey !== null }
+        : stored;
+      if (connection)
+        omitted.push("llm.connectionId: the file carries the connection's provider and server instead (and its key is needed again)");
       const ownDocumentId = selectOwnDocumentId.get(agentId, userId) as string | null;
       const linked = selectLinkedDocumentIds.all(agentId, userId, CARRY_LIMITS.documents) as string[];
       const ids = [...new Set([...(ownDocumentId ? [ownDocumentId] : []), ...linked])].slice(0, CARRY_LIMITS.documents);
