@@ -26,6 +26,9 @@ interface Call {
   body?: Json;
   token?: string;
   headers?: Record<string, string>;
+  /** A raw body with its content type (a multipart upload). */
+  raw?: string;
+  contentType?: string;
 }
 
 describe("no answer but sign-up's carries a password or its hash", () => {
@@ -101,6 +104,30 @@ describe("no answer but sign-up's carries a password or its hash", () => {
         (await service.request('POST', '/v1/responses', { token, body: { model: runner.id, input: 'hang', background: true } })).body,
     );
     const webhook = await create('/webhooks', { url: 'http://127.0.0.1:9/hook', events: ['*'] });
+    const connection = await create('/connections', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: fake.url,
+      apiKey: 'a connection key',
+    });
+    const boundary = 'walk-boundary';
+    const multipart = (name: string) =>
+      [
+        `--${boundary}`,
+        `Content-Disposition: form-data; name="file"; filename="${name}.txt"`,
+        'Content-Type: text/plain',
+        '',
+        'Otters hold hands.',
+        `--${boundary}--`,
+        '',
+      ].join('\r\n');
+    const uploadReply = await service.request('POST', '/api/v1/documents', {
+      token,
+      raw: multipart('first'),
+      contentType: `multipart/form-data; boundary=${boundary}`,
+    });
+    assert.equal(uploadReply.status, 201, JSON.stringify(uploadReply.body));
+    const uploaded = uploadReply.body.data;
     const mcpHeaders = { accept: 'application/json, text/event-stream' };
     const mcpCall = (method: string, params: Json) => ({ jsonrpc: '2.0', id: 1, method, params });
 
@@ -126,7 +153,7 @@ describe("no answer but sign-up's carries a password or its hash", () => {
       'get /documents': () => ({ path: '/documents', token }),
       'post /documents': () => ({ path: '/documents', token, body: { name: 'doc 2', type: 'TXT', url: 'https://example.com/b.txt' } }),
       'patch /documents/:id': () => ({ path: `/documents/${document.id}`, token, body: { name: 'doc renamed' } }),
-      'post /agents (link)': () => ({
+      'post /agents (createAgentDocumentViaAgents)': () => ({
         path: '/agents',
         token,
         body: { agentId: agent.id, documentId: (createdLater.document2 as Json).id },
@@ -214,6 +241,24 @@ describe("no answer but sign-up's carries a password or its hash", () => {
       'post /v1/responses/:id/cancel': () => ({ path: `/v1/responses/${hangingResponse.id}/cancel`, token }),
       'delete /v1/responses/:id': () => ({ path: `/v1/responses/${response.id}`, token }),
       'delete /webhooks/:id': () => ({ path: `/webhooks/${webhook.id}`, token }),
+      'post /documents (uploadDocument)': () => ({
+        path: '/documents',
+        token,
+        raw: multipart('second'),
+        contentType: `multipart/form-data; boundary=${boundary}`,
+      }),
+      'get /documents/:id/file': () => ({ path: `/documents/${uploaded.id}/file`, token }),
+      'post /connections': () => ({
+        path: '/connections',
+        token,
+        body: { name: 'other', provider: 'openai-compatible', baseUrl: fake.url },
+      }),
+      'get /connections': () => ({ path: '/connections', token }),
+      'get /connections/:id': () => ({ path: `/connections/${connection.id}`, token }),
+      'patch /connections/:id': () => ({ path: `/connections/${connection.id}`, token, body: { name: 'renamed' } }),
+      'get /connections/:id/models': () => ({ path: `/connections/${connection.id}/models`, token }),
+      'post /connections/:id/test': () => ({ path: `/connections/${connection.id}/test`, token, body: {} }),
+      'delete /connections/:id': () => ({ path: `/connections/${connection.id}`, token }),
       'get /healthz': () => ({ path: '/healthz' }),
       'get /openapi.json': () => ({ path: '/openapi.json' }),
       'delete /agents/:id/sessions/:sessionId': () => ({ path: `/agents/${runner.id}/sessions/s1`, token }),
@@ -232,7 +277,9 @@ describe("no answer but sign-up's carries a password or its hash", () => {
       agent2: await create('/agents', { name: 'agent 3', type: 'REACT', llm: { model: 'm', provider: 'p' } }),
     };
 
-    const keyOf = (route: (typeof service.app.routes)[number]) => `${route.method} ${route.path}${route.when ? ' (link)' : ''}`;
+    // A route served only for some requests (`when`) is named by its operation too.
+    const keyOf = (route: (typeof service.app.routes)[number]) =>
+      `${route.method} ${route.path}${route.when ? ` (${route.operationId})` : ''}`;
     const mounted = service.app.routes.map(keyOf);
     assert.deepEqual(
       mounted.filter((key) => !(key in calls)),
@@ -254,6 +301,8 @@ describe("no answer but sign-up's carries a password or its hash", () => {
         token: call.token,
         body: call.body,
         headers: call.headers,
+        raw: call.raw,
+        contentType: call.contentType,
       });
       assert.ok(reply.status < 300, `${key}: ${reply.status} ${JSON.stringify(reply.body)}`);
       if (key === 'post /auth/sign-up') {
