@@ -20,6 +20,8 @@ interface World {
   agent: Json;
   agentDocument: Json;
   agentTool: Json;
+  webhook: Json;
+  connection: Json;
 }
 
 /** One of everything, owned by the holder of `token`. */
@@ -32,7 +34,14 @@ async function populate(token: string, userId: string, label: string): Promise<W
   const agent = await service.createAgent(token, { type: 'VENDOR_A', promptId: prompt.id, documentId: document.id, tags: [tag.id] });
   const agentDocument = await create(token, '/agent-documents', { agentId: agent.id, documentId: document.id });
   const agentTool = await create(token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
-  return { token, userId, apiToken, tool, document, prompt, tag, agent, agentDocument, agentTool };
+  const webhook = await create(token, '/webhooks', { url: `http://127.0.0.1:9/${label}`, events: ['*'] });
+  const connection = await create(token, '/connections', {
+    name: `${label} server`,
+    provider: 'openai-compatible',
+    baseUrl: 'http://127.0.0.1:9/v1',
+    apiKey: `${label}-connection-key`,
+  });
+  return { token, userId, apiToken, tool, document, prompt, tag, agent, agentDocument, agentTool, webhook, connection };
 }
 
 /** Each resource path, the key of its record in a World, and a valid PATCH body (null: no PATCH). */
@@ -45,6 +54,8 @@ const RESOURCES: { path: string; key: keyof World; patch: Json | null }[] = [
   { path: '/tags', key: 'tag', patch: { name: 'taken over' } },
   { path: '/agent-documents', key: 'agentDocument', patch: null },
   { path: '/agent-tools', key: 'agentTool', patch: { requiresApproval: true } },
+  { path: '/webhooks', key: 'webhook', patch: { description: 'taken over' } },
+  { path: '/connections', key: 'connection', patch: { name: 'taken over' } },
 ];
 
 const idOf = (world: World, key: keyof World): string => (world[key] as Json).id;
