@@ -16,7 +16,19 @@ const NESTED_SECRET = 'nested-password-6601';
 const DOC_SECRET = 'doc-credential-4409';
 const SECRETS = [LLM_KEY, HEADER_SECRET, TOKEN_SECRET, NESTED_SECRET, DOC_SECRET];
 
-const TABLES = ['agents', 'prompts', 'tags', 'tools', 'documents', 'agent_tools', 'agent_documents', 'agent_sessions', 'agent_messages'];
+const TABLES = [
+  'agents',
+  'prompts',
+  'tags',
+  'tools',
+  'documents',
+  'document_files',
+  'document_file_parts',
+  'agent_tools',
+  'agent_documents',
+  'agent_sessions',
+  'agent_messages',
+];
 
 let service: TestService;
 let alice: SignedUp;
@@ -365,6 +377,124 @@ describe('POST /agents/import', () => {
       assert.match(issue.message, message);
     }
     assert.deepEqual(counts(), before, 'a refused import stores nothing, even one refused after the agent was created');
+  });
+});
+
+/** Uploads `content` as a document of `token`'s, as a browser's FormData would. */
+async function upload(token: string, content: string, filename: string, type = 'text/plain'): Promise<Json> {
+  const form = new FormData();
+  form.append('file', new Blob([content], { type }), filename);
+  const response = await fetch(`${service.url}/api/v1/documents`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+  const body = (await response.json()) as Json;
+  assert.equal(response.status, 201, JSON.stringify(body));
+  return body.data;
+}
+
+/** A document's file as GET /documents/{id}/file answers it to `token`. */
+async function fileOf(token: string, id: string): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${service.url}/api/v1/documents/${id}/file`, { headers: { Authorization: `Bearer ${token}` } });
+  return { status: response.status, text: await response.text() };
+}
+
+describe('uploaded documents in an export', () => {
+  const NOTES = 'Axolotls regrow their limbs.\nThey live in Lake Xochimilco.\n';
+
+  it("carry their bytes, not this service's file URL; the import makes a real upload that only its owner reads", async () => {
+    const notes = await upload(alice.token, NOTES, 'notes.txt');
+    const fetched = await service.createDocument(alice.token, { name: 'Site', type: 'URL', url: 'https://docs.example.com/site' });
+    const owner = await service.createAgent(alice.token, { name: 'Carrier', type: 'VENDOR_A', documentId: notes.id });
+    for (const document of [notes, fetched]) {
+      assert.equal((await api(alice.token, 'POST', '/agent-documents', { agentId: owner.id, documentId: document.id })).status, 201);
+    }
+    const file = (await api(alice.token, 'GET', `/agents/${owner.id}/export`)).body;
+    assert.equal(JSON.stringify(file).includes('/file'), false, 'no own-service file URL in the export');
+    assert.equal(file.omitted, undefined);
+    assert.deepEqual(
+      file.documents.map((d: Json) => [d.name, d.url, d.file && { ...d.file, base64: Buffer.from(d.file.base64, 'base64').toString() }]),
+      [
+        ['notes.txt', null, { name: 'notes.txt', contentType: 'text/plain', base64: NOTES }],
+        ['Site', 'https://docs.example.com/site', undefined],
+      ],
+    );
+
+    const before = counts();
+    const dry = await api(bob.token, 'POST', '/agents/import?dryRun=true', file);
+    assert.equal(dry.status, 200, dry.text);
+    assert.deepEqual(dry.body.data.creates.documents, ['notes.txt', 'Site']);
+    assert.deepEqual(dry.body.data.skipped, []);
+    assert.deepEqual(counts(), before, 'a dry run stores no document and no file');
+
+    const reply = await api(bob.token, 'POST', '/agents/import', file);
+    assert.equal(reply.status, 200, reply.text);
+    assert.deepEqual(reply.body.data.skipped, []);
+    const copy = (await api(bob.token, 'GET', `/agents/${reply.body.data.agentId}`)).body.data;
+    const copyId = copy.document.id;
+    assert.notEqual(copyId, notes.id);
+    assert.equal(copy.document.url, `${service.url}/api/v1/documents/${copyId}/file`);
+    const links = await service.listAll(bob.token, `/agent-documents?agentId=${copy.id}`);
+    assert.deepEqual(
+      links.map((link) => [link.document.name, link.document.url]),
+      [
+        ['notes.txt', `${service.url}/api/v1/documents/${copyId}/file`],
+        ['Site', 'https://docs.example.com/site'],
+      ],
+    );
+    assert.deepEqual(await fileOf(bob.token, copyId), { status: 200, text: NOTES });
+    assert.equal((await fileOf(alice.token, copyId)).status, 404, "another user's copy is not served");
+    // Queued for ingestion as an upload is, from its stored file (ingestion is off in this file; uploads.test.ts ingests one).
+    assert.equal(copy.document.status, 'pending');
+    assert.deepEqual(service.db.prepare(`SELECT filename, content_type, size FROM document_files WHERE document_id = ?`).get(copyId), {
+      filename: 'notes.txt',
+      content_type: 'text/plain',
+      size: Buffer.byteLength(NOTES),
+    });
+    // The original is untouched.
+    assert.deepEqual(await fileOf(alice.token, notes.id), { status: 200, text: NOTES });
+  });
+
+  it('leave a file over the limit out, and say so in omitted', async () => {
+    const big = await upload(alice.token, 'a'.repeat(5 * 1024 * 1024 + 1), 'big.txt');
+    const small = await upload(alice.token, NOTES, 'small.txt');
+    const owner = await service.createAgent(alice.token, { name: 'Heavy', type: 'VENDOR_A' });
+    for (const document of [big, small]) {
+      assert.equal((await api(alice.token, 'POST', '/agent-documents', { agentId: owner.id, documentId: document.id })).status, 201);
+    }
+    const file = (await api(alice.token, 'GET', `/agents/${owner.id}/export`)).body;
+    assert.deepEqual(
+      file.documents.map((d: Json) => [d.name, Buffer.from(d.file.base64, 'base64').toString()]),
+      [['small.txt', NOTES]],
+    );
+    assert.equal(file.omitted.length, 1);
+    assert.match(file.omitted[0], /^document "big\.txt": its uploaded file \(5242881 bytes\) is over the limit of 5242880 bytes a file/);
+  });
+
+  it('refuses a file whose content does not match its type, or that is not base64, with a 422 naming the field, storing nothing', async () => {
+    const notes = await upload(alice.token, NOTES, 'notes.txt');
+    const owner = await service.createAgent(alice.token, { name: 'Checked', type: 'VENDOR_A', documentId: notes.id });
+    const file = (await api(alice.token, 'GET', `/agents/${owner.id}/export`)).body;
+    const withDocument = (change: Json) => ({ ...file, documents: [{ ...file.documents[0], ...change }] });
+    const cases: [unknown, string, RegExp][] = [
+      [withDocument({ type: 'PDF' }), 'documents.0.file.base64', /does not match the type PDF: the file is not a PDF/],
+      [
+        withDocument({ file: { ...file.documents[0].file, base64: Buffer.from('%PDF-1.4 not text').toString('base64') } }),
+        'documents.0.file.base64',
+        /does not match the type TXT: the file is a PDF/,
+      ],
+      [withDocument({ file: { ...file.documents[0].file, base64: 'QUJD=' } }), 'documents.0.file.base64', /must be base64/],
+      [withDocument({ file: { ...file.documents[0].file, base64: '' } }), 'documents.0.file.base64', /is empty/],
+      [withDocument({ file: undefined }), 'documents.0.url', /must be a URL/],
+    ];
+    const before = counts();
+    for (const dryRun of [false, true]) {
+      for (const [body, path, message] of cases) {
+        const reply = await api(bob.token, 'POST', `/agents/import?dryRun=${dryRun}`, body);
+        assert.equal(reply.status, 422, `${path}: ${reply.text}`);
+        assert.equal(reply.body.error.details.length, 1, reply.text);
+        assert.equal(reply.body.error.details[0].path, path);
+        assert.match(reply.body.error.details[0].message, message);
+      }
+    }
+    assert.deepEqual(counts(), before);
   });
 });
 

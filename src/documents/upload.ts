@@ -75,7 +75,7 @@ export async function createUploadedDocument(ctx: AppContext, userId: string, de
 }
 
 /** The document's `url`: where its owner gets the file back (absolute when the request named a valid host). */
-function fileUrl(ctx: AppContext, id: string): string {
+export function fileUrl(ctx: AppContext, id: string): string {
   const path = `${API_PREFIX}/documents/${id}/file`;
   try {
     return new URL(path, `${ctx.protocol}://${ctx.host}`).href;

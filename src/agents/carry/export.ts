@@ -75,7 +75,8 @@ export function buildExport(source: AgentForExport): AgentExport {
     documents: source.documents.map((document) => ({
       name: document.name,
       type: document.type,
-      url: document.url,
+      // An uploaded document's URL is this service's file endpoint, which only its owner can read: the bytes travel instead.
+      url: document.file ? null : document.url,
       from_page: document.fromPage,
       to_page: document.toPage,
       splitter: document.splitter,
@@ -83,6 +84,13 @@ export function buildExport(source: AgentForExport): AgentExport {
       authorizationNeeded: document.hasAuthorization,
       isAgentDocument: document.id === source.ownDocumentId,
       linked: source.linkedDocumentIds.has(document.id),
+      ...(document.file && {
+        file: {
+          name: document.file.filename.trim().slice(0, 200) || 'upload',
+          contentType: document.file.contentType,
+          base64: document.file.bytes.toString('base64'),
+        },
+      }),
     })),
   };
   if (source.sessions) file.sessions = source.sessions;

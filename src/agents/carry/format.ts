@@ -25,6 +25,8 @@ export const CARRY_LIMITS = {
   messageChars: 100_000,
   /** An uploaded file's bytes carried in the export, at most. */
   fileBytes: 5 * 1024 * 1024,
+  /** All uploaded files' bytes carried in one export, at most. */
+  filesBytes: 20 * 1024 * 1024,
 } as const;
 
 const bounded = <S extends v.GenericSchema>(item: S, max: number, what: string) =>
@@ -118,29 +120,41 @@ const Page = v.pipe(
   v.maxValue(1_000_000, 'must be at most 1000000'),
 );
 
-const DocumentPartSchema = v.object(
-  {
-    name: NameSchema,
-    type: v.picklist(DOCUMENT_TYPES, `must be one of ${DOCUMENT_TYPES.join(', ')}`),
-    url: httpUrlSchema('credentials are never exported'),
-    from_page: Page,
-    to_page: v.nullable(Page),
-    splitter: v.nullable(SplitterPartSchema),
-    metadata: JsonObjectSchema,
-    authorizationNeeded: v.pipe(
-      v.boolean('must be true or false'),
-      v.description('Credentials for the URL were removed: set them after importing.'),
-    ),
-    /** The agent's own `documentId`. */
-    isAgentDocument: v.boolean('must be true or false'),
-    /** Linked to the agent through an agent-document link. */
-    linked: v.boolean('must be true or false'),
-    file: v.pipe(
-      v.optional(FileSchema),
-      v.description("An uploaded file's bytes, when the service stores them and they are within the limit."),
-    ),
-  },
-  'must be an object',
+const DocumentPartSchema = v.pipe(
+  v.object(
+    {
+      name: NameSchema,
+      type: v.picklist(DOCUMENT_TYPES, `must be one of ${DOCUMENT_TYPES.join(', ')}`),
+      url: v.pipe(
+        v.nullable(httpUrlSchema('credentials are never exported')),
+        v.description('Where the document is fetched from; null for an uploaded file carried in `file`.'),
+      ),
+      from_page: Page,
+      to_page: v.nullable(Page),
+      splitter: v.nullable(SplitterPartSchema),
+      metadata: JsonObjectSchema,
+      authorizationNeeded: v.pipe(
+        v.boolean('must be true or false'),
+        v.description('Credentials for the URL were removed: set them after importing.'),
+      ),
+      /** The agent's own `documentId`. */
+      isAgentDocument: v.boolean('must be true or false'),
+      /** Linked to the agent through an agent-document link. */
+      linked: v.boolean('must be true or false'),
+      file: v.pipe(
+        v.optional(FileSchema),
+        v.description(
+          `An uploaded file's bytes (at most ${CARRY_LIMITS.fileBytes} bytes each, ${CARRY_LIMITS.filesBytes} in all): ` +
+            'the import stores them as an upload, and `url` is not fetched.',
+        ),
+      ),
+    },
+    'must be an object',
+  ),
+  v.forward(
+    v.check((document) => document.url !== null || document.file !== undefined, 'must be a URL (only a document with its file may have none)'),
+    ['url'],
+  ),
 );
 
 const MessagePartSchema = v.object(

@@ -6,7 +6,8 @@ import { validationFailed } from '../../http/errors.js';
 import { kindOf } from '../../tools/kinds/index.js';
 import { AgentExportSchema, EXPORT_FORMAT, EXPORT_VERSION, type AgentExport, type ImportResult } from './format.js';
 import { fromLetta, isLettaFile, type Skipped } from './letta.js';
-import type { Imported } from './store.js';
+import { contentMismatch, HEAD_BYTES, servedMediaType } from '../../ingest/sniff.js';
+import type { CarriedFile, Imported } from './store.js';
 
 export interface ImportFile {
   file: AgentExport;
@@ -28,11 +29,11 @@ export function readImportFile(body: Record<string, unknown>): ImportFile {
         },
       ]);
     }
-    return withoutUnstorable({ file: parse(AgentExportSchema, body), source: 'agent-service', skipped: [] });
+    return { file: parse(AgentExportSchema, body), source: 'agent-service', skipped: [] };
   }
   if (isLettaFile(body)) {
     const { file, skipped } = fromLetta(body);
-    return withoutUnstorable({ file: parse(AgentExportSchema, file, 'converted'), source: 'letta', skipped });
+    return { file: parse(AgentExportSchema, file, 'converted'), source: 'letta', skipped };
   }
   throw validationFailed([
     { path: '', message: `is neither an agent export of this service (format "${EXPORT_FORMAT}") nor a Letta agent file (.af)` },
@@ -40,17 +41,25 @@ export function readImportFile(body: Record<string, unknown>): ImportFile {
 }
 
 /**
- * Documents carried as uploaded files are left out: this version of the service stores a
- * document's source as a URL only.
+ * The bytes of each document carrying its file (by index), checked as an upload is: base64 exactly,
+ * not empty, and content that fits the document's type (a 422 naming `documents.<i>.file`).
  */
-function withoutUnstorable(read: ImportFile): ImportFile {
-  const skipped = [...read.skipped];
-  const documents = read.file.documents.filter((document, index) => {
-    if (!document.file) return true;
-    skipped.push({ path: `documents.${index}`, reason: `"${document.name}": an uploaded file, which this service cannot store` });
-    return false;
-  });
-  return { ...read, file: { ...read.file, documents }, skipped };
+export function readCarriedFiles(file: AgentExport): Map<number, CarriedFile> {
+  const files = new Map<number, CarriedFile>();
+  for (const [index, document] of file.documents.entries()) {
+    if (!document.file) continue;
+    const { name, contentType, base64 } = document.file;
+    const refuse = (path: string, message: string) => validationFailed([{ path: `documents.${index}.file.${path}`, message }]);
+    const bytes = Buffer.from(base64, 'base64');
+    // Buffer.from skips what is not base64: a round trip tells a cut or padded-wrong string.
+    if (bytes.toString('base64') !== base64) throw refuse('base64', 'must be base64 (padded, without line breaks)');
+    if (bytes.length === 0) throw refuse('base64', 'is empty');
+    const head = bytes.subarray(0, HEAD_BYTES);
+    const mismatch = contentMismatch(document.type, head, name, contentType);
+    if (mismatch) throw refuse('base64', `does not match the type ${document.type}: ${mismatch}`);
+    files.set(index, { filename: name, contentType: servedMediaType(document.type, contentType, head), bytes });
+  }
+  return files;
 }
 
 /** Checks each tool's settings as its kind does on create (a 422 naming `tools.<i>.metadata.<key>`). */

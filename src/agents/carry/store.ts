@@ -6,6 +6,7 @@ import { newId, timestamp } from '../../lib/ids.js';
 import { ApiError, validationFailed, type FieldIssue } from '../../http/errors.js';
 import type { Stores } from '../../stores.js';
 import type { DocumentRow } from '../../documents/store.js';
+import { PART_BYTES } from '../../documents/file-store.js';
 import type { ToolRecord } from '../../tools/kinds/kind.js';
 import type { AgentRow } from '../store.js';
 import type { PromptRow } from '../../prompts/store.js';
@@ -17,12 +18,19 @@ export interface AgentForExport {
   prompt: PromptRow | undefined;
   /** The agent's own document (documentId), and its linked ones in link order. */
   ownDocumentId: string | null;
-  documents: DocumentRow[];
+  documents: (DocumentRow & { file?: CarriedFile })[];
   linkedDocumentIds: Set<string>;
   tools: ToolRecord[];
   sessions: { id: string; messages: { role: 'user' | 'assistant'; content: string }[] }[] | undefined;
   /** What did not fit the format's bounds. */
   omitted: string[];
+}
+
+/** An uploaded document's file as carried: on export read from the file store, on import checked before storing. */
+export interface CarriedFile {
+  filename: string;
+  contentType: string;
+  bytes: Buffer;
 }
 
 /** What an import made (or, rolled back, would have made). */
@@ -33,7 +41,7 @@ export interface Imported {
   documents: DocumentRow[];
 }
 
-type CarryStores = Pick<Stores, 'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections'>;
+type CarryStores = Pick<Stores, 'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections' | 'files'>;
 
 /** `write()`, its 422s naming the field within the file (`tools.2.metadata.url`, not `metadata.url`). */
 function within<T>(prefix: string, write: () => T): T {
@@ -54,6 +62,14 @@ class DryRun extends Error {
   }
 }
 
+export interface ImportOptions {
+  dryRun: boolean;
+  /** The checked bytes of each document (by index) that carries its file. */
+  files: Map<number, CarriedFile>;
+  /** The URL of an uploaded document's file endpoint. */
+  fileUrl: (documentId: string) => string;
+}
+
 export type CarryStore = ReturnType<typeof createCarryStore>;
 
 export function createCarryStore(db: Db, stores: CarryStores) {
@@ -68,6 +84,36 @@ export function createCarryStore(db: Db, stores: CarryStores) {
   const insertMessage = db.prepare(
     `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, NULL, ?)`,
   );
+
+  /**
+   * The documents, each uploaded one with its file while within the bounds (its bytes are its only
+   * source: one over them is left out, and named in `omitted`). Sizes are checked before reading.
+   */
+  function readDocuments(userId: string, ids: string[], omitted: string[]): AgentForExport['documents'] {
+    const read: AgentForExport['documents'] = [];
+    let room: number = CARRY_LIMITS.filesBytes;
+    for (const id of ids) {
+      const document = stores.documents.get(userId, id);
+      if (!document) continue;
+      const stored = stores.files.get(userId, id);
+      if (!stored) {
+        read.push(document);
+        continue;
+      }
+      if (stored.size > CARRY_LIMITS.fileBytes || stored.size > room) {
+        omitted.push(
+          `document "${document.name}": its uploaded file (${stored.size} bytes) is over the limit of ` +
+            `${CARRY_LIMITS.fileBytes} bytes a file and ${CARRY_LIMITS.filesBytes} bytes in all`,
+        );
+        continue;
+      }
+      const bytes = stores.files.read(id)?.bytes;
+      if (!bytes) continue;
+      room -= bytes.length;
+      read.push({ ...document, file: { filename: stored.filename, contentType: stored.contentType, bytes } });
+    }
+    return read;
+  }
 
   /** Whole sessions, oldest first, while they fit the format's bounds. */
   function readSessions(agentId: string, omitted: string[]): AgentForExport['sessions'] {
@@ -95,7 +141,15 @@ export function createCarryStore(db: Db, stores: CarryStores) {
     return sessions;
   }
 
-  const importInTransaction = db.transaction((userId: string, file: AgentExport, dryRun: boolean): Imported => {
+  /** Stores a carried file as an upload does, a part at a time, under the id its document will have. */
+  function storeFile(documentId: string, bytes: Buffer): void {
+    for (let part = 0; part * PART_BYTES < bytes.length; part++) {
+      stores.files.appendPart(documentId, part, bytes.subarray(part * PART_BYTES, (part + 1) * PART_BYTES));
+    }
+  }
+
+  const importInTransaction = db.transaction((userId: string, file: AgentExport, options: ImportOptions): Imported => {
+    const { dryRun } = options;
     const { agents, prompts, tags, tools, documents, agentTools, agentDocuments } = stores;
     const prompt = file.prompt && within('prompt', () => prompts.create(userId, file.prompt!));
     const tagIds: string[] = [];
@@ -106,10 +160,22 @@ export function createCarryStore(db: Db, stores: CarryStores) {
       else tagNames.new.push(tag.name);
       tagIds.push(existing ?? tags.create(userId, tag).id);
     }
-    const created = file.documents.map((document, index) => ({
-      part: document,
-      row: within(`documents.${index}`, () => documents.create(userId, { ...document, authorization: null })),
-    }));
+    const created = file.documents.map((document, index) => {
+      const carried = options.files.get(index);
+      const row = within(`documents.${index}`, () => {
+        if (!carried) return documents.create(userId, { ...document, url: document.url!, authorization: null });
+        // A real upload in this account: its bytes stored here, its URL its own file endpoint.
+        const id = newId();
+        storeFile(id, carried.bytes);
+        return documents.createUploaded(
+          userId,
+          id,
+          { ...document, url: options.fileUrl(id), authorization: null },
+          { filename: carried.filename, contentType: carried.contentType, size: carried.bytes.length },
+        );
+      });
+      return { part: document, row };
+    });
     const own = created.find(({ part }) => part.isAgentDocument);
     const { llm } = file.agent;
     const agent = within('agent', () =>
@@ -165,7 +231,7 @@ export function createCarryStore(db: Db, stores: CarryStores) {
         agent,
         prompt: agent.promptId ? stores.prompts.get(userId, agent.promptId) : undefined,
         ownDocumentId,
-        documents: ids.map((id) => stores.documents.get(userId, id)).filter((row): row is DocumentRow => row !== undefined),
+        documents: readDocuments(userId, ids, omitted),
         linkedDocumentIds: new Set(linked),
         tools: tools.slice(0, CARRY_LIMITS.tools),
         sessions: withSessions ? readSessions(agentId, omitted) : undefined,
@@ -178,9 +244,9 @@ export function createCarryStore(db: Db, stores: CarryStores) {
      * 4xx from any part leaves nothing behind). A dry run does the same and rolls it all back, so
      * that it answers exactly what the import would do, or the error it would meet.
      */
-    import(userId: string, file: AgentExport, dryRun: boolean): Imported {
+    import(userId: string, file: AgentExport, options: ImportOptions): Imported {
       try {
-        return importInTransaction(userId, file, dryRun);
+        return importInTransaction(userId, file, options);
       } catch (error) {
         if (error instanceof DryRun) return error.imported;
         throw error;
