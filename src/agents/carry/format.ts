@@ -152,7 +152,10 @@ const DocumentPartSchema = v.pipe(
     'must be an object',
   ),
   v.forward(
-    v.check((document) => document.url !== null || document.file !== undefined, 'must be a URL (only a document with its file may have none)'),
+    v.check(
+      (document) => document.url !== null || document.file !== undefined,
+      'must be a URL (only a document with its file may have none)',
+    ),
     ['url'],
   ),
 );

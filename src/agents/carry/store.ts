@@ -41,7 +41,10 @@ export interface Imported {
   documents: DocumentRow[];
 }
 
-type CarryStores = Pick<Stores, 'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections' | 'files'>;
+type CarryStores = Pick<
+  Stores,
+  'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections' | 'files'
+>;
 
 /** `write()`, its 422s naming the field within the file (`tools.2.metadata.url`, not `metadata.url`). */
 function within<T>(prefix: string, write: () => T): T {
