@@ -384,7 +384,11 @@ describe('POST /agents/import', () => {
 async function upload(token: string, content: string, filename: string, type = 'text/plain'): Promise<Json> {
   const form = new FormData();
   form.append('file', new Blob([content], { type }), filename);
-  const response = await fetch(`${service.url}/api/v1/documents`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form });
+  const response = await fetch(`${service.url}/api/v1/documents`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${token}` },
+    body: form,
+  });
   const body = (await response.json()) as Json;
   assert.equal(response.status, 201, JSON.stringify(body));
   return body.data;
