@@ -305,6 +305,14 @@ describe('bad uploads: a clear 4xx and nothing stored', () => {
     assert.deepEqual(storedCounts(), before);
   });
 
+  test('a field refused before a large file: the client still gets the 422, not a closed connection', async () => {
+    const before = storedCounts();
+    const reply = await upload({ content: 'w'.repeat(LIMIT - 1024), filename: 'big.txt' }, { url: 'https://example.com/x' });
+    assert.equal(reply.status, 422, JSON.stringify(reply.body));
+    assert.equal(reply.body.error.details[0].path, 'url');
+    assert.deepEqual(storedCounts(), before);
+  });
+
   test('malformed multipart bodies: 400 invalid_form', async () => {
     const before = storedCounts();
     const bodies: [string, string][] = [

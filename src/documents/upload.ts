@@ -142,10 +142,16 @@ function receive(
       files.discard(id);
       reject(error);
     };
-    const refuse = (path: string, message: string) => fail(validationFailed([{ path, message }]));
+    // A field or part that is wrong is answered once the body has been read (the rest is read and
+    // dropped, bounded by the size limit): a client still sending it would otherwise meet a closed
+    // connection (EPIPE) instead of the answer. Only 413 and a malformed body stop reading at once.
+    let problem: ApiError | undefined;
+    const refuse = (path: string, message: string) => {
+      problem ??= validationFailed([{ path, message }]);
+    };
 
     parser.on('field', (name, value, info) => {
-      if (settled) return;
+      if (settled || problem) return;
       if (info.nameTruncated || !FIELD_NAMES.has(name)) {
         return refuse(name, name === 'file' ? 'must be sent as a file (a part with a filename)' : 'is not a field of an upload');
       }
@@ -155,7 +161,7 @@ function receive(
     });
 
     parser.on('file', (name, stream, info) => {
-      if (settled || name !== 'file' || file) {
+      if (settled || problem || name !== 'file' || file) {
         stream.resume();
         return refuse(name, name === 'file' ? 'only one file may be uploaded' : 'only the part named file may hold a file');
       }
@@ -176,7 +182,7 @@ function receive(
         pendingBytes = 0;
       };
       stream.on('data', (chunk: Buffer) => {
-        if (settled) return;
+        if (settled || problem) return;
         if (received.head.length < HEAD_BYTES) {
           received.head = Buffer.concat([received.head, chunk.subarray(0, HEAD_BYTES - received.head.length)]);
         }
@@ -190,11 +196,11 @@ function receive(
           if (pendingBytes === PART_BYTES) flush();
         }
       });
-      stream.on('limit', () => fail(payloadTooLarge(maxBytes)));
+      stream.on('limit', () => fail(problem ?? payloadTooLarge(maxBytes)));
       // A body cut short mid-file errors the file stream too; the parser's own error says so.
       stream.on('error', () => {});
       stream.on('end', () => {
-        if (!settled) flush();
+        if (!settled && !problem) flush();
       });
     });
 
@@ -205,6 +211,11 @@ function receive(
     parser.on('close', () => {
       if (settled) return;
       settled = true;
+      if (problem) {
+        files.discard(id);
+        reject(problem);
+        return;
+      }
       resolve({ fields, file });
     });
     // The client went away (or the connection broke) before the whole body arrived.
