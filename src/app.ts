@@ -48,6 +48,7 @@ import { connectionRoutes } from './connections/routes.js';
 import { createModelLister } from './connections/models.js';
 import { WebhookDispatcher } from './webhooks/dispatcher.js';
 import { subscribeWebhookEvents } from './webhooks/events.js';
+import { startCheckpointer, type Checkpointer } from './db-checkpointer.js';
 
 /** How far behind a token's lastUsedAt may be written (it is shown to the minute). */
 const TOUCH_FLUSH_MS = 5_000;
@@ -254,9 +255,11 @@ export function createApp({
   let primary = false;
   let touchTimer: NodeJS.Timeout | undefined;
   let expiryTimer: NodeJS.Timeout | undefined;
+  let checkpointer: Checkpointer | undefined;
   const becomePrimary = () => {
     if (primary) return;
     primary = true;
+    checkpointer = startCheckpointer(db, { onError: (msg) => log.error({ msg }) });
     engine.failInterruptedRuns();
     // Uploads a stopped process left mid-way: no request is taking one yet.
     stores.files.sweepOrphans();
@@ -278,6 +281,7 @@ export function createApp({
       flushTouches();
       eventLog.flush();
     }
+    await checkpointer?.stop();
   };
   const releaseHeldRequests = async () => {
     await Promise.all([engine.shutdown(), ingestion.stop()]);

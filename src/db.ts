@@ -41,6 +41,11 @@ interface FileIdentity {
 
 const openedFiles = new WeakMap<Db, FileIdentity>();
 
+/** The path of the file `db` opened; undefined for an in-memory database. */
+export function pathOf(db: Db): string | undefined {
+  return openedFiles.get(db)?.path;
+}
+
 /** Each database's write-ahead log, opened for syncing it (see walSyncer). */
 const walFiles = new WeakMap<Db, number>();
 
