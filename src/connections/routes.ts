@@ -1,11 +1,10 @@
 // `/connections`: a model server set up once (its URL, provider and key) that agents name with
 // `llm.connectionId`; the operator's servers listed beside the caller's as read-only built-in
 // connections; the server's model list; and "test connection".
-import { forbidden, notFound, ApiError, validationFailed } from '../http/errors.js';
+import { forbidden, notFound, ApiError } from '../http/errors.js';
+import { checkPublicUrl, publicUrlText, type PublicUrlRule } from '../http/public-url.js';
 import { resourceRoutes, type OwnedStore } from '../http/resource-routes.js';
 import { defineRoute, type Route } from '../http/route.js';
-import { isIngestError } from '../ingest/errors.js';
-import { vetHost, type ResolvedAddress } from '../ingest/fetch.js';
 import { timestamp } from '../lib/ids.js';
 import type { PageRequest } from '../lib/paging.js';
 import { BUILTIN_CONNECTIONS, builtinConnection } from './builtin.js';
@@ -23,29 +22,25 @@ import {
 } from './schema.js';
 import type { ConnectionRow, ConnectionStore } from './store.js';
 
-export interface ConnectionRouteDeps {
+/** With the rule a connection's baseUrl is checked by when it is stored. */
+export interface ConnectionRouteDeps extends PublicUrlRule {
   connections: ConnectionStore;
   models: ModelLister;
-  allowPrivateNetworks: boolean;
   /** Whether the operator set OPENAI_API_KEY (shown as the built-in OpenAI connection's `hasApiKey`). */
   operatorHasOpenAIKey: boolean;
-  /** Tests only: answers the DNS lookups of the URL check. */
-  resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
 
 const TAG = 'Connections';
 const missing = () => notFound('Connection');
 const readOnly = () => forbidden("A built-in connection is the operator's setting (OPENAI_*/OLLAMA_*): it cannot be changed or deleted.");
-const SSRF_TEXT =
-  'The baseUrl must be http(s) without credentials, and its host must not be (or resolve to) a loopback, private or other internal address ' +
-  'unless the operator allows private networks: 422 naming the reason otherwise.';
+const SSRF_TEXT = publicUrlText('The baseUrl');
 
 // The built-in connections page before the caller's own, as if created first: these keyset positions
 // come before every row's (rows' `seq` start at 1; 0 is "from the start").
 const BUILTIN_SEQ = new Map(BUILTIN_CONNECTIONS.map((connection, index) => [connection.id, index - BUILTIN_CONNECTIONS.length]));
 
 export function connectionRoutes(deps: ConnectionRouteDeps): Route[] {
-  const { connections, models, allowPrivateNetworks, resolveHost } = deps;
+  const { connections, models } = deps;
   const since = timestamp();
   const builtinRows: ConnectionRow[] = BUILTIN_CONNECTIONS.map((connection) => ({
     id: connection.id,
@@ -83,17 +78,6 @@ export function connectionRoutes(deps: ConnectionRouteDeps): Route[] {
     },
   };
 
-  /** The SSRF guard's verdict on `baseUrl`, as a 422 at `baseUrl`: checked again on every call to the server. */
-  async function checkBaseUrl(baseUrl: string | undefined): Promise<void> {
-    if (baseUrl === undefined) return;
-    try {
-      await vetHost(new URL(baseUrl), { allowPrivateNetworks, resolve: resolveHost });
-    } catch (error) {
-      if (isIngestError(error)) throw validationFailed([{ path: 'baseUrl', message: error.message }]);
-      throw error;
-    }
-  }
-
   const resource = resourceRoutes({
     path: '/connections',
     tag: TAG,
@@ -107,7 +91,7 @@ export function connectionRoutes(deps: ConnectionRouteDeps): Route[] {
     create: {
       body: CreateConnectionSchema,
       description: `The key is stored sealed and never returned (\`hasApiKey\` says whether one is set). ${SSRF_TEXT}`,
-      check: (input) => checkBaseUrl(input.baseUrl),
+      check: (input) => checkPublicUrl(input.baseUrl, 'baseUrl', deps),
     },
     update: {
       body: UpdateConnectionSchema,
@@ -115,7 +99,7 @@ export function connectionRoutes(deps: ConnectionRouteDeps): Route[] {
       description:
         'Every agent using the connection runs with the change from its next run on (a new key reaches them all). A `baseUrl` on another ' +
         `origin drops the stored key unless \`apiKey\` is sent again; \`apiKey: null\` clears it. A built-in connection is a 403. ${SSRF_TEXT}`,
-      check: (change) => checkBaseUrl(change.baseUrl),
+      check: (change) => checkPublicUrl(change.baseUrl, 'baseUrl', deps),
       after: (row) => models.forget(row.id),
     },
     delete: {

@@ -32,7 +32,8 @@ const SPLITTER_TYPES: Record<string, 'character' | 'recursive'> = {
   RecursiveCharacterTextSplitter: 'recursive',
 };
 
-const SizeSchema = (min: number) =>
+/** A splitter's chunk_size or chunk_overlap (in characters): a whole number from `min` to 100000. */
+export const SplitterSizeSchema = (min: number) =>
   v.pipe(
     v.number('must be a whole number'),
     v.integer('must be a whole number'),
@@ -55,8 +56,8 @@ export const SplitterSchema = v.pipe(
           ),
           'character',
         ),
-        chunk_size: v.optional(SizeSchema(1), 1000),
-        chunk_overlap: v.optional(SizeSchema(0)),
+        chunk_size: v.optional(SplitterSizeSchema(1), 1000),
+        chunk_overlap: v.optional(SplitterSizeSchema(0)),
       },
       'must be an object or null',
     ),

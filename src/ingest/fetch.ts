@@ -9,9 +9,9 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform, pipeline } from 'node:stream';
-import zlib from 'node:zlib';
 import { blockedAddressReason } from './addresses.js';
 import { IngestError, formatBytes, formatDuration, isIngestError } from './errors.js';
+import { ACCEPT_ENCODING, contentEncoding, decodedBody } from '../lib/content-encoding.js';
 
 export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -262,23 +262,13 @@ function send(
 }
 
 function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? 'identity')
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : encoding === 'identity' || encoding === ''
-            ? null
-            : undefined;
-  if (decoder === undefined)
-    throw new IngestError('unsupported', `the URL answered with an unsupported Content-Encoding "${encoding.slice(0, 40)}"`);
-  if (decoder === null) return response;
-  return pipeline(response, decoder, () => {});
+  const body = decodedBody(response);
+  if (body === undefined)
+    throw new IngestError(
+      'unsupported',
+      `the URL answered with an unsupported Content-Encoding "${contentEncoding(response).slice(0, 40)}"`,
+    );
+  return body;
 }
 
 function tooLarge(maxBytes: number, declared?: number): IngestError {
@@ -472,7 +462,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
     for (let redirects = 0; ; redirects += 1) {
       const vetting = vetHost(current, options);
       const addresses = signal ? await raceAbort(vetting, signal) : await vetting;
-      const headers: Record<string, string> = { 'user-agent': USER_AGENT, 'accept-encoding': 'gzip, deflate, br' };
+      const headers: Record<string, string> = { 'user-agent': USER_AGENT, 'accept-encoding': ACCEPT_ENCODING };
       given.forEach((value, name) => {
         if (NOT_FORWARDED.has(name)) return;
         if (current.origin !== origin && !SAFE_ACROSS_ORIGINS.has(name)) return;
@@ -498,10 +488,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
         continue;
       }
       const responseHeaders = new Headers();
-      const encoded =
-        String(response.headers['content-encoding'] ?? 'identity')
-          .trim()
-          .toLowerCase() !== 'identity';
+      const encoded = contentEncoding(response) !== 'identity';
       for (const [name, value] of Object.entries(response.headers)) {
         if (value === undefined || name === 'content-encoding') continue;
         if (name === 'content-length' && (encoded || !options.keepContentLength)) continue;

@@ -11,11 +11,10 @@
 // when the run's signal aborts, its reason is thrown instead (the engine says what it means).
 import http from 'node:http';
 import https from 'node:https';
-import type { Readable } from 'node:stream';
-import zlib from 'node:zlib';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { createGuardedFetch, type FetchFunction } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
+import { ACCEPT_ENCODING, decodedBody } from '../lib/content-encoding.js';
 import { redact, RunFailure } from './failures.js';
 import type { ModelEndpoint } from './model.js';
 import { MAX_EVENT_CHARS, serverEvents } from './server-events.js';
@@ -48,23 +47,6 @@ const agents = {
   'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
 };
 
-function decoded(response: http.IncomingMessage): Readable {
-  const encoding = String(response.headers['content-encoding'] ?? '')
-    .trim()
-    .toLowerCase();
-  const decoder =
-    encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
-      : encoding === 'deflate'
-        ? zlib.createInflate()
-        : encoding === 'br'
-          ? zlib.createBrotliDecompress()
-          : null;
-  if (decoder === null) return response;
-  response.on('error', (error) => decoder.destroy(error));
-  return response.pipe(decoder);
-}
-
 /** The operator's endpoints: node:http(s) over kept-alive connections. */
 const sendKeptAlive: Send = (url, headers, body, signal) =>
   new Promise((resolve, reject) => {
@@ -76,13 +58,14 @@ const sendKeptAlive: Send = (url, headers, body, signal) =>
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,
       method: 'POST',
-      headers: Object.assign({}, headers, { 'accept-encoding': 'gzip, deflate, br', 'content-length': String(Buffer.byteLength(body)) }),
+      headers: Object.assign({}, headers, { 'accept-encoding': ACCEPT_ENCODING, 'content-length': String(Buffer.byteLength(body)) }),
       agent,
       signal,
     });
     request.once('response', (response) => {
       response.on('error', () => {}); // errors reach the reader through its iterator; never unhandled
-      resolve({ status: response.statusCode ?? 0, body: decoded(response) });
+      // An encoding it does not know is read as it is.
+      resolve({ status: response.statusCode ?? 0, body: decodedBody(response) ?? response });
     });
     request.on('error', reject); // a later error (after the response) reaches the reader through the body
     request.end(body);

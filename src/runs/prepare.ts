@@ -12,7 +12,7 @@ import { describeError, type Logger } from '../lib/log.js';
 import { DEFAULT_SYSTEM_MESSAGE, fillPrompt } from './context.js';
 import type { RunEmitter, RunInfo } from './events.js';
 import { abortFailure, agentNotFound, RunFailure } from './failures.js';
-import { checkEndpoint, resolveEndpoint } from './model.js';
+import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
 import type { PreparedRun, RunRequest } from './run.js';
 import type { Admission, RunSlots } from './slots.js';
 import type { RunStore } from './store.js';
@@ -78,6 +78,24 @@ export function createPreparer(deps: PrepareDeps) {
   }
 
   /**
+   * The SSRF check of an admitted run's endpoint; a RunFailure saying so when the run's deadline or a
+   * shutdown stopped it meanwhile (the lookup may have won that race).
+   */
+  async function checkAdmitted(endpoint: ModelEndpoint, admission: Admission, timeoutMs: number): Promise<void> {
+    try {
+      await checkEndpoint(endpoint, {
+        allowPrivateNetworks: config.allowPrivateNetworks,
+        signal: admission.signal,
+        resolve: deps.resolveHost,
+      });
+    } catch (error) {
+      throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
+    }
+    const stopped = abortFailure(admission.signal, timeoutMs, 'check');
+    if (stopped) throw stopped;
+  }
+
+  /**
    * Checks an admitted run and records it; releases the admission and throws a RunFailure when it
    * cannot run (the endpoint check stops at the deadline or a shutdown like the run would).
    */
@@ -92,17 +110,7 @@ export function createPreparer(deps: PrepareDeps) {
     const timeoutMs = timeoutOf(request);
     try {
       const { endpoint, system, conversation, session, usesMemory, sessionId: newSessionId } = framing(userId, agent, request, parent);
-      try {
-        await checkEndpoint(endpoint, {
-          allowPrivateNetworks: config.allowPrivateNetworks,
-          signal: admission.signal,
-          resolve: deps.resolveHost,
-        });
-      } catch (error) {
-        throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
-      }
-      const stopped = abortFailure(admission.signal, timeoutMs, 'check');
-      if (stopped) throw stopped;
+      await checkAdmitted(endpoint, admission, timeoutMs);
       const sessionId = queued ? queued.sessionId : newSessionId;
       const parentRunId = parent?.runId ?? null;
       const background = request.background ?? false;
@@ -156,17 +164,7 @@ export function createPreparer(deps: PrepareDeps) {
     const timeoutMs = config.runs.backgroundTimeoutMs;
     try {
       const endpoint = resolveEndpoint(agent.llm, config.runs, (id) => stores.connections.settingsFor(userId, id));
-      try {
-        await checkEndpoint(endpoint, {
-          allowPrivateNetworks: config.allowPrivateNetworks,
-          signal: admission.signal,
-          resolve: deps.resolveHost,
-        });
-      } catch (error) {
-        throw abortFailure(admission.signal, timeoutMs, 'check') ?? error;
-      }
-      const stopped = abortFailure(admission.signal, timeoutMs, 'check');
-      if (stopped) throw stopped;
+      await checkAdmitted(endpoint, admission, timeoutMs);
       return {
         ...run,
         userId,

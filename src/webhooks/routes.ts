@@ -1,11 +1,10 @@
 // `/webhooks`: the caller's receivers of events (list, create, get, PATCH, delete), their delivery
 // log, a new secret, and a test event.
-import { notFound, validationFailed } from '../http/errors.js';
+import { notFound } from '../http/errors.js';
+import { checkPublicUrl, publicUrlText, type PublicUrlRule } from '../http/public-url.js';
 import { resourceRoutes } from '../http/resource-routes.js';
 import { defineRoute, type Route } from '../http/route.js';
 import { ListQuerySchema, pageRequest } from '../http/validate.js';
-import { isIngestError } from '../ingest/errors.js';
-import { vetHost, type ResolvedAddress } from '../ingest/fetch.js';
 import { formatTimestamp, timestamp } from '../lib/ids.js';
 import { presentCreatedWebhook, presentDelivery, presentWebhook } from './present.js';
 import {
@@ -20,33 +19,19 @@ import {
 } from './schema.js';
 import type { WebhookRow, WebhookStore } from './store.js';
 
-export interface WebhookRouteDeps {
+/** With the rule a webhook's URL is checked by when it is stored. */
+export interface WebhookRouteDeps extends PublicUrlRule {
   webhooks: WebhookStore;
-  allowPrivateNetworks: boolean;
   /** Tells the dispatcher a delivery was put in the outbox. */
   wake(): void;
-  /** Tests only: answers the DNS lookups of the URL check. */
-  resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
 
 const TAG = 'Webhooks';
 const missing = () => notFound('Webhook');
-const SSRF_TEXT =
-  'The URL must be http(s) without credentials, and its host must not be (or resolve to) a loopback, private or other internal address ' +
-  'unless the operator allows private networks: 422 naming the reason otherwise.';
+const SSRF_TEXT = publicUrlText('The URL');
 
-export function webhookRoutes({ webhooks, allowPrivateNetworks, wake, resolveHost }: WebhookRouteDeps): Route[] {
-  /** The SSRF guard's verdict on `url`, as a 422 at `url`: checked again at every delivery. */
-  async function checkUrl(url: string | undefined): Promise<void> {
-    if (url === undefined) return;
-    try {
-      await vetHost(new URL(url), { allowPrivateNetworks, resolve: resolveHost });
-    } catch (error) {
-      if (isIngestError(error)) throw validationFailed([{ path: 'url', message: error.message }]);
-      throw error;
-    }
-  }
-
+export function webhookRoutes(deps: WebhookRouteDeps): Route[] {
+  const { webhooks, wake } = deps;
   const resource = resourceRoutes({
     path: '/webhooks',
     tag: TAG,
@@ -61,13 +46,13 @@ export function webhookRoutes({ webhooks, allowPrivateNetworks, wake, resolveHos
         'Each event is POSTed to the URL as `{ type, timestamp, data }` (`data`: the run or document as the API shows it), signed as the ' +
         'Standard Webhooks specification says (`webhook-id`, `webhook-timestamp`, `webhook-signature`). The answer holds the `secret`, ' +
         `shown this once. ${SSRF_TEXT}`,
-      check: (input) => checkUrl(input.url),
+      check: (input) => checkPublicUrl(input.url, 'url', deps),
       answer: { schema: CreatedWebhookSchema, present: presentCreatedWebhook },
     },
     update: {
       body: UpdateWebhookSchema,
       description: `\`enabled: true\` also clears a \`disabledReason\`. ${SSRF_TEXT}`,
-      check: (change) => checkUrl(change.url),
+      check: (change) => checkPublicUrl(change.url, 'url', deps),
       // Enabled again: what waited while it was disabled is due.
       after: (row) => row.enabled && wake(),
     },

@@ -4,7 +4,7 @@
 // (scripts/agent-export-schema.ts writes it; a test keeps it current).
 import * as v from 'valibot';
 import { DescriptionSchema, httpUrlSchema, JsonObjectSchema, NameSchema } from '../../http/validate.js';
-import { DOCUMENT_TYPES } from '../../documents/schema.js';
+import { DOCUMENT_TYPES, SplitterSizeSchema } from '../../documents/schema.js';
 import { TOOL_TYPES } from '../../tools/schema.js';
 import { AGENT_TYPES } from '../schema.js';
 import { CreatePromptSchema } from '../../prompts/schema.js';
@@ -93,18 +93,14 @@ const FileSchema = v.object(
   'must be an object with name, contentType and base64',
 );
 
-const Size = (min: number) =>
-  v.pipe(
-    v.number('must be a whole number'),
-    v.integer('must be a whole number'),
-    v.minValue(min, `must be at least ${min}`),
-    v.maxValue(100_000, 'must be at most 100000'),
-  );
-
 /** A splitter as the API answers it (no other spellings: the file is written by the exporter). */
 const SplitterPartSchema = v.pipe(
   v.object(
-    { type: v.picklist(['character', 'recursive'], 'must be character or recursive'), chunk_size: Size(1), chunk_overlap: Size(0) },
+    {
+      type: v.picklist(['character', 'recursive'], 'must be character or recursive'),
+      chunk_size: SplitterSizeSchema(1),
+      chunk_overlap: SplitterSizeSchema(0),
+    },
     'must be an object or null',
   ),
   v.forward(
