@@ -21,6 +21,7 @@ import {
   describeError,
   ErrorNotice,
   Field,
+  FieldError,
   href,
   Loading,
   navigate,
@@ -349,11 +350,7 @@ export function AgentFormPage({ id }: { id?: string }) {
               )}
             </>
           )}
-          {llmErrors.length > 0 && (
-            <p class="field-error" role="alert">
-              {llmErrors.join('; ')}
-            </p>
-          )}
+          <FieldError messages={llmErrors} />
         </fieldset>
         <TextArea label="Description" name="description" {...form.field('description')} rows={2} />
         <TextField

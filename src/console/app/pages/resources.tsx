@@ -9,6 +9,7 @@ import {
   describeError,
   Empty,
   ErrorNotice,
+  FieldError,
   formErrors,
   Loading,
   noErrors,
@@ -332,11 +333,7 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
           <p class="hint">Untick what this tool should not offer. The server's URL is needed again to save a change.</p>
         </>
       )}
-      {messages.length > 0 && (
-        <p class="field-error" role="alert">
-          {messages.join('; ')}
-        </p>
-      )}
+      <FieldError messages={messages} />
     </fieldset>
   );
 }
