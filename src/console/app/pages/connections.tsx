@@ -4,9 +4,9 @@
 import { useState } from 'preact/hooks';
 import { call, type Connection } from '../api.js';
 import { DeleteButton } from '../delete-button.js';
-import { useForm } from '../form.js';
+import { EditCard, useForm } from '../form.js';
 import { PagedView, Table } from '../lists.js';
-import { Checkbox, describeError, ErrorNotice, PageTitle, Select, TextField, usePagedList } from '../ui.js';
+import { Checkbox, describeError, PageTitle, Select, TextField, usePagedList } from '../ui.js';
 
 const PROVIDERS: [string, string][] = [
   ['openai-compatible', 'openai-compatible (vLLM, llama.cpp, LM Studio, a gateway…)'],
@@ -33,7 +33,7 @@ export function ConnectionsPage() {
 
   function open(connection: Connection | 'new') {
     setEditing(connection);
-    form.setValues(
+    form.reset(
       connection === 'new'
         ? BLANK
         : { name: connection.name, provider: connection.provider, baseUrl: connection.baseUrl ?? '', apiKey: '', removeApiKey: false },
@@ -76,9 +76,13 @@ export function ConnectionsPage() {
         server is one change for all of them.
       </p>
       {editing && (
-        <form class="card form" onSubmit={save} noValidate aria-label={editing === 'new' ? 'New connection' : `Edit ${editing.name}`}>
-          <h2>{editing === 'new' ? 'New connection' : `Edit ${editing.name}`}</h2>
-          <ErrorNotice error={form.errors.message} />
+        <EditCard
+          title={editing === 'new' ? 'New connection' : `Edit ${editing.name}`}
+          submitLabel={editing === 'new' ? 'Create connection' : 'Save'}
+          form={form}
+          onSubmit={save}
+          onCancel={() => setEditing(undefined)}
+        >
           <TextField label="Name" name="name" {...form.field('name')} required />
           <Select
             label="Provider"
@@ -116,15 +120,7 @@ export function ConnectionsPage() {
               onChange={form.set('removeApiKey')}
             />
           )}
-          <p class="actions">
-            <button type="submit" class="primary" disabled={form.busy}>
-              {editing === 'new' ? 'Create connection' : 'Save'}
-            </button>
-            <button type="button" onClick={() => setEditing(undefined)}>
-              Cancel
-            </button>
-          </p>
-        </form>
+        </EditCard>
       )}
       <PagedView list={list} error={error} empty="No connections.">
         {(rows) => (

@@ -1,7 +1,8 @@
 // A form's state: the values typed, the API's errors at the fields that caused them, and whether a
-// submission is under way.
+// submission is under way; and the card a record is created or edited in.
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { formErrors, noErrors, type FormErrors } from './ui.js';
+import { ErrorNotice, formErrors, noErrors, type FormErrors } from './ui.js';
 
 /** The keys of `V` whose values are text. */
 type TextKeys<V> = { [K in keyof V]: V[K] extends string ? K : never }[keyof V];
@@ -13,6 +14,8 @@ export interface Form<V> {
   /** A text value with its handler and the form's errors: the props a TextField or TextArea binds to it with. */
   field(key: TextKeys<V>): { value: string; onInput: (value: string) => void; errors: FormErrors };
   setValues(values: V): void;
+  /** The form as new with `values`: no errors left from an earlier submission (another record opened). */
+  reset(values: V): void;
   errors: FormErrors;
   /** True while `submit`'s action runs (a button disables itself with it). */
   busy: boolean;
@@ -33,6 +36,10 @@ export function useForm<V extends object>(initial: V, fields: string[]): Form<V>
     set,
     field: (key) => ({ value: values[key] as string, onInput: set(key) as (value: string) => void, errors }),
     setValues,
+    reset: (values) => {
+      setValues(values);
+      setErrors(noErrors);
+    },
     errors,
     busy,
     submit: (action) => async (event) => {
@@ -48,4 +55,34 @@ export function useForm<V extends object>(initial: V, fields: string[]): Form<V>
       }
     },
   };
+}
+
+/**
+ * The card a list page creates or edits one record in: `title` as its heading and name, the form's
+ * message, the fields (`children`), and the submit button (disabled while `busy`) beside Cancel.
+ */
+export function EditCard(props: {
+  title: string;
+  submitLabel: string;
+  form: { errors: FormErrors; busy: boolean };
+  onSubmit: (event: Event) => void;
+  onCancel: () => void;
+  children: ComponentChildren;
+}) {
+  const { title, submitLabel, form, onSubmit, onCancel, children } = props;
+  return (
+    <form class="card form" onSubmit={onSubmit} noValidate aria-label={title}>
+      <h2>{title}</h2>
+      <ErrorNotice error={form.errors.message} />
+      {children}
+      <p class="actions">
+        <button type="submit" class="primary" disabled={form.busy}>
+          {submitLabel}
+        </button>
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      </p>
+    </form>
+  );
 }
