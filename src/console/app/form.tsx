@@ -2,7 +2,7 @@
 // submission is under way; and the card a record is created or edited in.
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { ErrorNotice, formErrors, noErrors, type FormErrors } from './ui.js';
+import { Checkbox, ErrorNotice, formErrors, noErrors, TextField, type FormErrors } from './ui.js';
 
 /** The keys of `V` whose values are text. */
 type TextKeys<V> = { [K in keyof V]: V[K] extends string ? K : never }[keyof V];
@@ -84,5 +84,54 @@ export function EditCard(props: {
         </button>
       </p>
     </form>
+  );
+}
+
+/** A write-only API key in a form: typed to set or replace it, or the stored one removed. */
+export interface ApiKeyValues {
+  apiKey: string;
+  removeApiKey: boolean;
+}
+
+/** What a request body says of the key: the one typed, null to remove the stored one, nothing to keep it. */
+export function apiKeyChange(values: ApiKeyValues): { apiKey?: string | null } {
+  if (values.apiKey) return { apiKey: values.apiKey };
+  return values.removeApiKey ? { apiKey: null } : {};
+}
+
+/**
+ * The key's field, named `name` as the API's `details` path spells it; the key is never shown, so
+ * with one `stored` the hint says so and a box removes it; `hint` is the hint when none is.
+ */
+export function ApiKeyFields({
+  form,
+  name,
+  stored,
+  hint,
+}: {
+  form: Pick<Form<ApiKeyValues>, 'values' | 'field' | 'set'>;
+  name: string;
+  stored: boolean;
+  hint: string;
+}) {
+  return (
+    <>
+      <TextField
+        label="API key"
+        name={name}
+        type="password"
+        autoComplete="off"
+        {...form.field('apiKey')}
+        hint={stored ? 'A key is stored. It is never shown; type a new one to replace it.' : hint}
+      />
+      {stored && (
+        <Checkbox
+          label="Remove the stored API key"
+          name="removeApiKey"
+          checked={form.values.removeApiKey}
+          onChange={form.set('removeApiKey')}
+        />
+      )}
+    </>
   );
 }
