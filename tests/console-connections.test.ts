@@ -46,9 +46,17 @@ test(
       assert.equal(await row.getByRole('button', { name: 'Delete' }).count(), 0, 'nor deleted');
     }
 
-    // Create one; the key is write-only.
+    // A refused form, cancelled and opened again, starts without the errors of the refusal.
     await page.getByRole('button', { name: 'New connection' }).click();
     const form = page.getByRole('form', { name: 'New connection' });
+    await form.getByRole('button', { name: 'Create connection' }).click();
+    await form.locator('[data-field="name"] .field-error').waitFor();
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('button', { name: 'New connection' }).click();
+    await form.getByLabel('Name', { exact: true }).waitFor();
+    assert.equal(await form.locator('.field-error, .notice.error').count(), 0, 'no errors left from the refused form');
+
+    // Create one; the key is write-only.
     await form.getByLabel('Name', { exact: true }).fill('GPU box');
     await form.getByLabel('Provider', { exact: true }).selectOption('ollama');
     await form.getByLabel('Base URL', { exact: true }).fill(fake.url);

@@ -103,6 +103,16 @@ test(
     await row.waitFor();
     assert.match(await row.innerText(), /run\.succeeded, document\.ready/);
     await shot(page, 'webhooks-01-created');
+    // A rotated secret replaces the one shown; it is not the one copied, so the button says Copy again.
+    await row.getByRole('button', { name: 'Rotate secret' }).click();
+    await row.getByRole('button', { name: 'Yes, rotate secret' }).click();
+    await page.getByRole('heading', { name: `The new secret of ${receiverUrl}` }).waitFor();
+    const rotated = await page.locator('#webhook-secret').inputValue();
+    assert.match(rotated, /^whsec_/);
+    assert.notEqual(rotated, secret);
+    assert.equal(await page.getByRole('button', { name: 'Copied' }).count(), 0, 'the new secret is not marked as copied');
+    await page.getByRole('button', { name: 'Copy', exact: true }).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), rotated);
     await page.getByRole('button', { name: 'Done' }).click();
     assert.equal(await page.locator('#webhook-secret').count(), 0, 'the secret is gone once dismissed');
 

@@ -53,6 +53,23 @@ export function ExportButton({ agent }: { agent: { id: string; name: string } })
 
 const listed = (items: string[]) => (items.length > 0 ? items.join(', ') : 'none');
 
+/** A titled list of what the dry run says about places in the file (`path: text`); nothing when empty. */
+function PathNotes({ title, label, notes }: { title: string; label: string; notes: { path: string; text: string }[] }) {
+  if (notes.length === 0) return null;
+  return (
+    <>
+      <h3>{title}</h3>
+      <ul aria-label={label}>
+        {notes.map((note) => (
+          <li key={note.path}>
+            <code>{note.path}</code>: {note.text}
+          </li>
+        ))}
+      </ul>
+    </>
+  );
+}
+
 /** Pick a file, read the dry run's summary, then import. */
 export function ImportButton() {
   const [file, setFile] = useState<{ name: string; body: unknown }>();
@@ -136,30 +153,12 @@ export function ImportButton() {
               Memory: {preview.creates.sessions} sessions, {preview.creates.messages} messages
             </li>
           </ul>
-          {preview.secretsNeeded.length > 0 && (
-            <>
-              <h3>Secrets to give again</h3>
-              <ul aria-label="Secrets needed">
-                {preview.secretsNeeded.map((need) => (
-                  <li key={need.path}>
-                    <code>{need.path}</code>: {need.message}
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
-          {preview.skipped.length > 0 && (
-            <>
-              <h3>Left out</h3>
-              <ul aria-label="Left out">
-                {preview.skipped.map((skip) => (
-                  <li key={skip.path}>
-                    <code>{skip.path}</code>: {skip.reason}
-                  </li>
-                ))}
-              </ul>
-            </>
-          )}
+          <PathNotes
+            title="Secrets to give again"
+            label="Secrets needed"
+            notes={preview.secretsNeeded.map((need) => ({ path: need.path, text: need.message }))}
+          />
+          <PathNotes title="Left out" label="Left out" notes={preview.skipped.map((skip) => ({ path: skip.path, text: skip.reason }))} />
           <p class="actions">
             <button type="button" class="button primary" onClick={confirm} disabled={busy}>
               Import {preview.creates.agent}

@@ -37,6 +37,8 @@ export interface Column<T> {
   hideLabel?: boolean;
   /** The cell changes by itself (a status that refreshes): screen readers say the change. */
   live?: boolean;
+  /** The cell's class (`clip`: long text cut to one line). */
+  class?: string;
 }
 
 /** One row per record, one column per `columns` entry; `rowData` gives a row its `data-` attributes (for scripts and tests). */
@@ -66,6 +68,7 @@ export function Table<T extends { id: string }>(props: {
                   key={column.label}
                   data-label={column.hideLabel ? undefined : column.label}
                   aria-live={column.live ? 'polite' : undefined}
+                  class={column.class}
                 >
                   {column.cell(row)}
                 </td>

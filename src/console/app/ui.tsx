@@ -138,12 +138,18 @@ export function Field({ label, name, errors = noErrors, hint, children }: FieldP
           {hint}
         </p>
       )}
-      {messages.length > 0 && (
-        <p class="field-error" id={`${id}-error`} role="alert">
-          {messages.join('; ')}
-        </p>
-      )}
+      <FieldError messages={messages} id={`${id}-error`} />
     </div>
+  );
+}
+
+/** A field's messages, said at once to screen readers; nothing when there are none. */
+export function FieldError({ messages, id }: { messages: string[]; id?: string }) {
+  if (messages.length === 0) return null;
+  return (
+    <p class="field-error" id={id} role="alert">
+      {messages.join('; ')}
+    </p>
   );
 }
 
@@ -157,16 +163,17 @@ interface InputProps {
   readOnly?: boolean;
 }
 
-export function TextField(
-  props: {
-    label: string;
-    name: string;
-    value: string;
-    onInput: (value: string) => void;
-    errors?: FormErrors;
-    hint?: ComponentChildren;
-  } & InputProps,
-) {
+/** What a field of text takes: its label and body field name, the value with its handler, the form's errors and a hint. */
+interface TextProps {
+  label: string;
+  name: string;
+  value: string;
+  onInput: (value: string) => void;
+  errors?: FormErrors;
+  hint?: ComponentChildren;
+}
+
+export function TextField(props: TextProps & InputProps) {
   const { label, name, value, onInput, errors, hint, type = 'text', ...rest } = props;
   // Preact's input typings are a union keyed by `type`; every type listed in InputProps takes these attributes.
   const inputType = type as 'text';
@@ -179,16 +186,7 @@ export function TextField(
   );
 }
 
-export function TextArea(props: {
-  label: string;
-  name: string;
-  value: string;
-  onInput: (value: string) => void;
-  errors?: FormErrors;
-  hint?: ComponentChildren;
-  rows?: number;
-  required?: boolean;
-}) {
+export function TextArea(props: TextProps & { rows?: number; required?: boolean }) {
   const { label, name, value, onInput, errors, hint, rows = 4, required } = props;
   return (
     <Field label={label} name={name} errors={errors} hint={hint}>

@@ -4,6 +4,7 @@ import { call, session, type ApiToken, type User } from '../api.js';
 import { DeleteButton } from '../delete-button.js';
 import { useForm } from '../form.js';
 import { PagedView, Table, type Column } from '../lists.js';
+import { SecretCard } from '../secret-card.js';
 import { ConfirmButton, ErrorNotice, PageTitle, TextField, Time, usePagedList } from '../ui.js';
 
 export function AccountPage({ user, onUserChange, onDeleted }: { user: User; onUserChange: (user: User) => void; onDeleted: () => void }) {
@@ -88,27 +89,13 @@ export function TokensPage() {
   const tokens = usePagedList<ApiToken>('/api-tokens', 50, setError);
   const form = useForm({ description: '' }, ['description']);
   const [created, setCreated] = useState<ApiToken>();
-  const [copied, setCopied] = useState(false);
 
   const create = form.submit(async () => {
     const token = await call<ApiToken>('POST', '/api-tokens', form.values);
     setCreated(token);
-    setCopied(false);
     form.setValues({ description: '' });
     await tokens.load();
   });
-
-  async function copy() {
-    if (!created) return;
-    try {
-      await navigator.clipboard.writeText(created.token);
-      setCopied(true);
-    } catch {
-      // No clipboard (an insecure origin): select the text so the user can copy it.
-      const field = document.getElementById('new-token') as HTMLInputElement | null;
-      field?.select();
-    }
-  }
 
   const columns: Column<ApiToken>[] = [
     {
@@ -161,20 +148,9 @@ export function TokensPage() {
         </button>
       </form>
       {created && (
-        <div class="card secret" role="status">
-          <h2>Your new token</h2>
-          <p>Copy it now and keep it somewhere safe: the console will not show it again.</p>
-          <label for="new-token">Token</label>
-          <div class="row">
-            <input id="new-token" readOnly value={created.token} onFocus={(event) => event.currentTarget.select()} />
-            <button type="button" onClick={copy}>
-              {copied ? 'Copied' : 'Copy'}
-            </button>
-            <button type="button" onClick={() => setCreated(undefined)}>
-              Done
-            </button>
-          </div>
-        </div>
+        <SecretCard id="new-token" title="Your new token" label="Token" secret={created.token} onDone={() => setCreated(undefined)}>
+          Copy it now and keep it somewhere safe: the console will not show it again.
+        </SecretCard>
       )}
       <h2>Your tokens</h2>
       <PagedView list={tokens} error={error} empty="No tokens. Create one above to call the API from a script.">

@@ -14,13 +14,14 @@ import {
 } from '../api.js';
 import { DeleteButton } from '../delete-button.js';
 import { ExportButton, ImportButton } from '../agent-carry.js';
-import { useForm } from '../form.js';
+import { ApiKeyFields, apiKeyChange, useForm, type ApiKeyValues } from '../form.js';
 import { PagedView } from '../lists.js';
 import {
   Checkbox,
   describeError,
   ErrorNotice,
   Field,
+  FieldError,
   href,
   Loading,
   navigate,
@@ -151,13 +152,10 @@ function llmOfForm(values: AgentFormValues, agent: Agent | undefined): Record<st
   if (agent?.llm.connectionId) llm.connectionId = null;
   if (values.baseUrl.trim()) llm.baseUrl = values.baseUrl.trim();
   else if (agent?.llm.baseUrl) llm.baseUrl = null;
-  // The key is write-only: sent only when typed (or removed on purpose), never shown.
-  if (values.apiKey) llm.apiKey = values.apiKey;
-  else if (values.removeApiKey) llm.apiKey = null;
-  return llm;
+  return { ...llm, ...apiKeyChange(values) };
 }
 
-interface AgentFormValues {
+interface AgentFormValues extends ApiKeyValues {
   name: string;
   type: string;
   /** '' : the server is set on the agent itself (provider, base URL, key). */
@@ -165,8 +163,6 @@ interface AgentFormValues {
   provider: string;
   model: string;
   baseUrl: string;
-  apiKey: string;
-  removeApiKey: boolean;
   description: string;
   avatarUrl: string;
   hasMemory: boolean;
@@ -327,33 +323,15 @@ export function AgentFormPage({ id }: { id?: string }) {
                 {...form.field('baseUrl')}
                 hint="Optional: the server's OpenAI-compatible address, e.g. http://127.0.0.1:11434/v1."
               />
-              <TextField
-                label="API key"
+              <ApiKeyFields
+                form={form}
                 name="llm.apiKey"
-                type="password"
-                autoComplete="off"
-                {...form.field('apiKey')}
-                hint={
-                  agent?.llm.hasApiKey
-                    ? 'A key is stored. It is never shown; type a new one to replace it.'
-                    : 'Optional. Write-only: it is stored sealed and never shown again.'
-                }
+                stored={!!agent?.llm.hasApiKey}
+                hint="Optional. Write-only: it is stored sealed and never shown again."
               />
-              {agent?.llm.hasApiKey && (
-                <Checkbox
-                  label="Remove the stored API key"
-                  name="removeApiKey"
-                  checked={values.removeApiKey}
-                  onChange={set('removeApiKey')}
-                />
-              )}
             </>
           )}
-          {llmErrors.length > 0 && (
-            <p class="field-error" role="alert">
-              {llmErrors.join('; ')}
-            </p>
-          )}
+          <FieldError messages={llmErrors} />
         </fieldset>
         <TextArea label="Description" name="description" {...form.field('description')} rows={2} />
         <TextField

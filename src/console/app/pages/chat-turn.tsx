@@ -5,6 +5,7 @@ import type { ChatMessage } from '../api.js';
 import { Markdown } from '../markdown.js';
 import type { RunProgress } from '../run-progress.js';
 import { href, JsonText } from '../ui.js';
+import { SourceList } from './run-parts.js';
 
 export interface Turn extends RunProgress {
   key: number;
@@ -107,15 +108,7 @@ export function TurnView({ turn }: { turn: Turn }) {
       {turn.sources.length > 0 && (
         <details class="sources">
           <summary>Sources ({turn.sources.length})</summary>
-          <ol>
-            {turn.sources.map((source) => (
-              <li key={source.chunkId}>
-                <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a>{' '}
-                <span class="muted">(chunk {source.position + 1})</span>
-                <blockquote>{source.snippet}</blockquote>
-              </li>
-            ))}
-          </ol>
+          <SourceList sources={turn.sources} />
         </details>
       )}
       {turn.state === 'queued' && <p class="notice">Queued: the run starts when one of your runs ends.</p>}

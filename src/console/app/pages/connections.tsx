@@ -4,9 +4,9 @@
 import { useState } from 'preact/hooks';
 import { call, type Connection } from '../api.js';
 import { DeleteButton } from '../delete-button.js';
-import { useForm } from '../form.js';
+import { ApiKeyFields, apiKeyChange, EditCard, useForm, type ApiKeyValues } from '../form.js';
 import { PagedView, Table } from '../lists.js';
-import { Checkbox, describeError, ErrorNotice, PageTitle, Select, TextField, usePagedList } from '../ui.js';
+import { describeError, PageTitle, Select, TextField, usePagedList } from '../ui.js';
 
 const PROVIDERS: [string, string][] = [
   ['openai-compatible', 'openai-compatible (vLLM, llama.cpp, LM Studio, a gateway…)'],
@@ -14,12 +14,10 @@ const PROVIDERS: [string, string][] = [
   ['openai', 'openai'],
 ];
 
-interface ConnectionFormValues {
+interface ConnectionFormValues extends ApiKeyValues {
   name: string;
   provider: string;
   baseUrl: string;
-  apiKey: string;
-  removeApiKey: boolean;
 }
 
 const BLANK: ConnectionFormValues = { name: '', provider: 'openai-compatible', baseUrl: '', apiKey: '', removeApiKey: false };
@@ -33,7 +31,7 @@ export function ConnectionsPage() {
 
   function open(connection: Connection | 'new') {
     setEditing(connection);
-    form.setValues(
+    form.reset(
       connection === 'new'
         ? BLANK
         : { name: connection.name, provider: connection.provider, baseUrl: connection.baseUrl ?? '', apiKey: '', removeApiKey: false },
@@ -42,10 +40,7 @@ export function ConnectionsPage() {
 
   const save = form.submit(async () => {
     const { values } = form;
-    const body: Record<string, unknown> = { name: values.name, provider: values.provider, baseUrl: values.baseUrl.trim() };
-    // The key is write-only: sent only when typed (or removed on purpose), never shown.
-    if (values.apiKey) body.apiKey = values.apiKey;
-    else if (values.removeApiKey) body.apiKey = null;
+    const body = { name: values.name, provider: values.provider, baseUrl: values.baseUrl.trim(), ...apiKeyChange(values) };
     if (editing && editing !== 'new') await call('PATCH', `/connections/${encodeURIComponent(editing.id)}`, body);
     else await call('POST', '/connections', body);
     setEditing(undefined);
@@ -76,9 +71,13 @@ export function ConnectionsPage() {
         server is one change for all of them.
       </p>
       {editing && (
-        <form class="card form" onSubmit={save} noValidate aria-label={editing === 'new' ? 'New connection' : `Edit ${editing.name}`}>
-          <h2>{editing === 'new' ? 'New connection' : `Edit ${editing.name}`}</h2>
-          <ErrorNotice error={form.errors.message} />
+        <EditCard
+          title={editing === 'new' ? 'New connection' : `Edit ${editing.name}`}
+          submitLabel={editing === 'new' ? 'Create connection' : 'Save'}
+          form={form}
+          onSubmit={save}
+          onCancel={() => setEditing(undefined)}
+        >
           <TextField label="Name" name="name" {...form.field('name')} required />
           <Select
             label="Provider"
@@ -96,35 +95,8 @@ export function ConnectionsPage() {
             required
             hint="The server's OpenAI-compatible address, e.g. http://10.0.0.5:11434/v1."
           />
-          <TextField
-            label="API key"
-            name="apiKey"
-            type="password"
-            autoComplete="off"
-            {...form.field('apiKey')}
-            hint={
-              stored
-                ? 'A key is stored. It is never shown; type a new one to replace it.'
-                : 'Optional. Write-only: stored sealed, never shown.'
-            }
-          />
-          {stored && (
-            <Checkbox
-              label="Remove the stored API key"
-              name="removeApiKey"
-              checked={form.values.removeApiKey}
-              onChange={form.set('removeApiKey')}
-            />
-          )}
-          <p class="actions">
-            <button type="submit" class="primary" disabled={form.busy}>
-              {editing === 'new' ? 'Create connection' : 'Save'}
-            </button>
-            <button type="button" onClick={() => setEditing(undefined)}>
-              Cancel
-            </button>
-          </p>
-        </form>
+          <ApiKeyFields form={form} name="apiKey" stored={!!stored} hint="Optional. Write-only: stored sealed, never shown." />
+        </EditCard>
       )}
       <PagedView list={list} error={error} empty="No connections.">
         {(rows) => (

@@ -3,15 +3,15 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { ToolType } from '../../../tools/kinds/index.js';
-import { call, type Prompt, type Tag, type Tool } from '../api.js';
+import { ApiError, call, type Prompt, type Tag, type Tool } from '../api.js';
+import { DeleteButton } from '../delete-button.js';
+import { EditCard, useForm } from '../form.js';
+import { PagedView } from '../lists.js';
 import {
-  ConfirmButton,
   describeError,
-  Empty,
   ErrorNotice,
-  formErrors,
+  FieldError,
   Loading,
-  noErrors,
   PageTitle,
   Select,
   TagChip,
@@ -72,57 +72,33 @@ function inLabels<T>(errors: FormErrors, fields: FieldSpec<T>[]): FormErrors {
 
 function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: ResourceSpec<T> }) {
   const [error, setError] = useState<string>();
-  const { items: records, next, load } = usePagedList<T>(spec.path, 100, setError);
+  const list = usePagedList<T>(spec.path, 100, setError);
   const [editing, setEditing] = useState<T | 'new'>();
-  const [values, setValues] = useState<Values>(spec.blank);
-  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const form = useForm<Values>(
+    spec.blank,
+    spec.fields.map((field) => field.name),
+  );
+  const { values, set } = form;
+  const errors = inLabels(form.errors, spec.fields);
 
   function open(record: T | 'new') {
     setEditing(record);
-    setValues(record === 'new' ? spec.blank : spec.valuesOf(record));
-    setErrors(noErrors);
+    form.reset(record === 'new' ? spec.blank : spec.valuesOf(record));
   }
 
-  async function submit(event: Event) {
-    event.preventDefault();
-    setErrors(noErrors);
+  const submit = form.submit(async () => {
     const isEdit = editing !== undefined && editing !== 'new';
     const body = spec.bodyOf(values, isEdit);
     if (typeof body === 'string') {
-      // A mistake the console catches itself (JSON that does not parse), shown the same way.
+      // A mistake the console catches itself (JSON that does not parse), shown as the API's would be.
       const [path, message] = body.split('\u0000');
-      setErrors({ message: 'Please correct the fields marked below.', fields: [{ path, message }] });
-      return;
+      throw new ApiError(422, 'validation_failed', message, [{ path, message }]);
     }
-    try {
-      if (isEdit) await call('PATCH', `${spec.path}/${encodeURIComponent((editing as T).id)}`, body);
-      else await call('POST', spec.path, body);
-      setEditing(undefined);
-      await load();
-    } catch (failure) {
-      setErrors(
-        inLabels(
-          formErrors(
-            failure,
-            spec.fields.map((field) => field.name),
-          ),
-          spec.fields,
-        ),
-      );
-    }
-  }
-
-  async function remove(record: T) {
-    try {
-      await call('DELETE', `${spec.path}/${encodeURIComponent(record.id)}`);
-      if (editing !== 'new' && editing?.id === record.id) setEditing(undefined);
-      await load();
-    } catch (failure) {
-      setError(describeError(failure));
-    }
-  }
-
-  const set = (name: string) => (value: string) => setValues((current) => ({ ...current, [name]: value }));
+    if (isEdit) await call('PATCH', `${spec.path}/${encodeURIComponent((editing as T).id)}`, body);
+    else await call('POST', spec.path, body);
+    setEditing(undefined);
+    await list.load();
+  });
 
   return (
     <section>
@@ -133,14 +109,13 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
         </button>
       </div>
       {editing && (
-        <form
-          class="card form"
+        <EditCard
+          title={editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}
+          submitLabel={editing === 'new' ? `Create ${spec.singular}` : 'Save'}
+          form={form}
           onSubmit={submit}
-          noValidate
-          aria-label={editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}
+          onCancel={() => setEditing(undefined)}
         >
-          <h2>{editing === 'new' ? `New ${spec.singular}` : `Edit ${editing.name}`}</h2>
-          <ErrorNotice error={errors.message} />
           {spec.fields.map((field) => {
             if (field.when && !field.when(values)) return null;
             const record = editing === 'new' ? undefined : editing;
@@ -169,42 +144,34 @@ function ResourcePage<T extends { id: string; name: string }>({ spec }: { spec: 
             }
             return <TextField {...common} onInput={set(field.name)} required={field.required} />;
           })}
-          <p class="actions">
-            <button type="submit" class="primary">
-              {editing === 'new' ? `Create ${spec.singular}` : 'Save'}
-            </button>
-            <button type="button" onClick={() => setEditing(undefined)}>
-              Cancel
-            </button>
-          </p>
-        </form>
+        </EditCard>
       )}
-      <ErrorNotice error={error} />
-      {!records ? (
-        !error && <Loading />
-      ) : records.length === 0 ? (
-        <Empty>{spec.empty}</Empty>
-      ) : (
-        <ul class="cards" aria-label={spec.title}>
-          {records.map((record) => (
-            <li key={record.id} class="card">
-              <h2>{record.name}</h2>
-              {spec.summary(record)}
-              <p class="actions">
-                <button type="button" onClick={() => open(record)}>
-                  Edit<span class="visually-hidden"> {record.name}</span>
-                </button>
-                <ConfirmButton label="Delete" question={`Delete “${record.name}”?`} onConfirm={() => remove(record)} />
-              </p>
-            </li>
-          ))}
-        </ul>
-      )}
-      {next && (
-        <button type="button" onClick={() => load(next)}>
-          Show more
-        </button>
-      )}
+      <PagedView list={list} error={error} empty={spec.empty}>
+        {(records) => (
+          <ul class="cards" aria-label={spec.title}>
+            {records.map((record) => (
+              <li key={record.id} class="card">
+                <h2>{record.name}</h2>
+                {spec.summary(record)}
+                <p class="actions">
+                  <button type="button" onClick={() => open(record)}>
+                    Edit<span class="visually-hidden"> {record.name}</span>
+                  </button>
+                  <DeleteButton
+                    path={`${spec.path}/${encodeURIComponent(record.id)}`}
+                    question={`Delete “${record.name}”?`}
+                    then={async () => {
+                      if (editing !== 'new' && editing?.id === record.id) setEditing(undefined);
+                      await list.load();
+                    }}
+                    onError={setError}
+                  />
+                </p>
+              </li>
+            ))}
+          </ul>
+        )}
+      </PagedView>
     </section>
   );
 }
@@ -332,11 +299,7 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
           <p class="hint">Untick what this tool should not offer. The server's URL is needed again to save a change.</p>
         </>
       )}
-      {messages.length > 0 && (
-        <p class="field-error" role="alert">
-          {messages.join('; ')}
-        </p>
-      )}
+      <FieldError messages={messages} />
     </fieldset>
   );
 }

@@ -1,7 +1,8 @@
-// Parts of the run page: the tool steps (of a finished run's record, or as its events arrive) and
-// the tool calls that wait for the user's approval, answered with Approve or Deny (and a reason).
+// Parts of the run page: the tool steps (of a finished run's record, or as its events arrive), the
+// sources (the chat's turns show them too) and the tool calls that wait for the user's approval,
+// answered with Approve or Deny (and a reason).
 import { useState } from 'preact/hooks';
-import { call, type PendingAction, type Run, type RunAccepted } from '../api.js';
+import { call, type PendingAction, type Run, type RunAccepted, type Source } from '../api.js';
 import { describeError, ErrorNotice, href, JsonText, TextField } from '../ui.js';
 
 export interface StepLine {
@@ -41,6 +42,21 @@ export function StepList({ steps, live }: { steps: StepLine[]; live: boolean }) 
               </>
             )
           )}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+/** The document passages an answer drew on, each with a link to its document. */
+export function SourceList({ sources }: { sources: Source[] }) {
+  return (
+    <ol>
+      {sources.map((source) => (
+        <li key={source.chunkId}>
+          <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a>{' '}
+          <span class="muted">(chunk {source.position + 1})</span>
+          <blockquote>{source.snippet}</blockquote>
         </li>
       ))}
     </ol>

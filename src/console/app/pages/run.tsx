@@ -7,7 +7,7 @@ import { call, get, UNDER_WAY, type Agent, type Run } from '../api.js';
 import { followRun } from '../follow.js';
 import { NO_PROGRESS, withEvent, type RunProgress } from '../run-progress.js';
 import { describeError, ErrorNotice, href, Loading, PageTitle, StatusBadge, Time } from '../ui.js';
-import { StepList, WaitingCalls } from './run-parts.js';
+import { SourceList, StepList, WaitingCalls } from './run-parts.js';
 
 /** How often a queued run's record is read again, to show when it starts. */
 const QUEUED_POLL_MS = 1000;
@@ -184,15 +184,5 @@ export function RunPage({ id }: { id: string }) {
 function Sources({ run, progress, underWay }: { run: Run; progress: RunProgress; underWay: boolean }) {
   const sources = underWay ? progress.sources : run.sources;
   if (sources.length === 0) return <p class="muted">No document passages were used.</p>;
-  return (
-    <ol>
-      {sources.map((source) => (
-        <li key={source.chunkId}>
-          <a href={href(`/documents/${source.documentId}`)}>{source.documentName}</a>{' '}
-          <span class="muted">(chunk {source.position + 1})</span>
-          <blockquote>{source.snippet}</blockquote>
-        </li>
-      ))}
-    </ol>
-  );
+  return <SourceList sources={sources} />;
 }

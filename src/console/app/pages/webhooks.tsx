@@ -2,17 +2,17 @@
 // disable it, send a test event, and read its delivery log.
 import { useState } from 'preact/hooks';
 import { call, type Webhook, type WebhookDelivery, type WebhookEvent } from '../api.js';
+import { DeleteButton } from '../delete-button.js';
+import { useForm } from '../form.js';
+import { PagedView, Table, type Column } from '../lists.js';
+import { SecretCard } from '../secret-card.js';
 import {
   Checkbox,
   ConfirmButton,
   describeError,
-  Empty,
   ErrorNotice,
   fieldMessages,
-  formErrors,
   href,
-  Loading,
-  noErrors,
   PageTitle,
   StatusBadge,
   TextField,
@@ -65,60 +65,21 @@ function EventPicker({ events, onChange, errors }: { events: string[]; onChange:
   );
 }
 
-/** A secret shown once, with a copy button. */
-function SecretCard({ title, secret, onDone }: { title: string; secret: string; onDone: () => void }) {
-  const [copied, setCopied] = useState(false);
-  async function copy() {
-    try {
-      await navigator.clipboard.writeText(secret);
-      setCopied(true);
-    } catch {
-      // No clipboard (an insecure origin): select the text so the user can copy it.
-      (document.getElementById('webhook-secret') as HTMLInputElement | null)?.select();
-    }
-  }
-  return (
-    <div class="card secret" role="status">
-      <h2>{title}</h2>
-      <p>Copy it now: your receiver checks each delivery's signature with it, and the console will not show it again.</p>
-      <label for="webhook-secret">Signing secret</label>
-      <div class="row">
-        <input id="webhook-secret" readOnly value={secret} onFocus={(event) => event.currentTarget.select()} />
-        <button type="button" onClick={copy}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-        <button type="button" onClick={onDone}>
-          Done
-        </button>
-      </div>
-    </div>
-  );
-}
+const BLANK = { url: '', description: '', events: ['*'] };
 
 export function WebhooksPage() {
   const [error, setError] = useState<string>();
-  const { items: webhooks, setItems, next, load } = usePagedList<Webhook>('/webhooks', 50, setError);
-  const [url, setUrl] = useState('');
-  const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<string[]>(['*']);
-  const [errors, setErrors] = useState<FormErrors>(noErrors);
+  const list = usePagedList<Webhook>('/webhooks', 50, setError);
+  const form = useForm(BLANK, ['url', 'description', 'events']);
   const [secret, setSecret] = useState<{ title: string; value: string }>();
   const [notice, setNotice] = useState<string>();
 
-  async function create(event: Event) {
-    event.preventDefault();
-    setErrors(noErrors);
-    try {
-      const created = await call<Webhook & { secret: string }>('POST', '/webhooks', { url, description, events });
-      setSecret({ title: 'Your new webhook', value: created.secret });
-      setUrl('');
-      setDescription('');
-      setEvents(['*']);
-      await load();
-    } catch (failure) {
-      setErrors(formErrors(failure, ['url', 'description', 'events']));
-    }
-  }
+  const create = form.submit(async () => {
+    const created = await call<Webhook & { secret: string }>('POST', '/webhooks', form.values);
+    setSecret({ title: 'Your new webhook', value: created.secret });
+    form.setValues(BLANK);
+    await list.load();
+  });
 
   /** Runs an action on one webhook; a changed webhook replaces the shown one. */
   async function act(action: () => Promise<Webhook | void>) {
@@ -126,13 +87,72 @@ export function WebhooksPage() {
     setNotice(undefined);
     try {
       const changed = await action();
-      if (changed) setItems((shown) => shown?.map((webhook) => (webhook.id === changed.id ? changed : webhook)));
+      if (changed) list.setItems((shown) => shown?.map((webhook) => (webhook.id === changed.id ? changed : webhook)));
     } catch (failure) {
       setError(describeError(failure));
     }
   }
 
   const path = (webhook: Webhook) => `/webhooks/${encodeURIComponent(webhook.id)}`;
+  const columns: Column<Webhook>[] = [
+    {
+      label: 'URL',
+      cell: (webhook) => (
+        <>
+          <a href={href(path(webhook))}>{webhook.url}</a>
+          {webhook.description && <div class="muted">{webhook.description}</div>}
+        </>
+      ),
+    },
+    { label: 'Events', cell: (webhook) => eventsText(webhook.events) },
+    {
+      label: 'State',
+      cell: (webhook) => (
+        <>
+          <StatusBadge status={webhook.enabled ? 'enabled' : 'disabled'} />
+          {webhook.disabledReason && <div class="muted">{webhook.disabledReason}</div>}
+        </>
+      ),
+    },
+    {
+      label: 'Actions',
+      hideLabel: true,
+      cell: (webhook) => (
+        <div class="actions">
+          <button type="button" onClick={() => act(() => call<Webhook>('PATCH', path(webhook), { enabled: !webhook.enabled }))}>
+            {webhook.enabled ? 'Disable' : 'Enable'}
+          </button>
+          <button
+            type="button"
+            onClick={() =>
+              act(async () => {
+                await call('POST', `${path(webhook)}/test`);
+                setNotice(`A test event is on its way to ${webhook.url}: see its deliveries.`);
+              })
+            }
+          >
+            Send test event
+          </button>
+          <ConfirmButton
+            label="Rotate secret"
+            question="Make a new secret? The current one keeps signing beside it for 24 hours."
+            onConfirm={() =>
+              act(async () => {
+                const rotated = await call<{ secret: string }>('POST', `${path(webhook)}/rotate-secret`);
+                setSecret({ title: `The new secret of ${webhook.url}`, value: rotated.secret });
+              })
+            }
+          />
+          <DeleteButton
+            path={path(webhook)}
+            question="Delete this webhook and its delivery log?"
+            then={() => act(() => list.load())}
+            onError={setError}
+          />
+        </div>
+      ),
+    },
+  ];
 
   return (
     <section>
@@ -143,167 +163,64 @@ export function WebhooksPage() {
       </p>
       <form class="card" onSubmit={create}>
         <h2>New webhook</h2>
-        <ErrorNotice error={errors.message} />
-        <TextField
-          label="URL"
-          name="url"
-          value={url}
-          onInput={setUrl}
-          errors={errors}
-          required
-          hint="Where the events are POSTed (http or https)."
-        />
-        <TextField label="Description" name="description" value={description} onInput={setDescription} errors={errors} />
-        <EventPicker events={events} onChange={setEvents} errors={errors} />
+        <ErrorNotice error={form.errors.message} />
+        <TextField label="URL" name="url" {...form.field('url')} required hint="Where the events are POSTed (http or https)." />
+        <TextField label="Description" name="description" {...form.field('description')} />
+        <EventPicker events={form.values.events} onChange={form.set('events')} errors={form.errors} />
         <button type="submit" class="primary">
           Create webhook
         </button>
       </form>
-      {secret && <SecretCard title={secret.title} secret={secret.value} onDone={() => setSecret(undefined)} />}
+      {secret && (
+        <SecretCard
+          id="webhook-secret"
+          title={secret.title}
+          label="Signing secret"
+          secret={secret.value}
+          onDone={() => setSecret(undefined)}
+        >
+          Copy it now: your receiver checks each delivery's signature with it, and the console will not show it again.
+        </SecretCard>
+      )}
       {notice && (
         <p class="notice" role="status">
           {notice}
         </p>
       )}
       <h2>Your webhooks</h2>
-      <ErrorNotice error={error} />
-      {!webhooks ? (
-        <Loading />
-      ) : webhooks.length === 0 ? (
-        <Empty>No webhooks yet.</Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">State</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {webhooks.map((webhook) => (
-                <tr key={webhook.id} data-webhook-id={webhook.id}>
-                  <td data-label="URL">
-                    <a href={href(path(webhook))}>{webhook.url}</a>
-                    {webhook.description && <div class="muted">{webhook.description}</div>}
-                  </td>
-                  <td data-label="Events">{eventsText(webhook.events)}</td>
-                  <td data-label="State">
-                    <StatusBadge status={webhook.enabled ? 'enabled' : 'disabled'} />
-                    {webhook.disabledReason && <div class="muted">{webhook.disabledReason}</div>}
-                  </td>
-                  <td>
-                    <div class="actions">
-                      <button type="button" onClick={() => act(() => call<Webhook>('PATCH', path(webhook), { enabled: !webhook.enabled }))}>
-                        {webhook.enabled ? 'Disable' : 'Enable'}
-                      </button>
-                      <button
-                        type="button"
-                        onClick={() =>
-                          act(async () => {
-                            await call('POST', `${path(webhook)}/test`);
-                            setNotice(`A test event is on its way to ${webhook.url}: see its deliveries.`);
-                          })
-                        }
-                      >
-                        Send test event
-                      </button>
-                      <ConfirmButton
-                        label="Rotate secret"
-                        question="Make a new secret? The current one keeps signing beside it for 24 hours."
-                        onConfirm={() =>
-                          act(async () => {
-                            const rotated = await call<{ secret: string }>('POST', `${path(webhook)}/rotate-secret`);
-                            setSecret({ title: `The new secret of ${webhook.url}`, value: rotated.secret });
-                          })
-                        }
-                      />
-                      <ConfirmButton
-                        label="Delete"
-                        question="Delete this webhook and its delivery log?"
-                        onConfirm={() => act(async () => void (await call('DELETE', path(webhook)), await load()))}
-                      />
-                    </div>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {next && (
-        <button type="button" onClick={() => load(next)}>
-          Show more
-        </button>
-      )}
+      <PagedView list={list} error={error} empty="No webhooks yet.">
+        {(rows) => <Table rows={rows} columns={columns} rowData={(webhook) => ({ 'data-webhook-id': webhook.id })} />}
+      </PagedView>
     </section>
   );
 }
 
+const DELIVERY_COLUMNS: Column<WebhookDelivery>[] = [
+  { label: 'Event', cell: (delivery) => delivery.event },
+  { label: 'Status', cell: (delivery) => <StatusBadge status={delivery.status} /> },
+  { label: 'Attempts', cell: (delivery) => delivery.attempts },
+  { label: 'Last answer', cell: (delivery) => delivery.lastStatusCode ?? <span class="muted">none</span> },
+  { label: 'Last error', cell: (delivery) => delivery.lastError ?? <span class="muted">none</span> },
+  { label: 'Created', cell: (delivery) => <Time value={delivery.createdAt} /> },
+  { label: 'Next attempt', cell: (delivery) => <Time value={delivery.nextAttemptAt} /> },
+];
+
 /** One webhook's delivery log, newest first. */
 export function WebhookPage({ id }: { id: string }) {
   const [error, setError] = useState<string>();
-  const path = `/webhooks/${encodeURIComponent(id)}/deliveries`;
-  const { items: deliveries, next, load } = usePagedList<WebhookDelivery>(path, 50, setError);
+  const deliveries = usePagedList<WebhookDelivery>(`/webhooks/${encodeURIComponent(id)}/deliveries`, 50, setError);
   return (
     <section>
       <PageTitle>Deliveries</PageTitle>
       <p>
         <a href={href('/webhooks')}>All webhooks</a>
       </p>
-      <button type="button" onClick={() => load()}>
+      <button type="button" onClick={() => deliveries.load()}>
         Refresh
       </button>
-      <ErrorNotice error={error} />
-      {!deliveries ? (
-        <Loading />
-      ) : deliveries.length === 0 ? (
-        <Empty>Nothing was sent yet.</Empty>
-      ) : (
-        <div class="table-wrap">
-          <table class="stack">
-            <thead>
-              <tr>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">Last answer</th>
-                <th scope="col">Last error</th>
-                <th scope="col">Created</th>
-                <th scope="col">Next attempt</th>
-              </tr>
-            </thead>
-            <tbody>
-              {deliveries.map((delivery) => (
-                <tr key={delivery.id} data-delivery-id={delivery.id}>
-                  <td data-label="Event">{delivery.event}</td>
-                  <td data-label="Status">
-                    <StatusBadge status={delivery.status} />
-                  </td>
-                  <td data-label="Attempts">{delivery.attempts}</td>
-                  <td data-label="Last answer">{delivery.lastStatusCode ?? <span class="muted">none</span>}</td>
-                  <td data-label="Last error">{delivery.lastError ?? <span class="muted">none</span>}</td>
-                  <td data-label="Created">
-                    <Time value={delivery.createdAt} />
-                  </td>
-                  <td data-label="Next attempt">
-                    <Time value={delivery.nextAttemptAt} />
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
-      {next && (
-        <button type="button" onClick={() => load(next)}>
-          Show more
-        </button>
-      )}
+      <PagedView list={deliveries} error={error} empty="Nothing was sent yet.">
+        {(rows) => <Table rows={rows} columns={DELIVERY_COLUMNS} rowData={(delivery) => ({ 'data-delivery-id': delivery.id })} />}
+      </PagedView>
     </section>
   );
 }
