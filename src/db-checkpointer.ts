@@ -3,7 +3,7 @@
 // past 1,000 pages: that commit copies up to 4 MiB of pages into the file and fsyncs it, 10–30 ms
 // here during which the event loop serves nothing. With runs streaming, starts and ends write a
 // few MiB a second, so that stall came every second or two and set the p99 of every other request.
-// Here the main connection never checkpoints (wal_autocheckpoint = 0); a second connection on a
+// Here the main connection does not checkpoint (wal_autocheckpoint = 0, once the worker is ready); a second connection on a
 // worker thread runs a PASSIVE checkpoint every `everyMs`, which copies what no reader still needs
 // and never blocks the writer. Closing the database (closeDatabase) still checkpoints on the main
 // connection, as before.
@@ -31,6 +31,7 @@ const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('synchronous = FULL');
+parentPort.postMessage({ ready: true });
 const timer = setInterval(() => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
@@ -56,7 +57,6 @@ export function startCheckpointer(db: Db, { everyMs = 250, onError }: Checkpoint
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(WORKER, { eval: true, workerData: { driver, path, everyMs } });
   worker.unref();
-  db.pragma('wal_autocheckpoint = 0');
   let running = true;
   const fallBack = (message: string) => {
     if (!running) return;
@@ -65,7 +65,9 @@ export function startCheckpointer(db: Db, { everyMs = 250, onError }: Checkpoint
     if (db.open) db.pragma('wal_autocheckpoint = 1000');
     onError?.(`the WAL checkpointer stopped (${message}); SQLite checkpoints inside commits again`);
   };
-  worker.on('message', (message: { error?: string }) => {
+  worker.on('message', (message: { ready?: true; error?: string }) => {
+    // SQLite's own checkpoints stay on until the worker has its connection.
+    if (message.ready && running && db.open) db.pragma('wal_autocheckpoint = 0');
     if (message.error !== undefined) {
       fallBack(message.error);
       void worker.terminate();
