@@ -3,9 +3,9 @@
 // past 1,000 pages: that commit copies up to 4 MiB of pages into the file and fsyncs it, 10–30 ms
 // here during which the event loop serves nothing. With runs streaming, starts and ends write a
 // few MiB a second, so that stall came every second or two and set the p99 of every other request.
-// Here the main connection does not checkpoint (wal_autocheckpoint = 0, once the worker is ready); a second connection on a
-// worker thread runs a PASSIVE checkpoint every `everyMs`, which copies what no reader still needs
-// and never blocks the writer. Closing the database (closeDatabase) still checkpoints on the main
+// Here, once the worker is ready, the main connection does not checkpoint (wal_autocheckpoint = 0);
+// a second connection on a worker thread runs a PASSIVE checkpoint every `everyMs`, which copies
+// what no reader still needs and never blocks the writer. Closing the database (closeDatabase) still checkpoints on the main
 // connection, as before.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
