@@ -56,9 +56,12 @@ const walFiles = new WeakMap<Db, number>();
  * what synchronous=FULL does inside the commit, where the fsync (a few to tens of milliseconds on
  * a disk) stops every request meanwhile. Calls made while a sync runs share the next one (a
  * group commit): each resolves once a sync that began after it was called has finished. An
- * in-memory database has nothing to sync.
+ * in-memory database has nothing to sync. `syncFile` is node:fs's fsync (tests count and pace it).
  */
-export function walSyncer(db: Db): () => Promise<void> {
+export function walSyncer(
+  db: Db,
+  syncFile: (fd: number, done: (error: NodeJS.ErrnoException | null) => void) => void = fsync,
+): () => Promise<void> {
   const file = openedFiles.get(db);
   if (!file) return async () => {};
   let running: Promise<void> | null = null;
@@ -70,7 +73,7 @@ export function walSyncer(db: Db): () => Promise<void> {
         fd = openSync(`${file.path}-wal`, 'r');
         walFiles.set(db, fd);
       }
-      fsync(fd, (error) => (error ? reject(error) : resolve()));
+      syncFile(fd, (error) => (error ? reject(error) : resolve()));
     });
   return () => {
     if (!running) {

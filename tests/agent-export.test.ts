@@ -472,6 +472,50 @@ describe('uploaded documents in an export', () => {
     assert.match(file.omitted[0], /^document "big\.txt": its uploaded file \(5242881 bytes\) is over the limit of 5242880 bytes a file/);
   });
 
+  it('carry files while they fit 20 MiB in all: one that would pass it is left out and named, a later one that fits is carried', async () => {
+    const MiB = 1024 * 1024;
+    // Each file of one repeated letter, so that the bytes carried can be told apart cheaply.
+    const sized: [string, number, string][] = [
+      ['a.txt', 5 * MiB, 'a'],
+      ['b.txt', 5 * MiB, 'b'],
+      ['c.txt', 5 * MiB, 'c'],
+      ['d.txt', 4 * MiB, 'd'],
+      ['e.txt', 2 * MiB, 'e'], // 19 MiB carried so far: this one would make 21
+      ['f.txt', 1 * MiB, 'f'], // exactly 20 MiB in all with it
+    ];
+    const uploaded = [];
+    for (const [name, size, letter] of sized) uploaded.push(await upload(alice.token, letter.repeat(size), name));
+    const site = await service.createDocument(alice.token, { name: 'Site', type: 'URL', url: 'https://docs.example.com/site' });
+    const owner = await service.createAgent(alice.token, { name: 'Hoarder', type: 'VENDOR_A' });
+    for (const document of [...uploaded, site]) {
+      assert.equal((await api(alice.token, 'POST', '/agent-documents', { agentId: owner.id, documentId: document.id })).status, 201);
+    }
+    const reply = await api(alice.token, 'GET', `/agents/${owner.id}/export`);
+    assert.equal(reply.status, 200);
+    const file = reply.body;
+    assert.deepEqual(
+      file.documents.map((d: Json) => {
+        const bytes = d.file && Buffer.from(d.file.base64, 'base64');
+        return [
+          d.name,
+          d.url,
+          bytes && [bytes.length, bytes.toString('latin1', 0, 1), bytes.toString('latin1').replaceAll(bytes.toString('latin1', 0, 1), '')],
+        ];
+      }),
+      [
+        ['a.txt', null, [5 * MiB, 'a', '']],
+        ['b.txt', null, [5 * MiB, 'b', '']],
+        ['c.txt', null, [5 * MiB, 'c', '']],
+        ['d.txt', null, [4 * MiB, 'd', '']],
+        ['f.txt', null, [1 * MiB, 'f', '']],
+        ['Site', 'https://docs.example.com/site', undefined],
+      ],
+    );
+    assert.deepEqual(file.omitted, [
+      `document "e.txt": its uploaded file (${2 * MiB} bytes) is over the limit of ${5 * MiB} bytes a file and ${20 * MiB} bytes in all`,
+    ]);
+  });
+
   it('refuses a file whose content does not match its type, or that is not base64, with a 422 naming the field, storing nothing', async () => {
     const notes = await upload(alice.token, NOTES, 'notes.txt');
     const owner = await service.createAgent(alice.token, { name: 'Checked', type: 'VENDOR_A', documentId: notes.id });

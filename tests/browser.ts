@@ -9,6 +9,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { TestService } from './helpers.js';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// Chromium as root in a sandbox-less container, with its background traffic (updates, sync,
+// safe-browsing lookups) off: a page must load with nothing but the service reachable.
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',

@@ -1,8 +1,11 @@
 // The console's side of runs that outlive their request, in headless Chromium: a background run
-// followed live on its page (and after a reload mid-run, replayed from its event log), a queued run,
-// a cancelled one, a waiting tool call approved or denied, and the chat's background runs.
+// followed live on its page (and after a reload mid-run, replayed from its event log; and after its
+// event stream drops mid-run, resumed after the last event seen), a queued run, a cancelled one, a
+// waiting tool call approved or denied, and the chat's background runs (and their Stop).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { startService, testConfig, waitFor, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
@@ -42,6 +45,82 @@ async function startStreamedAndLeave(service: TestService, token: string, agentI
   const runId = /"runId":"([^"]+)"/.exec(text)?.[1];
   assert.ok(runId, text);
   return runId;
+}
+
+/** One event of a `text/event-stream` text, complete (its blank line seen). */
+interface WireEvent {
+  id: number;
+  event: string;
+  data: string;
+}
+
+/** The complete events of a stream's text (a part cut off at the end is left out). */
+function completeEvents(text: string): WireEvent[] {
+  const blocks = text.split('\n\n');
+  blocks.pop(); // after the last blank line: nothing, or an event cut off
+  return blocks
+    .map((block) =>
+      Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)])),
+    )
+    .filter((fields) => fields.data !== undefined)
+    .map((fields) => ({ id: Number(fields.id), event: fields.event, data: fields.data }));
+}
+
+/**
+ * A proxy in front of the service for the page: everything passes through, except that the first
+ * event stream of a run is cut off — its connection destroyed — after `tokens` token events and
+ * the first bytes of the event after them (when they have come), as a network change would drop it
+ * mid-run. Records
+ * each event stream's path and what the page was sent of it.
+ */
+async function startCuttingProxy(target: string, tokens: number) {
+  const streams: { path: string; sent: string }[] = [];
+  const server = http.createServer((req, res) => {
+    const upstream = http.request(new URL(req.url!, target), { method: req.method, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode!, answer.headers);
+      if (!/\/runs\/[^/]+\/events/.test(req.url!)) return void answer.pipe(res);
+      res.flushHeaders();
+      const stream = { path: req.url!, sent: '' };
+      streams.push(stream);
+      const cutting = streams.length === 1;
+      let cut = false;
+      answer.setEncoding('utf8');
+      answer.on('data', (text: string) => {
+        if (cut || res.destroyed) return;
+        if (cutting) {
+          const seen = stream.sent + text;
+          const tokenEnds = [...seen.matchAll(/event: token\n(?:[^\n]+\n)*\n/g)];
+          if (tokenEnds.length >= tokens) {
+            const last = tokenEnds[tokens - 1];
+            const end = Math.min(seen.length, last.index + last[0].length + 12);
+            const part = seen.slice(stream.sent.length, end);
+            stream.sent += part;
+            cut = true;
+            // Closed a moment after what it was sent, which the page has read by then: Chromium
+            // drops what a stream has not yet handed on when its connection fails.
+            res.write(part);
+            setTimeout(() => {
+              res.destroy();
+              upstream.destroy();
+            }, 500);
+            return;
+          }
+        }
+        stream.sent += text;
+        res.write(text);
+      });
+      answer.on('end', () => cut || res.end());
+    });
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+    res.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    streams,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 const outputOf = (page: Page) => page.locator('.run-output').innerText();
@@ -216,6 +295,88 @@ test(
       const told = JSON.stringify(fake.requests.at(-1)!.body.messages.at(-1));
       assert.match(told, /denied/);
       assert.match(told, /Not on my budget\./);
+    });
+
+    await t.test("the chat's Stop on a background run cancels the run, and the turn says so", async () => {
+      fake.reply({ text: slowAnswer(150), chunkDelayMs: 100 });
+      await page.goto(`${service.url}/#/agents/${agent.id}/chat`);
+      await page.getByLabel('Run in background', { exact: true }).check();
+      await page.getByLabel('Message', { exact: true }).fill('Count, then be stopped.');
+      await page.getByLabel('Message', { exact: true }).press('Enter');
+      await page.waitForFunction(() => (document.querySelector('.turn:last-of-type .answer')?.textContent ?? '').includes('word3'));
+      const turn = page.locator('.turn', { hasText: 'Count, then be stopped.' });
+      const runId = (await turn.getByRole('link', { name: 'Follow the run' }).getAttribute('href'))!.split('/').at(-1)!;
+      const modelRequest = fake.requests.at(-1)!;
+
+      const cancelling = page.waitForRequest(
+        (request) => request.method() === 'POST' && request.url().endsWith(`/api/v1/runs/${runId}/cancel`),
+      );
+      // Clicked as an event: the composer moves with the growing answer, never still for Playwright's click.
+      await page.getByRole('button', { name: 'Stop', exact: true }).dispatchEvent('click');
+      const cancelRequest = await cancelling;
+      assert.equal((await cancelRequest.response())?.status(), 200);
+      await page.locator('.turn[data-state="stopped"]').waitFor();
+      assert.equal(await turn.locator('.notice.error').innerText(), 'Stopped: the run was cancelled.');
+      assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).count(), 0);
+      const shown = await turn.locator('.answer').innerText();
+      assert.ok(slowAnswer(150).startsWith(shown) && !shown.includes('word150.'), `part of the answer stays: ${shown}`);
+      await fake.waitForAbort(modelRequest);
+      const record = await api('GET', `/runs/${runId}`);
+      assert.equal(record.status, 'cancelled');
+      await shot(page, 'runs-05-chat-stopped');
+    });
+
+    await t.test('the run page resumes a dropped event stream after the last event it saw: the whole answer, no token twice', async () => {
+      const answer = slowAnswer(80);
+      fake.reply({ text: answer, chunkDelayMs: 100 });
+      const runId = await startStreamedAndLeave(service, token, agent.id, 'Count through a drop.');
+      const proxy = await startCuttingProxy(service.url, 5);
+      t.after(() => proxy.close());
+      const { page: viaProxy, problems: proxyProblems } = await openPage(context, { ...service, url: proxy.url });
+
+      await viaProxy.goto(`${proxy.url}/#/runs/${runId}`);
+      // Every text the answer shows while it grows, from its first token on.
+      await viaProxy.waitForFunction(() => (document.querySelector('.run-output')?.textContent ?? '').startsWith('word1'));
+      await viaProxy.evaluate(() => {
+        const output = document.querySelector('.run-output')!;
+        const seen = [output.textContent ?? ''];
+        (window as unknown as { outputs: string[] }).outputs = seen;
+        new MutationObserver(() => {
+          if (output.textContent !== seen.at(-1)) seen.push(output.textContent ?? '');
+        }).observe(output, { childList: true, subtree: true, characterData: true });
+      });
+      await waitFor('the page to follow the run again', async () => (proxy.streams.length >= 2 ? true : undefined));
+      assert.equal(await statusOf(viaProxy), 'running', 'the stream dropped mid-run');
+      await viaProxy.locator('dl.facts .badge.status-succeeded').waitFor({ timeout: 60_000 });
+
+      // Asked again after the last event it had whole: the one cut off in the middle is not counted.
+      const [first, second] = proxy.streams;
+      const had = completeEvents(first.sent);
+      assert.equal(had.filter((event) => event.event === 'token').length, 5);
+      const lastSeen = had.at(-1)!.id;
+      assert.deepEqual(
+        proxy.streams.map((stream) => stream.path),
+        [`/api/v1/runs/${runId}/events?after=0`, `/api/v1/runs/${runId}/events?after=${lastSeen}`],
+      );
+      const rest = completeEvents(second.sent);
+      assert.deepEqual(
+        [...had, ...rest].map((event) => event.id),
+        [...had, ...rest].map((_, index) => index + 1),
+        'every event once, in order',
+      );
+      const tokens = [...had, ...rest].filter((event) => event.event === 'token').map((event) => JSON.parse(event.data).text);
+      assert.equal(tokens.join(''), answer);
+
+      const outputs = await viaProxy.evaluate(() => (window as unknown as { outputs: string[] }).outputs);
+      for (const output of outputs) assert.ok(answer.startsWith(output), `the answer never showed a token twice: ${output}`);
+      assert.equal(outputs.at(-1), answer);
+      assert.equal((await api('GET', `/runs/${runId}`)).output, answer);
+      // The dropped connection is the only thing Chromium complained of.
+      assert.deepEqual(
+        proxyProblems.filter((problem) => !/ERR_INCOMPLETE_CHUNKED_ENCODING|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE/.test(problem)),
+        [],
+      );
+      await viaProxy.close();
     });
 
     assert.deepEqual(problems, []);

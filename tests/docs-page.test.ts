@@ -1,27 +1,12 @@
 // The docs page at /docs: Swagger UI served by the service itself (no CDN), rendering the OpenAPI
-// document. The HTTP checks run everywhere; the rendering check drives headless Chromium (Debian's
-// `chromium` package, installed by .ci/run) and is skipped, saying why, when Chromium cannot start.
-import { test, type TestContext } from 'node:test';
+// document. The HTTP checks run everywhere; the rendering check drives headless Chromium through
+// tests/browser.ts and is skipped, saying why, when Chromium cannot start.
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { get } from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
 import { DOCS_CSP } from '../src/docs/page.js';
 import { errorOf, startService } from './helpers.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// Chromium as root in a sandbox-less container, with its background traffic (updates, sync,
-// safe-browsing lookups) off: the page must load with nothing but the service reachable.
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+import { launchOrSkip } from './browser.js';
 
 test('GET /docs answers the page without a token, with a strict Content-Security-Policy', async () => {
   const service = await startService();
@@ -83,20 +68,6 @@ test('the docs files are revalidated with an ETag, and nothing else under /docs/
   const post = await service.request('POST', '/docs', { body: {} });
   assert.equal(post.status, 404);
 });
-
-/** Starts Chromium, or skips the test saying why it cannot. */
-async function launchOrSkip(t: TestContext): Promise<Browser | undefined> {
-  if (!existsSync(CHROMIUM)) {
-    t.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium; .ci/run does this where apt is available)`);
-    return undefined;
-  }
-  try {
-    return await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 30_000 });
-  } catch (error) {
-    t.skip(`Chromium at ${CHROMIUM} could not start: ${(error as Error).message.split('\n')[0]}`);
-    return undefined;
-  }
-}
 
 test('the docs page renders the endpoint list in headless Chromium, from this origin only', { timeout: 120_000 }, async (t) => {
   const browser = await launchOrSkip(t);

@@ -286,6 +286,49 @@ describe('a run that calls a tool needing approval', () => {
   });
 });
 
+describe('a run begun through the OpenAI-compatible API', () => {
+  /** The sampling settings of a request the model was sent (of the fake's whole history). */
+  const samplingSentTo = (index: number) => {
+    const { temperature, top_p, max_tokens, max_completion_tokens, seed, stop } = fake.requests[index].body;
+    return { temperature, top_p, max_tokens, max_completion_tokens, seed, stop };
+  };
+
+  test("a background response's sampling settings are sent to the model again once its calls are approved", async () => {
+    const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });
+    const before = fake.requests.length;
+    fake.reply({ toolCalls: [{ id: 'call_venus', name: fn, arguments: '{"input":"venus"}' }] }, { text: 'Venus reached.' });
+    const started = await fetch(`${service.url}/v1/responses`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: agent.id,
+        input: 'Go to Venus',
+        background: true,
+        temperature: 0.3,
+        top_p: 0.8,
+        max_output_tokens: 321,
+        seed: 7,
+      }),
+    });
+    const body = (await started.json()) as Json;
+    assert.equal(started.status, 200, JSON.stringify(body));
+    const runId = String(body.id).slice('resp_'.length);
+    await waitFor(
+      'the run to wait for approval',
+      async () => (await getRun(service, user.token, runId)).status === 'requires_action' || undefined,
+    );
+    const asked = { temperature: 0.3, top_p: 0.8, max_tokens: 321, max_completion_tokens: undefined, seed: 7, stop: undefined };
+    assert.deepEqual(samplingSentTo(before), asked);
+
+    assert.equal((await answer(service, user.token, runId, { actions: [{ id: 'call_venus', approve: true }] })).status, 202);
+    const run = await runEnded(service, user.token, runId);
+    assert.equal(run.status, 'succeeded', run.error);
+    assert.equal(run.output, 'Venus reached.');
+    assert.equal(fake.requests.length - before, 2);
+    assert.deepEqual(samplingSentTo(before + 1), asked, 'the resumed part sends the same settings');
+  });
+});
+
 describe('answering the calls: bad input is a 4xx and changes nothing', () => {
   test('missing, unknown and repeated ids are 422 naming them; a bad body 422; another user 404; a run not waiting 409', async () => {
     const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });

@@ -9,6 +9,7 @@
 import type { ChatMessage, ToolCallRequest } from './messages.js';
 import type { ToolCallResult } from './strategies.js';
 import type { PendingAction, RunStore } from './store.js';
+import type { Sampling } from './run.js';
 
 /** A person's answer to one waiting call. */
 export interface Decision {
@@ -48,6 +49,8 @@ export interface PausedState {
   /** A successful end adds the turn to the session's memory. */
   remembers: boolean;
   depth: number;
+  /** The caller's sampling settings, sent with the model calls after it resumes too (absent: none, or paused before they were kept). */
+  sampling?: Sampling;
 }
 
 /** Thrown through a strategy when calls of a model reply wait: the run pauses. */

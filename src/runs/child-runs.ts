@@ -6,7 +6,7 @@
 import type { AgentStore, RunAgent } from '../agents/store.js';
 import { RunFailure } from './failures.js';
 import type { ParentRun } from './prepare.js';
-import type { ExecuteOptions, PreparedRun, RunChains, RunOutcome, RunRequest } from './run.js';
+import type { ExecuteOptions, PreparedRun, ReopenedRun, RunChains, RunOutcome, RunRequest } from './run.js';
 import type { Admission, RunSlots } from './slots.js';
 import { ToolCallWaits, type ToolCallContext } from '../lib/tool-contract.js';
 import { endWaitingChain, type Decision, type PausedState } from './approval.js';
@@ -22,12 +22,7 @@ export interface ChildRunDeps {
   chains: RunChains;
   begin(userId: string, agent: RunAgent, request: RunRequest, admission: Admission, parent: ParentRun): Promise<PreparedRun>;
   execute(prepared: PreparedRun, options?: ExecuteOptions): Promise<RunOutcome>;
-  reopen(
-    userId: string,
-    agent: RunAgent,
-    run: { runId: string; sessionId: string | null; input: string; parentRunId: string | null; depth: number; remembers: boolean },
-    admission: Admission,
-  ): Promise<PreparedRun>;
+  reopen(userId: string, agent: RunAgent, run: ReopenedRun, admission: Admission): Promise<PreparedRun>;
 }
 
 /** A child's end as its caller's tool sees it: the answer, a wait, or an Error to tell the model. */
@@ -89,7 +84,15 @@ export function createChildRuns({ agents, runs, slots, chains, begin, execute, r
       prepared = await reopen(
         parent.userId,
         agent,
-        { runId, sessionId: run.sessionId, input: run.input, parentRunId: parent.runId, depth: state.depth, remembers: false },
+        {
+          runId,
+          sessionId: run.sessionId,
+          input: run.input,
+          parentRunId: parent.runId,
+          depth: state.depth,
+          remembers: false,
+          sampling: state.sampling,
+        },
         admission,
       );
     } catch (error) {

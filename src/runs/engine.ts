@@ -252,7 +252,15 @@ export function createRunEngine(deps: RunEngineDeps) {
         prepared = await reopen(
           userId,
           agent,
-          { runId, sessionId: run.sessionId, input: run.input, parentRunId: null, depth: 0, remembers: state.remembers },
+          {
+            runId,
+            sessionId: run.sessionId,
+            input: run.input,
+            parentRunId: null,
+            depth: 0,
+            remembers: state.remembers,
+            sampling: state.sampling,
+          },
           admission,
         );
       } catch (error) {

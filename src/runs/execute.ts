@@ -294,6 +294,7 @@ export function createExecutor(deps: ExecuteDeps) {
         counters: counters(),
         remembers: prepared.remembers,
         depth: prepared.depth,
+        sampling: prepared.sampling,
       };
       const { actions } = paused;
       prepared.events.emit({ name: 'requires_action', data: { runId, actions } });

@@ -13,7 +13,7 @@ import { DEFAULT_SYSTEM_MESSAGE, fillPrompt } from './context.js';
 import type { RunEmitter, RunInfo } from './events.js';
 import { abortFailure, agentNotFound, RunFailure } from './failures.js';
 import { checkEndpoint, resolveEndpoint, type ModelEndpoint } from './model.js';
-import type { PreparedRun, RunRequest } from './run.js';
+import type { PreparedRun, ReopenedRun, RunRequest } from './run.js';
 import type { Admission, RunSlots } from './slots.js';
 import type { RunStore } from './store.js';
 
@@ -155,12 +155,7 @@ export function createPreparer(deps: PrepareDeps) {
    * checks a run (releasing the admission and throwing a RunFailure when it cannot go on), with a
    * new emitter continuing its event log (no second `run` event). It goes on without a client.
    */
-  async function reopen(
-    userId: string,
-    agent: RunAgent,
-    run: { runId: string; sessionId: string | null; input: string; parentRunId: string | null; depth: number; remembers: boolean },
-    admission: Admission,
-  ): Promise<PreparedRun> {
+  async function reopen(userId: string, agent: RunAgent, run: ReopenedRun, admission: Admission): Promise<PreparedRun> {
     const timeoutMs = config.runs.backgroundTimeoutMs;
     try {
       const endpoint = resolveEndpoint(agent.llm, config.runs, (id) => stores.connections.settingsFor(userId, id));
@@ -174,7 +169,6 @@ export function createPreparer(deps: PrepareDeps) {
         conversation: null,
         // The conversation it resumes from already holds what memory replayed.
         replaySession: null,
-        sampling: undefined,
         // No client: its tokens go to its event log.
         stream: true,
         background: true,

@@ -80,6 +80,18 @@ export interface PreparedRun {
   events: RunEmitter;
 }
 
+/** A run that waited for approval, as it is taken up again (its record and what it paused with). */
+export interface ReopenedRun {
+  runId: string;
+  sessionId: string | null;
+  input: string;
+  parentRunId: string | null;
+  depth: number;
+  remembers: boolean;
+  /** The caller's sampling settings, kept with what it paused with. */
+  sampling: Sampling | undefined;
+}
+
 /** How `execute` runs a prepared run. */
 export interface ExecuteOptions {
   /** The client went away: the run is cancelled (with the RunAbort it aborts with, if any). */

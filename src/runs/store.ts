@@ -193,9 +193,6 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     )
     .pluck();
   const selectInterrupted = db.prepare(`SELECT id FROM agent_runs WHERE status IN ('queued', 'running')`).pluck();
-  const selectWaiting = db.prepare(
-    `SELECT id, user_id AS userId, finished_at AS waitingSince FROM agent_runs WHERE status = 'requires_action' ORDER BY seq`,
-  );
   // Top-level runs only: a nested run waits with (and expires with) the run above it.
   const selectWaitingSince = db
     .prepare(
@@ -429,11 +426,6 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     /** Up to `limit` top-level runs that have waited for approval since before `before` (a timestamp), oldest first. */
     waitingSince(before: string, limit: number): string[] {
       return selectWaitingSince.all(before, limit) as string[];
-    },
-
-    /** Every run waiting for approval, oldest first, with when it began to wait. */
-    waitingRuns(): { id: string; userId: string; waitingSince: string }[] {
-      return selectWaiting.all() as { id: string; userId: string; waitingSince: string }[];
     },
 
     /** Runs `fn` in one transaction (nested: a savepoint). */
