@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorOf, startService, testConfig, waitFor, type Json, type TestService } from './helpers.js';
+import OpenAI from 'openai';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 const fake = await startFakeOpenAI();
@@ -326,6 +327,72 @@ describe('a run begun through the OpenAI-compatible API', () => {
     assert.equal(run.output, 'Venus reached.');
     assert.equal(fake.requests.length - before, 2);
     assert.deepEqual(samplingSentTo(before + 1), asked, 'the resumed part sends the same settings');
+  });
+});
+
+describe('a foreground run of the OpenAI-compatible API that reaches a call needing approval', () => {
+  const client = new OpenAI({ apiKey: user.token, baseURL: `${service.url}/v1`, maxRetries: 0, timeout: 20_000 });
+  /** The run an error names (where its calls are answered), as it stands. */
+  const runNamedIn = async (message: string) => {
+    const runId = /POST \/api\/v1\/runs\/([0-9a-f-]+)\/actions/.exec(message)?.[1];
+    assert.ok(runId, `the message names the run: ${message}`);
+    return getRun(service, user.token, runId);
+  };
+
+  test('a plain response is answered incomplete (requires_action) and waits; approved, it goes on', async () => {
+    const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });
+    fake.reply({ toolCalls: [{ id: 'call_mars', name: fn, arguments: '{"input":"mars"}' }] }, { text: 'Mars reached.' });
+    const response = await client.responses.create({ model: agent.id, input: 'Go to Mars' });
+    assert.equal(response.status, 'incomplete');
+    assert.deepEqual(response.incomplete_details, { reason: 'requires_action' });
+    const runId = response.id.slice('resp_'.length);
+    const run = await getRun(service, user.token, runId);
+    assert.equal(run.status, 'requires_action');
+    assert.deepEqual(
+      run.actions.map((action: Json) => action.id),
+      ['call_mars'],
+    );
+    assert.equal((await client.responses.retrieve(response.id)).status, 'incomplete');
+    assert.equal((await answer(service, user.token, runId, { actions: [{ id: 'call_mars', approve: true }] })).status, 202);
+    assert.equal((await runEnded(service, user.token, runId)).output, 'Mars reached.');
+  });
+
+  test('a plain chat completion is a 409 (ConflictError) naming where to answer; the run waits', async () => {
+    const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });
+    fake.reply({ toolCalls: [{ id: 'call_moon', name: fn, arguments: '{"input":"moon"}' }] });
+    const error = await client.chat.completions.create({ model: agent.id, messages: [{ role: 'user', content: 'Go to the Moon' }] }).then(
+      () => assert.fail('a waiting run has no completion'),
+      (thrown: unknown) => thrown,
+    );
+    assert.ok(error instanceof OpenAI.ConflictError, String(error));
+    const run = await runNamedIn(error.message);
+    assert.equal(run.status, 'requires_action');
+    assert.equal(run.agentId, agent.id);
+    assert.equal((error.error as Json).type, 'invalid_request_error');
+    assert.equal(error.code, 'requires_action');
+    await service.request('POST', `/api/v1/runs/${run.id}/cancel`, { token: user.token });
+  });
+
+  test('a streamed chat completion ends with an error chunk naming where to answer, then [DONE]', async () => {
+    const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });
+    fake.reply({ toolCalls: [{ id: 'call_sun', name: fn, arguments: '{"input":"sun"}' }] });
+    const chunks = await client.chat.completions.create({
+      model: agent.id,
+      messages: [{ role: 'user', content: 'Go to the Sun' }],
+      stream: true,
+    });
+    const error = await (async () => {
+      for await (const chunk of chunks) void chunk;
+    })().then(
+      () => assert.fail('the stream ends with an error'),
+      (thrown: unknown) => thrown,
+    );
+    assert.ok(error instanceof OpenAI.APIError, String(error));
+    const run = await runNamedIn(error.message);
+    assert.equal(run.status, 'requires_action');
+    assert.equal(run.agentId, agent.id);
+    assert.equal(launches.includes('sun'), false, 'the call was not made');
+    await service.request('POST', `/api/v1/runs/${run.id}/cancel`, { token: user.token });
   });
 });
 

@@ -104,6 +104,9 @@ export function runError(failure: unknown, model: string): never {
       throw new OpenAIError(502, code, message, { type: 'server_error', param: null, code });
     case 'upstream_timeout':
       throw new OpenAIError(504, code, message, { type: 'server_error', param: null, code });
+    case 'conflict':
+      // The run waits for a person to approve tool calls: the message says where to answer them.
+      throw new OpenAIError(409, 'conflict', message, { type: 'invalid_request_error', param: null, code: 'requires_action' });
     case 'unavailable':
       throw new OpenAIError(503, code, message, { type: 'server_error', param: null, code }, 1);
     default:

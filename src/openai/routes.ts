@@ -78,9 +78,10 @@ export function openAIRoutes(deps: OpenAIRouteDeps): Route[] {
         "The agent's prompt (its variables from `metadata`), documents and tools apply as in an invoke, the tools running on the service: a request with its own `tools` is refused (400). " +
         "System and developer messages are added after the agent's prompt. `temperature`, `top_p`, `max_tokens`, `max_completion_tokens`, `stop` and `seed` are passed to the model. " +
         "Every call is a recorded run: the answer's `id` is `chatcmpl-` and the run's id. Errors are OpenAI's shape `{ error: { message, type, param, code } }`: " +
-        '400 invalid_request_error, 401 invalid_api_key, 404 model_not_found, 429 rate_limit_exceeded (Retry-After), 502 and 504 from the model side.',
+        '400 invalid_request_error, 401 invalid_api_key, 404 model_not_found, 429 rate_limit_exceeded (Retry-After), 502 and 504 from the model side; ' +
+        '409 `requires_action` (streamed: an error chunk) when the agent calls a tool needing approval: the run waits, its calls answered with POST /api/v1/runs/{id}/actions as the message says.',
       body: ChatCompletionRequestSchema,
-      errors: [502, 504],
+      errors: [409, 502, 504],
       success: {
         status: 200,
         description: 'A `chat.completion` (or, with `stream: true`, its chunks).',

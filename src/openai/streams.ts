@@ -5,6 +5,7 @@
 import { formatEvent, type SseStream } from '../http/sse.js';
 import type { RunEvent, RunEventListener } from '../runs/events.js';
 import type { LogWriter } from '../runs/follow.js';
+import { waitingMessage } from '../runs/failures.js';
 import { streamError } from './errors.js';
 import { chatUsage, messageIdOf, messageItem, outputText, presentResponse, type ResponseSettings, type ResponseState } from './present.js';
 
@@ -52,6 +53,16 @@ export const chatChunks =
         case 'error':
           sse.end(formatEvent(undefined, JSON.stringify({ error: streamError(event.data.code, event.data.message) })), DONE);
           return;
+        case 'requires_action': {
+          // A chat completion has no way to say "waiting": the run's calls are answered through our API.
+          const error = {
+            message: waitingMessage(event.data.runId, event.data.actions.length),
+            type: 'invalid_request_error',
+            code: 'requires_action',
+          };
+          sse.end(formatEvent(undefined, JSON.stringify({ error })), DONE);
+          return;
+        }
         default:
           return;
       }

@@ -14,7 +14,7 @@ import type { ChatApi } from './chat-api.js';
 import { contextChunks, sourcesOf, systemMessage } from './context.js';
 import { echoChatApi } from './echo-model.js';
 import type { RunEvent } from './events.js';
-import { abortFailure, agentNotFound, cancelAbort, redact, RunFailure } from './failures.js';
+import { abortFailure, agentNotFound, cancelAbort, redact, RunFailure, waitingMessage } from './failures.js';
 import type { ChatMessage } from './messages.js';
 import { endWaitingChain, RunPaused, type Decision, type PausedState } from './approval.js';
 import type { ModelEndpoint } from './model.js';
@@ -313,10 +313,7 @@ export function createExecutor(deps: ExecuteDeps) {
         }
         return { ok: false, runId, failure: new RunFailure('internal', 'The run could not be kept waiting for approval.') };
       }
-      const failure = new RunFailure(
-        'conflict',
-        `The run waits for approval of ${actions.length} tool call${actions.length === 1 ? '' : 's'}: answer with POST /api/v1/runs/${runId}/actions.`,
-      );
+      const failure = new RunFailure('conflict', waitingMessage(runId, actions.length));
       return { ok: false, runId, failure, waiting: { sessionId: prepared.sessionId, actions } };
     }
   }

@@ -41,6 +41,10 @@ export class RunFailure extends Error {
 export const invalidRun = (details: FieldIssue[]) =>
   new RunFailure('validation_failed', `Invalid ${details.map((issue) => issue.path || 'body').join(', ')}.`, details);
 
+/** What a caller that cannot wait is told of a run waiting for approval of `count` tool calls. */
+export const waitingMessage = (runId: string, count: number) =>
+  `The run waits for approval of ${count} tool call${count === 1 ? '' : 's'}: answer with POST /api/v1/runs/${runId}/actions.`;
+
 export const agentNotFound = () => new RunFailure('not_found', 'Agent not found.');
 
 export const shuttingDown = () => new RunFailure('unavailable', 'The service is shutting down; try again shortly.');

@@ -13,7 +13,7 @@ import type { AgentStore } from '../agents/store.js';
 import type { RunEngine } from './engine.js';
 import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
-import { RunFailure } from './failures.js';
+import { RunFailure, waitingMessage } from './failures.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunStore } from './store.js';
 import { presentRun, presentRunListItem } from './present.js';
@@ -105,7 +105,7 @@ const predictEvents =
     if (event.name === 'token') sse.text(event.data.text);
     else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
     else if (event.name === 'requires_action') {
-      const message = `The run waits for approval of tool calls: answer with POST /api/v1/runs/${event.data.runId}/actions.`;
+      const message = waitingMessage(event.data.runId, event.data.actions.length);
       sse.end(formatEvent('error', message), formatEvent(undefined, '[END]'));
     } else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
   };
