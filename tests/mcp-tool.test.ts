@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { startService, type Json } from './helpers.js';
+import { startService, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startMcpServer1, startMcpServer2 } from './fixtures/mcp-servers.js';
 import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
@@ -94,6 +94,36 @@ for (const [line, start] of [
       );
       const run = await service.request('GET', `/api/v1/runs/${reply.body.data.runId}`, { token: alice.token });
       assert.ok(!run.text.includes('sk-mcp-header-secret'), 'the run record holds no header');
+    });
+
+    test("a run's requests to the server share a kept-alive connection, closed when the run ends", async () => {
+      // A client of the 2025 versions also opens the server's event stream after the handshake: a
+      // GET that holds the connection it was sent on, so the requests after it need a second one.
+      const connectionsWanted = line === '1.x' ? 2 : 1;
+      const tool = await service.createTool(alice.token, { name: 'Kept', type: 'MCP', metadata: { url: server.url } });
+      const agent = await agentWith(tool);
+      fake.reply(
+        { toolCalls: [{ name: 'kept__add', arguments: '{"a":1,"b":2}' }] },
+        { toolCalls: [{ name: 'kept__add', arguments: '{"a":3,"b":4}' }] },
+        { text: 'Done.' },
+      );
+      const [seen, opened] = [server.requests.length, server.connections.opened];
+      const reply = await invoke(agent.id);
+      assert.equal(reply.status, 200, reply.text);
+      assert.deepEqual(
+        reply.body.data.steps.map((step: Json) => step.output),
+        ['The sum is 3.\n{"sum":3}', 'The sum is 7.\n{"sum":7}'],
+      );
+      const posts = server.requests.slice(seen).filter((request) => request.method === 'POST');
+      assert.ok(posts.length >= 4, 'connecting, listing and two calls');
+      const [list, ...calls] = posts.slice(-3);
+      assert.deepEqual(
+        calls.map((call) => call.connection),
+        [list.connection, list.connection],
+        'the list and both calls on one connection',
+      );
+      assert.equal(server.connections.opened - opened, connectionsWanted);
+      await waitFor('the run to close its connection', () => server.connections.open === 0);
     });
 
     test('the allow-list offers only the tools it names', async () => {

@@ -1,7 +1,7 @@
 // MCP tools: a Streamable HTTP MCP server (metadata.url, with metadata.headers on each request),
 // reached through the official client. When a run starts the server's tools are listed and each
 // (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`;
-// calls go to the same connection, which is closed when the run ends. Every request the client's
+// calls go to the same kept-alive connection, which is closed when the run ends. Every request the client's
 // transport makes goes through the run's guarded fetch (the SSRF check on each connection),
 // redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
 // tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
@@ -95,12 +95,19 @@ export async function mcpTools(
   const toolTimeout = http.timeoutMs ?? TOOL_TIMEOUT_MS;
   const timeout = () => Math.max(1, Math.min(toolTimeout, deadline - Date.now()));
   const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
+  // The run's requests to the server share kept-alive connections (one TCP and TLS handshake, not
+  // one a request), ended with the client when the run ends.
+  const session = http.session?.() ?? { fetch: http.fetch, close: () => {} };
   const transport = new StreamableHTTPClientTransport(url, {
-    fetch: boundedFetch(http.fetch),
+    fetch: boundedFetch(session.fetch),
     requestInit: { headers },
     redirectPolicy: 'same-origin',
   });
-  const close = () => client.close().catch(() => {});
+  const close = () =>
+    client
+      .close()
+      .catch(() => {})
+      .finally(() => session.close());
   let listed: Tool[] = [];
   try {
     await client.connect(transport, { signal, timeout: timeout() });
