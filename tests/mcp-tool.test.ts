@@ -126,6 +126,23 @@ for (const [line, start] of [
       await waitFor('the run to close its connection', () => server.connections.open === 0);
     });
 
+    test("the server's answer to server/discover is remembered: the next run does not ask again", async () => {
+      const tool = await service.createTool(alice.token, {
+        name: 'Asked',
+        type: 'MCP',
+        metadata: { url: server.url, headers: { 'X-Run': 'a' } },
+      });
+      const agent = await agentWith(tool);
+      const discovers = () => server.requests.filter((request) => request.mcpMethod === 'server/discover').length;
+      const before = discovers();
+      for (const sum of [3, 7]) {
+        fake.reply({ toolCalls: [{ name: 'asked__add', arguments: `{"a":${sum - 1},"b":1}` }] }, { text: 'Done.' });
+        const reply = await invoke(agent.id);
+        assert.equal(reply.body.data.steps[0].output, `The sum is ${sum}.\n{"sum":${sum}}`);
+      }
+      assert.equal(discovers() - before, 1, 'asked once, for the first run');
+    });
+
     test('the allow-list offers only the tools it names', async () => {
       const tool = await service.createTool(alice.token, {
         name: 'Adder',
@@ -207,6 +224,44 @@ test('an MCP tool says hasHeaders in every answer with it, and never its headers
   hidden(replaced, 'a change of headers');
   assert.equal(replaced.body.data.hasHeaders, true);
   assert.equal((await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token })).body.data.hasHeaders, true);
+});
+
+test('a server that no longer answers as it did when it was discovered is asked again, and the run goes on', async () => {
+  const [modern, legacy] = [await startMcpServer2(), await startMcpServer1()];
+  // One URL in front of either server: the 2.x one first, then the 1.x one (as if it were replaced).
+  let target = modern.url;
+  const front = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[0] !== 'host'),
+    );
+    const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
+    try {
+      const answer = await fetch(target, { method: req.method, headers, body });
+      res.writeHead(answer.status, Object.fromEntries(answer.headers));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    } catch {
+      res.destroy(); // the 1.x server's event stream, ended when the run closes its connection
+    }
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  after(() => {
+    front.closeAllConnections();
+    front.close();
+  });
+  const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
+  const tool = await service.createTool(alice.token, { name: 'Moved', type: 'MCP', metadata: { url } });
+  const agent = await agentWith(tool);
+  for (const server of [modern, legacy]) {
+    target = server.url;
+    const seen = server.requests.length;
+    fake.reply({ toolCalls: [{ name: 'moved__add', arguments: '{"a":1,"b":1}' }] }, { text: 'Done.' });
+    const reply = await invoke(agent.id);
+    assert.deepEqual(reply.body.data.warnings, []);
+    assert.equal(reply.body.data.steps[0].output, 'The sum is 2.\n{"sum":2}');
+    assert.ok(server.requests.length > seen, 'the run reached the server in front');
+  }
 });
 
 describe('an MCP server that cannot be used', () => {
