@@ -146,7 +146,8 @@ export function createApp({
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
     fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
-    session: () => createGuardedSession({ allowPrivateNetworks: config.allowPrivateNetworks }),
+    session: (limits: { maxResponseBytes: number }) =>
+      createGuardedSession({ allowPrivateNetworks: config.allowPrivateNetworks, ...limits }),
     toolTimeoutMs: config.toolTimeoutMs,
   };
   const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });

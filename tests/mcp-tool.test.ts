@@ -325,6 +325,23 @@ describe('an MCP server that cannot be used', () => {
     assert.match(toolMessage(before + 1), /the index is corrupt/);
   });
 
+  test('an answer larger than 1 MiB is cut off: the server is unavailable, and says why', async () => {
+    const huge = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { padding: 'x'.repeat(1100 * 1024) } }));
+    });
+    await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+    after(() => huge.close());
+    const host = `127.0.0.1:${(huge.address() as AddressInfo).port}`;
+    const tool = await service.createTool(alice.token, { name: 'Huge', type: 'MCP', metadata: { url: `http://${host}/mcp` } });
+    const listed = await functionsOf(tool.id);
+    assert.deepEqual(listed.body.data.functions, []);
+    assert.deepEqual(listed.body.data.warnings, [
+      `tool "Huge" (MCP) is not offered: the MCP server is unavailable: ${host} sent an answer larger than 1024 KiB`,
+    ]);
+  });
+
   test('a redirect is refused', async () => {
     const real = await startMcpServer2();
     const redirecting = http.createServer((_req, res) => {

@@ -19,8 +19,8 @@ export interface FetchSessionLike {
 /** How tools reach the network: the fetcher, and how long one request may take (default TOOL_TIMEOUT_MS). */
 export interface ToolHttp {
   fetch: FetchLike;
-  /** Opens a session of the same fetcher, for a tool that sends a run's requests to one server (MCP). */
-  session?: () => FetchSessionLike;
+  /** Opens a session of the same fetcher, for a tool that sends a run's requests to one server (MCP); its answers cut off past `maxResponseBytes`. */
+  session?: (limits: { maxResponseBytes: number }) => FetchSessionLike;
   timeoutMs?: number;
   /** The tool's secrets (its header values, its keys), redacted from what a request answers. */
   secrets?: readonly string[];

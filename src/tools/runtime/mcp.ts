@@ -28,8 +28,13 @@ const MAX_LIST_PAGES = 4;
 export const mcpFunctionName = (toolName: string, mcpToolName: string) =>
   `${functionNameOf(toolName)}__${functionNameOf(mcpToolName)}`.slice(0, MAX_FUNCTION_NAME).replace(/_+$/, '');
 
-/** The service's fetch for the MCP client: no redirects followed, answers cut off past MCP_RESPONSE_MAX_BYTES. */
-export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES): FetchLike {
+const tooLarge = (host: string, maxBytes: number) => new ToolError(`${host} sent an answer larger than ${maxBytes / 1024} KiB`);
+
+/**
+ * The service's fetch for the MCP client: no redirects followed, answers cut off past `maxBytes`
+ * (`capped`: `fetch` cuts them off itself, as the guarded session does, more cheaply than a web stream here).
+ */
+export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES, capped = false): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, { ...init, redirect: 'manual' });
     const host = new URL(String(url)).host;
@@ -37,13 +42,13 @@ export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES
       await response.body?.cancel().catch(() => {});
       throw new ToolError(`${host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
     }
-    if (!response.body) return response;
+    if (!response.body || capped) return response;
     let seen = 0;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.byteLength;
-          if (seen > maxBytes) controller.error(new ToolError(`${host} sent an answer larger than ${maxBytes / 1024} KiB`));
+          if (seen > maxBytes) controller.error(tooLarge(host, maxBytes));
           else controller.enqueue(chunk);
         },
       }),
@@ -56,7 +61,8 @@ export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES
 function describe(error: unknown, host: string, timeoutMs: number): string {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ToolError) return cause.message;
-    if (cause.name === 'IngestError') return cause.message;
+    if (cause.name === 'IngestError')
+      return (cause as { code?: unknown }).code === 'too_large' ? tooLarge(host, MCP_RESPONSE_MAX_BYTES).message : cause.message;
     if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT')
       return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
   }
@@ -148,12 +154,13 @@ export async function mcpTools(
   const timeout = () => Math.max(1, Math.min(toolTimeout, deadline - Date.now()));
   // The run's requests to the server share kept-alive connections (one TCP and TLS handshake, not
   // one a request), ended with the client when the run ends.
-  const session = http.session?.() ?? { fetch: http.fetch, close: () => {} };
+  const session = http.session?.({ maxResponseBytes: MCP_RESPONSE_MAX_BYTES });
+  const fetch = session ? boundedFetch(session.fetch, MCP_RESPONSE_MAX_BYTES, true) : boundedFetch(http.fetch);
   /** A client connected (as `prior` says, or by asking the server) with the server's tools listed; closed again if that fails. */
   const open = async (prior: PriorDiscovery | undefined) => {
     const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
     const transport = new StreamableHTTPClientTransport(url, {
-      fetch: boundedFetch(session.fetch),
+      fetch,
       requestInit: { headers },
       redirectPolicy: 'same-origin',
     });
@@ -186,7 +193,7 @@ export async function mcpTools(
       opened = await open(undefined);
     }
   } catch (error) {
-    session.close();
+    session?.close();
     if (signal.aborted) throw signal.reason;
     return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout)}`, unavailable: true };
   }
@@ -197,7 +204,7 @@ export async function mcpTools(
     client
       .close()
       .catch(() => {})
-      .finally(() => session.close());
+      .finally(() => session?.close());
 
   const warnings: string[] = [];
   const allowed = allowList(tool.metadata);

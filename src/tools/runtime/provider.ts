@@ -12,7 +12,7 @@ export interface ToolProviderDeps {
   /** The SSRF-guarded, fetch-compatible fetcher every tool request goes through. */
   fetch: FetchLike;
   /** A session of that fetcher: its connections kept alive until closed (see ToolHttp). */
-  session?: () => FetchSessionLike;
+  session?: (limits: { maxResponseBytes: number }) => FetchSessionLike;
   /** How long one tool request may take (default 30 s; never past the run's deadline). */
   toolTimeoutMs?: number;
   /** The user's agent with this id (name for messages), or undefined. */
