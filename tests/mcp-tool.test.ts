@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { startService, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
-import { startMcpServer1, startMcpServer2 } from './fixtures/mcp-servers.js';
+import { startMcpServer1, startMcpServer2, type FixtureServer } from './fixtures/mcp-servers.js';
 import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
 
 const SECRET = 'Bearer sk-mcp-header-secret-98765';
@@ -253,7 +253,13 @@ test('a server that no longer answers as it did when it was discovered is asked 
   const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
   const tool = await service.createTool(alice.token, { name: 'Moved', type: 'MCP', metadata: { url } });
   const agent = await agentWith(tool);
-  for (const server of [modern, legacy]) {
+  const probes = (server: FixtureServer, from: number) =>
+    server.requests.slice(from).filter((request) => request.mcpMethod === 'server/discover').length;
+  for (const [server, asked] of [
+    [modern, 1],
+    [legacy, 1],
+    [legacy, 0],
+  ] as const) {
     target = server.url;
     const seen = server.requests.length;
     fake.reply({ toolCalls: [{ name: 'moved__add', arguments: '{"a":1,"b":1}' }] }, { text: 'Done.' });
@@ -261,6 +267,7 @@ test('a server that no longer answers as it did when it was discovered is asked 
     assert.deepEqual(reply.body.data.warnings, []);
     assert.equal(reply.body.data.steps[0].output, 'The sum is 2.\n{"sum":2}');
     assert.ok(server.requests.length > seen, 'the run reached the server in front');
+    assert.equal(probes(server, seen), asked, 'asked when nothing is remembered of it, or what is no longer holds');
   }
 });
 

@@ -1,8 +1,8 @@
 // MCP tools: a Streamable HTTP MCP server (metadata.url, with metadata.headers on each request),
 // reached through the official client. When a run starts the server's tools are listed and each
 // (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`;
-// calls go to the same kept-alive connection, which is closed when the run ends. Every request the client's
-// transport makes goes through the run's guarded fetch (the SSRF check on each connection),
+// calls go to the same kept-alive connection, which is closed when the run ends. Every request the
+// client's transport makes goes through the run's guarded session (the SSRF check on each connection),
 // redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
 // tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
 // the tool's error, told to the model.
@@ -182,14 +182,16 @@ export async function mcpTools(
   };
   const key = discoveryKey(url, headers);
   const prior = discoveries.recall(key);
+  let asked = prior === undefined;
   let opened: Awaited<ReturnType<typeof open>>;
   try {
     try {
       opened = await open(prior);
     } catch (error) {
-      if (!prior || signal.aborted || !answeredOtherwise(error)) throw error;
+      if (asked || signal.aborted || !answeredOtherwise(error)) throw error;
       // The server no longer answers as it did when it was last asked: it is asked again.
       discoveries.forget(key);
+      asked = true;
       opened = await open(undefined);
     }
   } catch (error) {
@@ -199,7 +201,7 @@ export async function mcpTools(
   }
   const { client } = opened;
   let listed = opened.listed;
-  if (!prior) discoveries.remember(key, client);
+  if (asked) discoveries.remember(key, client);
   const close = () =>
     client
       .close()
