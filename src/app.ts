@@ -35,7 +35,7 @@ import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
 import { createToolProvider, toolFunctions } from './tools/runtime/provider.js';
 import type { ToolProvider } from './lib/tool-contract.js';
-import { createGuardedFetch, type ResolvedAddress } from './ingest/fetch.js';
+import { createGuardedFetch, createGuardedSession, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
 import { createEventLog, type EventLog } from './runs/event-log.js';
 import { createEventSweeper } from './runs/event-sweeper.js';
@@ -147,6 +147,8 @@ export function createApp({
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
     fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
+    session: (limits: { maxResponseBytes: number }) =>
+      createGuardedSession({ allowPrivateNetworks: config.allowPrivateNetworks, ...limits }),
     toolTimeoutMs: config.toolTimeoutMs,
   };
   const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { createGuardedFetch } from '../src/ingest/fetch.js';
+import { createGuardedFetch, createGuardedSession } from '../src/ingest/fetch.js';
 import { IngestError } from '../src/ingest/errors.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
@@ -25,6 +25,9 @@ before(async () => {
       setTimeout(() => res.end('second'), 50);
     } else if (req.url === '/away') {
       res.writeHead(307, { location: `${other.base}/landed` });
+      res.end();
+    } else if (req.url === '/to-inside') {
+      res.writeHead(307, { location: 'http://10.0.0.1/landed' });
       res.end();
     } else if (req.url === '/see-other') {
       res.writeHead(303, { location: '/echo' });
@@ -150,6 +153,82 @@ describe('createGuardedFetch', () => {
       assert.ok(error.cause instanceof IngestError);
       return true;
     });
+  });
+});
+
+describe('createGuardedSession', () => {
+  /** The connections `server` is sent from now on (until `stop`): how many were opened, how many are open. */
+  const countConnections = (server: http.Server) => {
+    const counts = { opened: 0, open: 0, stop: () => void server.off('connection', count) };
+    const count = (socket: import('node:net').Socket) => {
+      counts.opened += 1;
+      counts.open += 1;
+      socket.once('close', () => (counts.open -= 1));
+    };
+    server.on('connection', count);
+    return counts;
+  };
+
+  it("keeps one connection per origin for the session's requests, each host vetted, and ends them on close", async () => {
+    const counts = countConnections(main.server);
+    const port = new URL(main.base).port;
+    const lookups: string[] = [];
+    const session = createGuardedSession({
+      isAddressAllowed: (address) => address === '127.0.0.1',
+      resolve: async (hostname) => {
+        lookups.push(hostname);
+        return [{ address: hostname === 'inside.example' ? '10.0.0.1' : '127.0.0.1', family: 4 }];
+      },
+    });
+    for (const body of ['1', '2', '3']) {
+      const response = await session.fetch(`http://one.example:${port}/echo`, { method: 'POST', body });
+      assert.deepEqual(await response.json(), { method: 'POST', body });
+    }
+    assert.equal(counts.opened, 1, 'three requests, one connection');
+    assert.deepEqual(lookups, ['one.example'], 'the host is vetted once for the session');
+
+    // Another host name on the same address and port: vetted, and a connection of its own.
+    assert.equal((await session.fetch(`http://two.example:${port}/echo`)).status, 201);
+    assert.equal(counts.opened, 2);
+    assert.deepEqual(
+      main.seen.slice(-4).map((seen) => seen.headers.host),
+      [`one.example:${port}`, `one.example:${port}`, `one.example:${port}`, `two.example:${port}`],
+    );
+    // A host the guard refuses is refused every time, a kept connection to another host notwithstanding.
+    for (let i = 0; i < 2; i++)
+      await assert.rejects(session.fetch(`http://inside.example:${port}/echo`), (error: unknown) => {
+        assert.ok(error instanceof IngestError);
+        assert.equal(error.code, 'refused_address');
+        return true;
+      });
+    assert.deepEqual(lookups, ['one.example', 'two.example', 'inside.example', 'inside.example']);
+    assert.equal(counts.opened, 2);
+
+    session.close();
+    await waitFor('the connections to close', () => counts.open === 0);
+    // A request after close has a connection of its own, not kept.
+    assert.equal((await session.fetch(`http://one.example:${port}/echo`)).status, 201);
+    await waitFor('that connection to close', () => counts.open === 0);
+    counts.stop();
+  });
+
+  it('vets the origin a redirect leads to, and sends it on a connection of its own', async () => {
+    const mainCounts = countConnections(main.server);
+    const otherCounts = countConnections(other.server);
+    const session = createGuardedSession({ isAddressAllowed: (address) => address === '127.0.0.1' });
+    for (let i = 0; i < 2; i++) assert.equal(await (await session.fetch(`${main.base}/away`)).text(), 'other');
+    // A redirect's connection is dropped with its unread body; the origin it leads to keeps its own.
+    assert.deepEqual([mainCounts.opened, otherCounts.opened], [2, 1]);
+    assert.equal(otherCounts.open, 1);
+    await assert.rejects(session.fetch(`${main.base}/to-inside`), (error: unknown) => {
+      assert.ok(error instanceof IngestError);
+      assert.equal(error.code, 'refused_address');
+      return true;
+    });
+    session.close();
+    await waitFor('the connections to close', () => mainCounts.open === 0 && otherCounts.open === 0);
+    mainCounts.stop();
+    otherCounts.stop();
   });
 });
 

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { startService, type Json } from './helpers.js';
+import { startService, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
-import { startMcpServer1, startMcpServer2 } from './fixtures/mcp-servers.js';
+import { startMcpServer1, startMcpServer2, type FixtureServer } from './fixtures/mcp-servers.js';
 import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
 
 const SECRET = 'Bearer sk-mcp-header-secret-98765';
@@ -96,6 +96,53 @@ for (const [line, start] of [
       assert.ok(!run.text.includes('sk-mcp-header-secret'), 'the run record holds no header');
     });
 
+    test("a run's requests to the server share a kept-alive connection, closed when the run ends", async () => {
+      // A client of the 2025 versions also opens the server's event stream after the handshake: a
+      // GET that holds the connection it was sent on, so the requests after it need a second one.
+      const connectionsWanted = line === '1.x' ? 2 : 1;
+      const tool = await service.createTool(alice.token, { name: 'Kept', type: 'MCP', metadata: { url: server.url } });
+      const agent = await agentWith(tool);
+      fake.reply(
+        { toolCalls: [{ name: 'kept__add', arguments: '{"a":1,"b":2}' }] },
+        { toolCalls: [{ name: 'kept__add', arguments: '{"a":3,"b":4}' }] },
+        { text: 'Done.' },
+      );
+      const [seen, opened] = [server.requests.length, server.connections.opened];
+      const reply = await invoke(agent.id);
+      assert.equal(reply.status, 200, reply.text);
+      assert.deepEqual(
+        reply.body.data.steps.map((step: Json) => step.output),
+        ['The sum is 3.\n{"sum":3}', 'The sum is 7.\n{"sum":7}'],
+      );
+      const posts = server.requests.slice(seen).filter((request) => request.method === 'POST');
+      assert.ok(posts.length >= 4, 'connecting, listing and two calls');
+      const [list, ...calls] = posts.slice(-3);
+      assert.deepEqual(
+        calls.map((call) => call.connection),
+        [list.connection, list.connection],
+        'the list and both calls on one connection',
+      );
+      assert.equal(server.connections.opened - opened, connectionsWanted);
+      await waitFor('the run to close its connection', () => server.connections.open === 0);
+    });
+
+    test("the server's answer to server/discover is remembered: the next run does not ask again", async () => {
+      const tool = await service.createTool(alice.token, {
+        name: 'Asked',
+        type: 'MCP',
+        metadata: { url: server.url, headers: { 'X-Run': 'a' } },
+      });
+      const agent = await agentWith(tool);
+      const discovers = () => server.requests.filter((request) => request.mcpMethod === 'server/discover').length;
+      const before = discovers();
+      for (const sum of [3, 7]) {
+        fake.reply({ toolCalls: [{ name: 'asked__add', arguments: `{"a":${sum - 1},"b":1}` }] }, { text: 'Done.' });
+        const reply = await invoke(agent.id);
+        assert.equal(reply.body.data.steps[0].output, `The sum is ${sum}.\n{"sum":${sum}}`);
+      }
+      assert.equal(discovers() - before, 1, 'asked once, for the first run');
+    });
+
     test('the allow-list offers only the tools it names', async () => {
       const tool = await service.createTool(alice.token, {
         name: 'Adder',
@@ -179,6 +226,51 @@ test('an MCP tool says hasHeaders in every answer with it, and never its headers
   assert.equal((await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token })).body.data.hasHeaders, true);
 });
 
+test('a server that no longer answers as it did when it was discovered is asked again, and the run goes on', async () => {
+  const [modern, legacy] = [await startMcpServer2(), await startMcpServer1()];
+  // One URL in front of either server: the 2.x one first, then the 1.x one (as if it were replaced).
+  let target = modern.url;
+  const front = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const headers = Object.fromEntries(
+      Object.entries(req.headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[0] !== 'host'),
+    );
+    const body = req.method === 'POST' ? Buffer.concat(chunks) : undefined;
+    try {
+      const answer = await fetch(target, { method: req.method, headers, body });
+      res.writeHead(answer.status, Object.fromEntries(answer.headers));
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    } catch {
+      res.destroy(); // the 1.x server's event stream, ended when the run closes its connection
+    }
+  });
+  await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+  after(() => {
+    front.closeAllConnections();
+    front.close();
+  });
+  const url = `http://127.0.0.1:${(front.address() as AddressInfo).port}/mcp`;
+  const tool = await service.createTool(alice.token, { name: 'Moved', type: 'MCP', metadata: { url } });
+  const agent = await agentWith(tool);
+  const probes = (server: FixtureServer, from: number) =>
+    server.requests.slice(from).filter((request) => request.mcpMethod === 'server/discover').length;
+  for (const [server, asked] of [
+    [modern, 1],
+    [legacy, 1],
+    [legacy, 0],
+  ] as const) {
+    target = server.url;
+    const seen = server.requests.length;
+    fake.reply({ toolCalls: [{ name: 'moved__add', arguments: '{"a":1,"b":1}' }] }, { text: 'Done.' });
+    const reply = await invoke(agent.id);
+    assert.deepEqual(reply.body.data.warnings, []);
+    assert.equal(reply.body.data.steps[0].output, 'The sum is 2.\n{"sum":2}');
+    assert.ok(server.requests.length > seen, 'the run reached the server in front');
+    assert.equal(probes(server, seen), asked, 'asked when nothing is remembered of it, or what is no longer holds');
+  }
+});
+
 describe('an MCP server that cannot be used', () => {
   test('down when the run starts: its functions are left out, the model is told in a note, the warnings say so', async () => {
     const closed = http.createServer();
@@ -238,6 +330,23 @@ describe('an MCP server that cannot be used', () => {
     const [step] = reply.body.data.steps;
     assert.match(step.error, /the index is corrupt/);
     assert.match(toolMessage(before + 1), /the index is corrupt/);
+  });
+
+  test('an answer larger than 1 MiB is cut off: the server is unavailable, and says why', async () => {
+    const huge = http.createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: 1, result: { padding: 'x'.repeat(1100 * 1024) } }));
+    });
+    await new Promise<void>((resolve) => huge.listen(0, '127.0.0.1', resolve));
+    after(() => huge.close());
+    const host = `127.0.0.1:${(huge.address() as AddressInfo).port}`;
+    const tool = await service.createTool(alice.token, { name: 'Huge', type: 'MCP', metadata: { url: `http://${host}/mcp` } });
+    const listed = await functionsOf(tool.id);
+    assert.deepEqual(listed.body.data.functions, []);
+    assert.deepEqual(listed.body.data.warnings, [
+      `tool "Huge" (MCP) is not offered: the MCP server is unavailable: ${host} sent an answer larger than 1024 KiB`,
+    ]);
   });
 
   test('a redirect is refused', async () => {

@@ -232,12 +232,18 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
   };
 }
 
+/** Where a hop goes: the vetted addresses, and the session's kept-alive agent for its origin (or none: a connection of its own). */
+interface Route {
+  addresses: ResolvedAddress[];
+  agent: http.Agent | false;
+}
+
 function send(
   url: URL,
   method: string,
   headers: Record<string, string>,
   body: Buffer | null,
-  addresses: ResolvedAddress[],
+  route: Route,
   signal: AbortSignal | undefined,
 ): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
@@ -248,8 +254,8 @@ function send(
       path: `${url.pathname}${url.search}`,
       method,
       headers,
-      agent: false,
-      lookup: pinnedLookup(addresses),
+      agent: route.agent,
+      lookup: pinnedLookup(route.addresses),
       signal,
     });
     request.once('response', (response) => {
@@ -447,6 +453,65 @@ function capped(stream: Readable, maxBytes: number): Readable {
  * Failures reject with IngestError (a message safe to show), an abort with the signal's reason.
  */
 export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunction {
+  return guardedFetchThrough(options, async (url) => ({ addresses: await vetHost(url, options), agent: false }));
+}
+
+/** A guarded fetch whose connections are kept alive between requests, until `close`. */
+export interface FetchSession {
+  fetch: FetchFunction;
+  /** Ends every connection of the session, idle or in use; a later request has a connection of its own. */
+  close(): void;
+}
+
+/** Origins a session keeps connections to; a request to one more has a connection of its own. */
+const SESSION_MAX_ORIGINS = 8;
+
+/**
+ * The guarded fetch of createGuardedFetch, for a short series of requests (one run's requests to
+ * an MCP server): each origin's host is vetted once, at its first request, and its connections are
+ * kept alive for the next. Each origin has an agent of its own whose every connection goes to the
+ * addresses vetted for it (its lookup answers nothing else), so a kept connection only ever
+ * carries requests to the origin it was opened for; a redirect to another origin is vetted and
+ * connected on its own. `close` ends them all; the caller calls it when the series ends.
+ */
+export function createGuardedSession(options: GuardedFetchOptions = {}): FetchSession {
+  const origins = new Map<string, Promise<Route>>();
+  const agents: http.Agent[] = [];
+  let closed = false;
+  const open = async (url: URL): Promise<Route> => {
+    const addresses = await vetHost(url, options);
+    // The agent's own lookup, as well as each request's, answers only the vetted addresses.
+    const agentOptions = { keepAlive: true, maxFreeSockets: 4, lookup: pinnedLookup(addresses) };
+    const agent = url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    agents.push(agent);
+    if (closed) agent.destroy();
+    return { addresses, agent };
+  };
+  const route = async (url: URL): Promise<Route> => {
+    let routing = origins.get(url.origin);
+    if (!routing && (closed || origins.size >= SESSION_MAX_ORIGINS)) return { addresses: await vetHost(url, options), agent: false };
+    if (!routing) {
+      const opening = open(url);
+      routing = opening;
+      origins.set(url.origin, opening);
+      // A failed lookup or a refusal is not remembered: the next request asks again.
+      opening.catch(() => {
+        if (origins.get(url.origin) === opening) origins.delete(url.origin);
+      });
+    }
+    const { addresses, agent } = await routing;
+    return { addresses, agent: closed ? false : agent };
+  };
+  return {
+    fetch: guardedFetchThrough(options, route),
+    close() {
+      closed = true;
+      for (const agent of agents) agent.destroy();
+    },
+  };
+}
+
+function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) => Promise<Route>): FetchFunction {
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   return async function guardedFetch(input, init = {}) {
     const request = input instanceof Request ? input : undefined;
@@ -460,8 +525,8 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
     if (signal?.aborted) throw signal.reason;
 
     for (let redirects = 0; ; redirects += 1) {
-      const vetting = vetHost(current, options);
-      const addresses = signal ? await raceAbort(vetting, signal) : await vetting;
+      const routing = routeOf(current);
+      const route = signal ? await raceAbort(routing, signal) : await routing;
       const headers: Record<string, string> = { 'user-agent': USER_AGENT, 'accept-encoding': ACCEPT_ENCODING };
       given.forEach((value, name) => {
         if (NOT_FORWARDED.has(name)) return;
@@ -471,7 +536,7 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
       if (body !== null) headers['content-length'] = String(body.length);
       let response: http.IncomingMessage;
       try {
-        response = await send(current, method, headers, body, addresses, signal);
+        response = await send(current, method, headers, body, route, signal);
       } catch (error) {
         throw signal?.aborted ? signal.reason : networkError(error, current);
       }

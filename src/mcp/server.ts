@@ -107,6 +107,8 @@ function webRequest(ctx: AppContext): Request {
   return new Request(`http://localhost${ctx.originalUrl}`, { method: ctx.method, headers, signal: gone.signal });
 }
 
+const isJson = (contentType: string | null) => contentType !== null && /^application\/json\s*(;|$)/i.test(contentType);
+
 /** Writes the SDK's answer to the Node response (Koa stays out of it). */
 async function writeResponse(ctx: AppContext, response: Response): Promise<void> {
   ctx.respond = false;
@@ -115,6 +117,12 @@ async function writeResponse(ctx: AppContext, response: Response): Promise<void>
   response.headers.forEach((value, name) => res.setHeader(name, value));
   if (!response.body) {
     res.end();
+    return;
+  }
+  // A JSON answer is whole when the SDK hands it over: sent as one buffer, without a stream
+  // converted from the web's kind to Node's (an event stream is piped as it comes).
+  if (isJson(response.headers.get('content-type'))) {
+    res.end(Buffer.from(await response.arrayBuffer()));
     return;
   }
   await new Promise<void>((resolve) => {

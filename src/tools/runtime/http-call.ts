@@ -10,9 +10,17 @@ import { FORBIDDEN_HEADERS } from '../../ingest/fetch.js';
 /** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
+/** Requests that share kept-alive connections until `close` (in the service: the guarded fetch's session). */
+export interface FetchSessionLike {
+  fetch: FetchLike;
+  close(): void;
+}
+
 /** How tools reach the network: the fetcher, and how long one request may take (default TOOL_TIMEOUT_MS). */
 export interface ToolHttp {
   fetch: FetchLike;
+  /** Opens a session of the same fetcher, for a tool that sends a run's requests to one server (MCP); its answers cut off past `maxResponseBytes`. */
+  session?: (limits: { maxResponseBytes: number }) => FetchSessionLike;
   timeoutMs?: number;
   /** The tool's secrets (its header values, its keys), redacted from what a request answers. */
   secrets?: readonly string[];

@@ -1,12 +1,13 @@
 // MCP tools: a Streamable HTTP MCP server (metadata.url, with metadata.headers on each request),
 // reached through the official client. When a run starts the server's tools are listed and each
 // (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`;
-// calls go to the same connection, which is closed when the run ends. Every request the client's
-// transport makes goes through the run's guarded fetch (the SSRF check on each connection),
+// calls go to the same kept-alive connection, which is closed when the run ends. Every request the
+// client's transport makes goes through the run's guarded session (the SSRF check on each connection),
 // redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
 // tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
 // the tool's error, told to the model.
-import { Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { createHash } from 'node:crypto';
+import { Client, StreamableHTTPClientTransport, type PriorDiscovery, type Tool } from '@modelcontextprotocol/client';
 import type { ToolFunction } from '../../lib/tool-contract.js';
 import { packageVersion } from '../../lib/version.js';
 import type { Built, ToolRecord } from '../kinds/kind.js';
@@ -27,8 +28,13 @@ const MAX_LIST_PAGES = 4;
 export const mcpFunctionName = (toolName: string, mcpToolName: string) =>
   `${functionNameOf(toolName)}__${functionNameOf(mcpToolName)}`.slice(0, MAX_FUNCTION_NAME).replace(/_+$/, '');
 
-/** The service's fetch for the MCP client: no redirects followed, answers cut off past MCP_RESPONSE_MAX_BYTES. */
-export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES): FetchLike {
+const tooLarge = (host: string, maxBytes: number) => new ToolError(`${host} sent an answer larger than ${maxBytes / 1024} KiB`);
+
+/**
+ * The service's fetch for the MCP client: no redirects followed, answers cut off past `maxBytes`
+ * (`capped`: `fetch` cuts them off itself, as the guarded session does, more cheaply than a web stream here).
+ */
+export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES, capped = false): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, { ...init, redirect: 'manual' });
     const host = new URL(String(url)).host;
@@ -36,13 +42,13 @@ export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES
       await response.body?.cancel().catch(() => {});
       throw new ToolError(`${host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
     }
-    if (!response.body) return response;
+    if (!response.body || capped) return response;
     let seen = 0;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.byteLength;
-          if (seen > maxBytes) controller.error(new ToolError(`${host} sent an answer larger than ${maxBytes / 1024} KiB`));
+          if (seen > maxBytes) controller.error(tooLarge(host, maxBytes));
           else controller.enqueue(chunk);
         },
       }),
@@ -55,7 +61,8 @@ export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES
 function describe(error: unknown, host: string, timeoutMs: number): string {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ToolError) return cause.message;
-    if (cause.name === 'IngestError') return cause.message;
+    if (cause.name === 'IngestError')
+      return (cause as { code?: unknown }).code === 'too_large' ? tooLarge(host, MCP_RESPONSE_MAX_BYTES).message : cause.message;
     if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT')
       return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
   }
@@ -73,6 +80,57 @@ export function resultText(result: { content?: unknown; structuredContent?: unkn
   }
   if (result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
   return parts.join('\n');
+}
+
+/**
+ * What servers said of themselves when a run connected (the answer to `server/discover`, or that
+ * they speak only the 2025 versions), remembered for DISCOVERY_TTL_MS per URL and headers, so
+ * that the runs after it connect without asking again: one request fewer a run. The tool list is
+ * asked every run. A server that no longer answers as remembered is asked again at once.
+ */
+export const DISCOVERY_TTL_MS = 60_000;
+const MAX_DISCOVERIES = 1000;
+
+const discoveryKey = (url: URL, headers: Record<string, string>) =>
+  createHash('sha256')
+    .update(JSON.stringify([url.href, headers]))
+    .digest('base64url');
+
+const discoveries = (() => {
+  const known = new Map<string, { prior: PriorDiscovery; until: number }>();
+  return {
+    recall(key: string): PriorDiscovery | undefined {
+      const entry = known.get(key);
+      if (entry && entry.until > Date.now()) return entry.prior;
+      known.delete(key);
+      return undefined;
+    },
+    remember(key: string, client: Client) {
+      const discover = client.getDiscoverResult();
+      const prior: PriorDiscovery | undefined = discover
+        ? { kind: 'modern', discover }
+        : client.getProtocolEra() === 'legacy'
+          ? { kind: 'legacy' }
+          : undefined;
+      if (!prior) return;
+      known.delete(key);
+      known.set(key, { prior, until: Date.now() + DISCOVERY_TTL_MS });
+      // The oldest first: a Map keeps the order things were set in.
+      if (known.size > MAX_DISCOVERIES) known.delete(known.keys().next().value!);
+    },
+    forget(key: string) {
+      known.delete(key);
+    },
+  };
+})();
+
+/** The server answered, but not as was remembered of it: not a network failure, a refusal of the guard or a timeout. */
+function answeredOtherwise(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ToolError || cause.name === 'IngestError') return false;
+    if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT') return false;
+  }
+  return true;
 }
 
 /** The allow-list of metadata.tools, or undefined for every tool. */
@@ -94,28 +152,61 @@ export async function mcpTools(
   const { url, headers } = target.value;
   const toolTimeout = http.timeoutMs ?? TOOL_TIMEOUT_MS;
   const timeout = () => Math.max(1, Math.min(toolTimeout, deadline - Date.now()));
-  const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
-  const transport = new StreamableHTTPClientTransport(url, {
-    fetch: boundedFetch(http.fetch),
-    requestInit: { headers },
-    redirectPolicy: 'same-origin',
-  });
-  const close = () => client.close().catch(() => {});
-  let listed: Tool[] = [];
+  // The run's requests to the server share kept-alive connections (one TCP and TLS handshake, not
+  // one a request), ended with the client when the run ends.
+  const session = http.session?.({ maxResponseBytes: MCP_RESPONSE_MAX_BYTES });
+  const fetch = session ? boundedFetch(session.fetch, MCP_RESPONSE_MAX_BYTES, true) : boundedFetch(http.fetch);
+  /** A client connected (as `prior` says, or by asking the server) with the server's tools listed; closed again if that fails. */
+  const open = async (prior: PriorDiscovery | undefined) => {
+    const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
+    const transport = new StreamableHTTPClientTransport(url, {
+      fetch,
+      requestInit: { headers },
+      redirectPolicy: 'same-origin',
+    });
+    try {
+      await client.connect(transport, { signal, timeout: timeout(), ...(prior && { prior }) });
+      const listed: Tool[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_LIST_PAGES && listed.length <= MAX_MCP_TOOLS; page += 1) {
+        const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: timeout() });
+        listed.push(...answer.tools);
+        cursor = answer.nextCursor;
+        if (cursor === undefined) break;
+      }
+      return { client, listed };
+    } catch (error) {
+      await client.close().catch(() => {});
+      throw error;
+    }
+  };
+  const key = discoveryKey(url, headers);
+  const prior = discoveries.recall(key);
+  let asked = prior === undefined;
+  let opened: Awaited<ReturnType<typeof open>>;
   try {
-    await client.connect(transport, { signal, timeout: timeout() });
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_LIST_PAGES && listed.length <= MAX_MCP_TOOLS; page += 1) {
-      const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: timeout() });
-      listed.push(...answer.tools);
-      cursor = answer.nextCursor;
-      if (cursor === undefined) break;
+    try {
+      opened = await open(prior);
+    } catch (error) {
+      if (asked || signal.aborted || !answeredOtherwise(error)) throw error;
+      // The server no longer answers as it did when it was last asked: it is asked again.
+      discoveries.forget(key);
+      asked = true;
+      opened = await open(undefined);
     }
   } catch (error) {
-    await close();
+    session?.close();
     if (signal.aborted) throw signal.reason;
     return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout)}`, unavailable: true };
   }
+  const { client } = opened;
+  let listed = opened.listed;
+  if (asked) discoveries.remember(key, client);
+  const close = () =>
+    client
+      .close()
+      .catch(() => {})
+      .finally(() => session?.close());
 
   const warnings: string[] = [];
   const allowed = allowList(tool.metadata);

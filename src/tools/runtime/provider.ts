@@ -5,12 +5,14 @@
 import { ToolCallWaits, type ToolCallContext, type ToolFunction, type ToolProvider, type ToolSet } from '../../lib/tool-contract.js';
 import { kindOf } from '../kinds/index.js';
 import type { Built, ToolKind, ToolRecord } from '../kinds/kind.js';
-import { redactSecrets, TOOL_TIMEOUT_MS, ToolError, type FetchLike } from './http-call.js';
+import { redactSecrets, TOOL_TIMEOUT_MS, ToolError, type FetchLike, type FetchSessionLike } from './http-call.js';
 import { createFunctionNamer } from './naming.js';
 
 export interface ToolProviderDeps {
   /** The SSRF-guarded, fetch-compatible fetcher every tool request goes through. */
   fetch: FetchLike;
+  /** A session of that fetcher: its connections kept alive until closed (see ToolHttp). */
+  session?: (limits: { maxResponseBytes: number }) => FetchSessionLike;
   /** How long one tool request may take (default 30 s; never past the run's deadline). */
   toolTimeoutMs?: number;
   /** The user's agent with this id (name for messages), or undefined. */
@@ -75,7 +77,7 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
     const built: Built = kind
       ? await kind.build({
           tool: record,
-          http: { fetch: deps.fetch, timeoutMs: deps.toolTimeoutMs, secrets },
+          http: { fetch: deps.fetch, session: deps.session, timeoutMs: deps.toolTimeoutMs, secrets },
           signal: request.signal,
           deadline: request.deadline,
           findAgent: (agentId) => deps.findAgent(request.userId, agentId),
