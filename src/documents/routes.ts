@@ -21,7 +21,7 @@ import {
   SearchQuerySchema,
   UpdateDocumentSchema,
 } from './schema.js';
-import { searchWords, snippetHtml } from './search.js';
+import { presentHit, searchWords } from './search.js';
 import type { FileStore } from './file-store.js';
 import { createUploadedDocument, isMultipart, UPLOAD_FORM } from './upload.js';
 
@@ -88,14 +88,7 @@ export function documentRoutes({ documents, files, uploadMaxBytes, chunks, searc
       if (words === undefined) throw validationFailed([{ path: 'q', message: 'must hold at least one word' }]);
       const scope = { userId: caller.id, documentId: query.documentId, agentId: query.agentId };
       const hits = searchStore.find(scope, words, { match: 'all', limit: query.limit, snippet: { words: 24, marked: true } });
-      return hits.map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => ({
-        chunkId,
-        documentId,
-        documentName,
-        position,
-        score,
-        snippet: snippetHtml(rawSnippet),
-      }));
+      return hits.map(presentHit);
     },
   });
 

@@ -1,5 +1,6 @@
 // Turning what a user types (or a run's input) into safe FTS5 queries, ranking the matches, and FTS5
 // snippets into safe HTML.
+import type { SearchHit } from './search-store.js';
 
 const WORD = /[\p{L}\p{N}_]+/gu;
 const MAX_TERMS = 32;
@@ -111,4 +112,9 @@ export function snippetHtml(rawSnippet: string): string {
     .replace(/[&<>"']/g, (char) => HTML_ESCAPES[char])
     .replace(/\u0001/g, '<mark>')
     .replace(/\u0002/g, '</mark>');
+}
+
+/** A hit as the search answers show it (GET /documents/search and the MCP search tool): the snippet as HTML. */
+export function presentHit({ chunkId, documentId, documentName, position, score, rawSnippet }: SearchHit) {
+  return { chunkId, documentId, documentName, position, score, snippet: snippetHtml(rawSnippet) };
 }

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { AgentStore, ToolAgentRow } from '../agents/store.js';
 import type { SearchStore } from '../documents/search-store.js';
-import { searchWords, snippetHtml } from '../documents/search.js';
+import { presentHit, searchWords } from '../documents/search.js';
 import type { RunEngine } from '../runs/engine.js';
 import { RunFailure } from '../runs/failures.js';
 import { InputSchema, SessionIdSchema } from '../runs/schema.js';
@@ -151,14 +151,7 @@ export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
     const words = searchWords(parsed.value.query, 'all');
     if (words === undefined) return failed('Invalid arguments: query: must hold at least one word.');
     const found = search.find({ userId }, words, { match: 'all', limit: parsed.value.limit, snippet: { words: 24, marked: true } });
-    const hits = found.map(({ chunkId, documentId, documentName, position, score, rawSnippet }) => ({
-      chunkId,
-      documentId,
-      documentName,
-      position,
-      score,
-      snippet: snippetHtml(rawSnippet),
-    }));
+    const hits = found.map(presentHit);
     const listing = found.map(
       (hit, index) => `[${index + 1}] ${hit.documentName}, part ${hit.position + 1}: ${hit.rawSnippet.replace(/[\u0001\u0002]/g, '')}`,
     );
