@@ -7,6 +7,7 @@
 // a second connection on a worker thread runs a PASSIVE checkpoint every `everyMs`, which copies
 // what no reader still needs and never blocks the writer. Closing the database (closeDatabase) still checkpoints on the main
 // connection, as before.
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { pathOf, type Db } from './db.js';
@@ -18,6 +19,8 @@ export interface Checkpointer {
 
 export interface CheckpointerOptions {
   everyMs?: number;
+  /** The size of the WAL file past which the worker starts. */
+  startAtBytes?: number;
   /** Told when the worker cannot checkpoint (it stops, and SQLite's own checkpoints come back). */
   onError?: (message: string) => void;
 }
@@ -48,36 +51,67 @@ parentPort.on('message', () => {
 `;
 
 /**
- * Starts checkpointing `db`'s WAL on a worker thread (nothing for an in-memory database). The
- * worker does not keep the process alive; stop it before closing the database.
+ * Checkpoints `db`'s WAL on a worker thread once the WAL file has grown past `startAtBytes` (a
+ * worker holds about 8 MiB: a service that writes little never starts one, and SQLite's own
+ * checkpoints, small then, serve it). Nothing for an in-memory database. The worker does not keep
+ * the process alive; stop it before closing the database.
  */
-export function startCheckpointer(db: Db, { everyMs = 250, onError }: CheckpointerOptions = {}): Checkpointer {
+export function startCheckpointer(db: Db, { everyMs = 250, startAtBytes = 1024 * 1024, onError }: CheckpointerOptions = {}): Checkpointer {
   const path = pathOf(db);
   if (path === undefined) return { stop: async () => {} };
-  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER, { eval: true, workerData: { driver, path, everyMs } });
-  worker.unref();
-  let running = true;
+  let stopped = false;
+  let worker: Worker | undefined;
+  let exited: Promise<void> | undefined;
+  const walSize = () => {
+    try {
+      return statSync(`${path}-wal`).size;
+    } catch {
+      return 0;
+    }
+  };
   const fallBack = (message: string) => {
-    if (!running) return;
-    running = false;
+    if (stopped) return;
+    stopped = true;
     // SQLite's own checkpoints again, so that the WAL does not grow without end.
     if (db.open) db.pragma('wal_autocheckpoint = 1000');
     onError?.(`the WAL checkpointer stopped (${message}); SQLite checkpoints inside commits again`);
   };
-  worker.on('message', (message: { ready?: true; error?: string }) => {
-    // SQLite's own checkpoints stay on until the worker has its connection.
-    if (message.ready && running && db.open) db.pragma('wal_autocheckpoint = 0');
-    if (message.error !== undefined) {
-      fallBack(message.error);
-      void worker.terminate();
-    }
-  });
-  worker.on('error', (error) => fallBack(error.message));
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  const start = () => {
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const started = new Worker(WORKER, {
+      eval: true,
+      workerData: { driver, path, everyMs },
+      resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
+    });
+    started.unref();
+    started.on('message', (message: { ready?: true; error?: string }) => {
+      // SQLite's own checkpoints stay on until the worker has its connection.
+      if (message.ready && !stopped && db.open) db.pragma('wal_autocheckpoint = 0');
+      if (message.error !== undefined) {
+        fallBack(message.error);
+        void started.terminate();
+      }
+    });
+    started.on('error', (error) => fallBack(error.message));
+    exited = new Promise<void>((resolve) => started.once('exit', () => resolve()));
+    worker = started;
+  };
+  // The WAL file keeps the size it once reached (SQLite reuses it from its start), so one busy
+  // stretch starts the worker for the rest of the process's life.
+  const watch = setInterval(
+    () => {
+      if (worker === undefined && !stopped && walSize() > startAtBytes) start();
+      if (worker !== undefined || stopped) clearInterval(watch);
+    },
+    Math.max(everyMs, 1000),
+  );
+  watch.unref();
+  if (walSize() > startAtBytes) start();
   return {
     async stop() {
-      running = false;
+      clearInterval(watch);
+      stopped = true;
+      if (worker === undefined) return;
       // Held open until the worker has closed its connection.
       worker.ref();
       worker.postMessage('stop');

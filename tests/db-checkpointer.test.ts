@@ -22,7 +22,7 @@ function tempDatabase() {
 test('while it runs, commits do not checkpoint, and the worker folds the WAL into the file', async () => {
   const t = tempDatabase();
   after(t.remove);
-  const checkpointer = startCheckpointer(t.db, { everyMs: 20 });
+  const checkpointer = startCheckpointer(t.db, { everyMs: 20, startAtBytes: -1 });
   try {
     // SQLite's own checkpoints are off once the worker has its connection.
     for (let waited = 0; t.db.pragma('wal_autocheckpoint', { simple: true }) !== 0 && waited < 5000; waited += 10) await sleep(10);
@@ -52,12 +52,31 @@ test('a database whose worker cannot checkpoint gets SQLite checkpoints back and
   const errors: string[] = [];
   // The worker opens the file by its path: gone, it cannot open it.
   rmSync(t.path);
-  const checkpointer = startCheckpointer(t.db, { everyMs: 20, onError: (message) => errors.push(message) });
+  const checkpointer = startCheckpointer(t.db, { everyMs: 20, startAtBytes: -1, onError: (message) => errors.push(message) });
   for (let waited = 0; errors.length === 0 && waited < 5000; waited += 20) await sleep(20);
   assert.equal(errors.length, 1);
   assert.match(errors[0], /the WAL checkpointer stopped/);
   assert.equal(t.db.pragma('wal_autocheckpoint', { simple: true }), 1000);
   await checkpointer.stop();
+});
+
+test('the worker starts only once the WAL has grown past its threshold', async () => {
+  const t = tempDatabase();
+  after(t.remove);
+  const checkpointer = startCheckpointer(t.db, { startAtBytes: 1024 * 1024 });
+  try {
+    t.db.prepare('INSERT INTO filler (body) VALUES (?)').run(Buffer.alloc(1000));
+    await sleep(1500);
+    assert.equal(t.db.pragma('wal_autocheckpoint', { simple: true }), 1000, 'a small WAL keeps SQLite checkpointing');
+    const insert = t.db.prepare('INSERT INTO filler (body) VALUES (?)');
+    t.db.transaction(() => {
+      for (let k = 0; k < 400; k++) insert.run(Buffer.alloc(3000, k % 251));
+    })();
+    for (let waited = 0; t.db.pragma('wal_autocheckpoint', { simple: true }) !== 0 && waited < 5000; waited += 50) await sleep(50);
+    assert.equal(t.db.pragma('wal_autocheckpoint', { simple: true }), 0, 'past 1 MiB the worker took over');
+  } finally {
+    await checkpointer.stop();
+  }
 });
 
 test('an in-memory database has nothing to checkpoint', async () => {
