@@ -6,7 +6,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createChatApi, MAX_ANSWER_BYTES } from '../src/runs/chat-api.js';
+import { createChatApi, MAX_ANSWER_BYTES, type ChatParams } from '../src/runs/chat-api.js';
 import { RunFailure } from '../src/runs/failures.js';
 import { createModelCall } from '../src/runs/model-call.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
@@ -45,16 +45,19 @@ async function failure(promise: Promise<unknown>): Promise<RunFailure> {
   return error;
 }
 
-async function collect(stream: AsyncIterable<{ choices?: { delta?: { content?: unknown } }[] }>): Promise<string> {
+/** The text a streamed call hands on, chunk by chunk. */
+async function collect(params: ChatParams, signal: AbortSignal): Promise<string> {
   let text = '';
-  for await (const piece of stream) text += String(piece.choices?.[0]?.delta?.content ?? '');
+  await api.stream(endpoint, params, signal, (piece) => {
+    text += String(piece.choices?.[0]?.delta?.content ?? '');
+  });
   return text;
 }
 
 describe('what is sent', () => {
   test('a streamed call posts the model, the messages, stream and usage, with the key as a bearer token', async () => {
     answer = (res) => writeApart(res, [`data: ${chunk({ content: 'ok' })}\n\n`, 'data: [DONE]\n\n']);
-    assert.equal(await collect(api.stream(endpoint, params, signal())), 'ok');
+    assert.equal(await collect(params, signal()), 'ok');
     const request = seen.at(-1)!;
     assert.equal(request.method, 'POST');
     assert.equal(request.path, '/v1/chat/completions');
@@ -79,18 +82,18 @@ describe('reading a stream', () => {
         `data: ${chunk({ content: '!' })}`,
         '\n\ndata: [DONE]\n\n',
       ]);
-    assert.equal(await collect(api.stream(endpoint, params, signal())), 'Grüße ✓!');
+    assert.equal(await collect(params, signal()), 'Grüße ✓!');
   });
 
   test('a last event without its blank line still counts', async () => {
     answer = (res) => writeApart(res, [`data: ${chunk({ content: 'tail' })}`]);
-    assert.equal(await collect(api.stream(endpoint, params, signal())), 'tail');
+    assert.equal(await collect(params, signal()), 'tail');
   });
 
   test('an error event mid-stream fails the call with its message', async () => {
     answer = (res) =>
       writeApart(res, [`data: ${chunk({ content: 'half' })}\n\n`, `data: {"error":{"message":"the model is overloaded"}}\n\n`]);
-    const error = await failure(collect(api.stream(endpoint, params, signal())));
+    const error = await failure(collect(params, signal()));
     assert.equal(error.code, 'upstream_error');
     assert.match(error.message, /reported an error while answering: the model is overloaded$/);
   });
@@ -98,7 +101,7 @@ describe('reading a stream', () => {
   test('an event that is not JSON fails the call as unreadable', async () => {
     answer = (res) => writeApart(res, ['data: {not json\n\n']);
     assert.match(
-      (await failure(collect(api.stream(endpoint, params, signal())))).message,
+      (await failure(collect(params, signal()))).message,
       /sent an answer that could not be read: an event is not JSON/,
     );
   });
@@ -115,7 +118,7 @@ describe('reading a stream', () => {
       };
       pump();
     };
-    assert.match((await failure(collect(api.stream(endpoint, params, signal())))).message, /sent an answer larger than 32 MiB/);
+    assert.match((await failure(collect(params, signal()))).message, /sent an answer larger than 32 MiB/);
   });
 });
 

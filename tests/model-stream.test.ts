@@ -35,9 +35,9 @@ const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ index: 
 
 async function readAll(text: string): Promise<string> {
   let content = '';
-  for await (const part of answering(text).stream(endpoint, { model: 'm', messages: [] }, new AbortController().signal)) {
+  await answering(text).stream(endpoint, { model: 'm', messages: [] }, new AbortController().signal, (part) => {
     content += part.choices[0]?.delta?.content ?? '';
-  }
+  });
   return content;
 }
 

@@ -175,7 +175,7 @@ export const echoChatApi: ChatApi = {
     return completion;
   },
 
-  async *stream(endpoint, params, signal) {
+  async stream(endpoint, params, signal, onChunk) {
     const answer = reply(params);
     const created = Math.floor(Date.now() / 1000);
     const chunk = (
@@ -192,17 +192,17 @@ export const echoChatApi: ChatApi = {
     for (const piece of words(answer.content)) {
       await nextTurn();
       if (signal.aborted) throw signal.reason;
-      yield chunk({ content: piece });
+      onChunk(chunk({ content: piece }));
     }
     for (const [index, call] of answer.toolCalls.entries()) {
       await nextTurn();
       if (signal.aborted) throw signal.reason;
-      yield chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] });
-      yield chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] });
+      onChunk(chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
+      onChunk(chunk({ tool_calls: [{ index, function: { arguments: call.arguments } }] }));
     }
     await nextTurn();
     if (signal.aborted) throw signal.reason;
-    yield chunk({}, answer.toolCalls.length > 0 ? 'tool_calls' : 'stop');
-    yield { id: 'echo', object: 'chat.completion.chunk', created, model: endpoint.model, choices: [], usage: usageOf(params, answer) };
+    onChunk(chunk({}, answer.toolCalls.length > 0 ? 'tool_calls' : 'stop'));
+    onChunk({ id: 'echo', object: 'chat.completion.chunk', created, model: endpoint.model, choices: [], usage: usageOf(params, answer) });
   },
 };

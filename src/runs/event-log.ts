@@ -17,7 +17,7 @@ import type { RunRow, RunStore } from './store.js';
 import { presentRunResult } from './present.js';
 
 /** How late a token may be sent to a follower, merged with the ones after it. */
-export const TOKEN_MERGE_MS = 50;
+export const TOKEN_MERGE_MS = 100;
 /** How often the new events of all runs are written (one transaction). */
 export const FLUSH_MS = 200;
 

@@ -96,10 +96,10 @@ export function createModelCall(options: ModelCallOptions): {
   async function streamed(params: ChatParams, request: ChatRequest): Promise<ModelReply> {
     let content = '';
     const toolCalls: ToolCallRequest[] = [];
-    for await (const chunk of api.stream(endpoint, params, signal)) {
+    await api.stream(endpoint, params, signal, (chunk) => {
       addUsage(chunk.usage);
       const delta = chunk.choices?.[0]?.delta;
-      if (!delta) continue;
+      if (!delta) return;
       if (typeof delta.content === 'string' && delta.content !== '') {
         content += delta.content;
         if (request.streamTokens) options.emitToken(delta.content);
@@ -114,7 +114,7 @@ export function createModelCall(options: ModelCallOptions): {
         if (typeof name === 'string' && name && call.name !== name) call.name += name;
         if (typeof args === 'string') call.arguments += args;
       }
-    }
+    });
     return { content, toolCalls: toolCalls.filter(Boolean).map((call, index) => ({ ...call, id: call.id || `call_${index}` })) };
   }
 
