@@ -100,10 +100,7 @@ describe('reading a stream', () => {
 
   test('an event that is not JSON fails the call as unreadable', async () => {
     answer = (res) => writeApart(res, ['data: {not json\n\n']);
-    assert.match(
-      (await failure(collect(params, signal()))).message,
-      /sent an answer that could not be read: an event is not JSON/,
-    );
+    assert.match((await failure(collect(params, signal()))).message, /sent an answer that could not be read: an event is not JSON/);
   });
 
   test(`an endless stream is cut off after ${MAX_ANSWER_BYTES / 1024 / 1024} MiB`, async () => {
