@@ -193,7 +193,11 @@ CREATE TABLE IF NOT EXISTS agents (
   is_listed    INTEGER NOT NULL DEFAULT 0 CHECK (is_listed IN (0, 1)), -- shown to every user in the library
   -- A connection (src/connections/) that supplies the server and key: one of the user's or a built-in
   -- id (`builtin-openai`, `builtin-ollama`, not rows), so no foreign key; null: llm_base_url/llm_api_key.
-  llm_connection_id TEXT
+  llm_connection_id TEXT,
+  -- The document of its oldest agent-document link, or null: kept by the triggers on agent_documents
+  -- (below), so that reading agents shows it without searching the links. No foreign key: deleting a
+  -- document deletes its links, whose trigger sets the next one.
+  linked_document_id TEXT
 );
 CREATE INDEX IF NOT EXISTS agents_by_user ON agents (user_id, seq);
 CREATE INDEX IF NOT EXISTS agents_listed ON agents (seq) WHERE is_listed = 1;
@@ -224,6 +228,16 @@ CREATE TABLE IF NOT EXISTS agent_documents (
 );
 CREATE INDEX IF NOT EXISTS agent_documents_by_user ON agent_documents (user_id, seq);
 CREATE INDEX IF NOT EXISTS agent_documents_by_document ON agent_documents (document_id);
+-- Keep agents.linked_document_id the document of the agent's oldest link, whichever way a link is
+-- made or goes (unlinked, or deleted with its document, agent or user); links are never changed in place.
+CREATE TRIGGER IF NOT EXISTS agent_documents_linked AFTER INSERT ON agent_documents BEGIN
+  UPDATE agents SET linked_document_id = (SELECT l.document_id FROM agent_documents l WHERE l.agent_id = new.agent_id ORDER BY l.seq LIMIT 1)
+   WHERE id = new.agent_id;
+END;
+CREATE TRIGGER IF NOT EXISTS agent_documents_unlinked AFTER DELETE ON agent_documents BEGIN
+  UPDATE agents SET linked_document_id = (SELECT l.document_id FROM agent_documents l WHERE l.agent_id = old.agent_id ORDER BY l.seq LIMIT 1)
+   WHERE id = old.agent_id;
+END;
 
 CREATE TABLE IF NOT EXISTS agent_tools (
   seq        INTEGER PRIMARY KEY,

@@ -544,6 +544,22 @@ describe("an agent's `document`: the one set on it, else its first linked docume
     assert.deepEqual(await shown(token, agent.id), [null, null]);
   });
 
+  test('the linked document it shows deleted, the agent shows its next linked one, then none', async () => {
+    const { token } = await service.signUp();
+    const agent = await create(token, '/agents', agentBody());
+    const first = await createDocument(token);
+    const second = await createDocument(token);
+    await link(token, agent.id, first.id);
+    const secondLink = await link(token, agent.id, second.id);
+    assert.deepEqual(await shown(token, agent.id), [first.id, first.id]);
+    assert.equal((await request('DELETE', `/api/v1/documents/${first.id}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [second.id, second.id]);
+    const nested = await request('GET', `/api/v1/agent-documents/${secondLink.id}`, { token });
+    assert.equal(nested.body.data.agent.documentId, second.id, "the link's agent shows it too");
+    assert.equal((await request('DELETE', `/api/v1/documents/${second.id}`, { token })).status, 200);
+    assert.deepEqual(await shown(token, agent.id), [null, null]);
+  });
+
   test('a document set on the agent wins over its links; cleared or deleted, the first link shows', async () => {
     const { token } = await service.signUp();
     const own = await createDocument(token);

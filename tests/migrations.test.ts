@@ -383,6 +383,59 @@ describe('upgrading a version-1 database that holds data', () => {
     closeDatabase(db);
   });
 
+  test('an agent linked to documents before the upgrade shows its oldest linked document, and the next once that link goes', () => {
+    const path = newPath();
+    makeV1Database(path);
+    const raw = new Database(path);
+    raw.pragma('foreign_keys = ON');
+    const run = (sql: string, ...values: unknown[]) => raw.prepare(sql).run(...values);
+    run(
+      `INSERT INTO documents (id, user_id, name, type, url, from_page, to_page, authorization, splitter, metadata, created_at, updated_at)
+         VALUES ('d-2', ?, 'policy', 'PDF', 'https://example.com/p.pdf', 1, 2, NULL, NULL, '{}', ?, ?)`,
+      v1.userId,
+      now,
+      now,
+    );
+    run(
+      `INSERT INTO agents (id, user_id, name, type, llm_model, llm_provider, llm_extra, has_memory, prompt_id, document_id, created_at, updated_at)
+         VALUES ('a-2', ?, 'linked only', 'REACT', 'gpt-4o', 'openai', '{}', 0, NULL, NULL, ?, ?)`,
+      v1.userId,
+      now,
+      now,
+    );
+    // Linked first to d-2, then to d-1: the oldest link is neither the lowest document id nor link id.
+    for (const [linkId, documentId] of [
+      ['ad-3', 'd-2'],
+      ['ad-2', v1.documentId],
+    ]) {
+      run(
+        `INSERT INTO agent_documents (id, user_id, agent_id, document_id, created_at, updated_at) VALUES (?, ?, 'a-2', ?, ?, ?)`,
+        linkId,
+        v1.userId,
+        documentId,
+        now,
+        now,
+      );
+    }
+    raw.close();
+
+    const db = openDatabase(path);
+    const { agents, agentDocuments } = createStores(db, sealer);
+    const shown = () =>
+      agents.list(v1.userId, { limit: 10, afterSeq: 0 }).rows.map((agent) => [agent.id, agent.documentId, agent.document?.id ?? null]);
+    assert.deepEqual(shown(), [
+      [v1.agentId, v1.documentId, v1.documentId],
+      ['a-2', 'd-2', 'd-2'],
+    ]);
+    assert.equal(agents.get(v1.userId, 'a-2')?.document?.id, 'd-2');
+    assert.equal(agentDocuments.delete(v1.userId, 'ad-3'), true);
+    assert.deepEqual(shown(), [
+      [v1.agentId, v1.documentId, v1.documentId],
+      ['a-2', v1.documentId, v1.documentId],
+    ]);
+    closeDatabase(db);
+  });
+
   test("a tool's type is the service's to check, not the database's: any type can be stored, and every v1 tool is kept with its links", () => {
     const upgraded = newPath();
     makeV1Database(upgraded);

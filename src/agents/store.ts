@@ -43,10 +43,11 @@ export interface AgentRow {
 /**
  * SQL for the document the agent `alias` shows as `documentId`/`document`: the one set on the agent
  * itself, else the document of its oldest agent-document link (null when it has neither). Both ways
- * of giving an agent a document then show on it; a run reads all of them (runs/store.ts).
+ * of giving an agent a document then show on it; a run reads all of them (runs/store.ts). The
+ * oldest link's document is kept on the agent row by triggers (schema.sql): looking it up in the
+ * links for every agent of a page cost a random seek per agent in a large table.
  */
-const shownDocumentIdSql = (alias: string) =>
-  `coalesce(${alias}.document_id, (SELECT l.document_id FROM agent_documents l WHERE l.agent_id = ${alias}.id ORDER BY l.seq LIMIT 1))`;
+const shownDocumentIdSql = (alias: string) => `coalesce(${alias}.document_id, ${alias}.linked_document_id)`;
 
 const BRIEF_FIELDS: FieldSpecs<AgentBrief> = {
   id: 'id',
