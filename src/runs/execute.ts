@@ -132,6 +132,8 @@ export function createExecutor(deps: ExecuteDeps) {
         memory && prepared.remembers && prepared.sessionId !== null
           ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
           : null,
+        // The slot is free as soon as the run is seen to have ended, not only once its end is on disk.
+        () => admission.freeSlot(),
       );
 
     // What a pause records (set once the conversation and the counters exist).

@@ -12,6 +12,11 @@ export interface Admission {
   /** ms since epoch when the run (and any run it starts) must have ended. */
   readonly deadline: number;
   abort(reason: RunAbort): void;
+  /**
+   * Gives the user's slot back while the run still finishes (its end is recorded, only the disk is
+   * still to confirm it); it stays admitted until `release`. Safe to call more than once.
+   */
+  freeSlot(): void;
   /** Ends the admission: frees the slot, stops the deadline timer. Safe to call more than once. */
   release(): void;
 }
@@ -48,23 +53,28 @@ export function createRunSlots(perUser: number, onFree: (userId: string) => void
     parent?.addEventListener('abort', onParentAbort, { once: true });
     if (parent?.aborted) onParentAbort();
     let released = false;
+    let freed = userId === null;
+    const freeSlot = () => {
+      if (freed || userId === null) return;
+      freed = true;
+      const left = (running.get(userId) ?? 1) - 1;
+      if (left <= 0) running.delete(userId);
+      else running.set(userId, left);
+      if (!closing) onFree(userId);
+    };
     return {
       signal: controller.signal,
       deadline,
       abort: (reason) => controller.abort(reason),
+      freeSlot,
       release() {
         if (released) return;
         released = true;
         clearTimeout(timer);
         parent?.removeEventListener('abort', onParentAbort);
-        if (userId !== null) {
-          const left = (running.get(userId) ?? 1) - 1;
-          if (left <= 0) running.delete(userId);
-          else running.set(userId, left);
-        }
         admitted.delete(entry);
         settle();
-        if (userId !== null && !closing) onFree(userId);
+        freeSlot();
       },
     };
   }

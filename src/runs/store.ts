@@ -258,7 +258,14 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   });
 
   // Ends of runs waiting for the next commit (see finishRunSoon).
-  type Queued = { runId: string; end: RunEnd; memory: RunMemory | null; resolve(changed: boolean): void; reject(error: unknown): void };
+  type Queued = {
+    runId: string;
+    end: RunEnd;
+    memory: RunMemory | null;
+    committed?: () => void;
+    resolve(changed: boolean): void;
+    reject(error: unknown): void;
+  };
   let queued: Queued[] = [];
   const commitQueued = () => {
     const batch = queued;
@@ -288,6 +295,10 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       for (const item of batch) item.reject(error);
       return;
     }
+    // Readers see the ends from here on: what goes with an end being seen happens now, not after the fsync.
+    batch.forEach((item, k) => {
+      if (results[k].ok) item.committed?.();
+    });
     syncWal().then(
       () =>
         batch.forEach((item, k) => {
@@ -352,12 +363,13 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
      * one transaction for all of them instead of one each, its fsync of the WAL made on the thread
      * pool (walSyncer in src/db.ts) and shared with other commits waiting for one, instead of
      * inside the commit, where it would hold every other request. Resolves once the end is durable,
-     * so an answer sent after it promises no more than `finishRun` would.
+     * so an answer sent after it promises no more than `finishRun` would. `committed` is called
+     * once the end is committed (readers see it), before the fsync.
      */
-    finishRunSoon(runId: string, end: RunEnd, memory: RunMemory | null): Promise<boolean> {
+    finishRunSoon(runId: string, end: RunEnd, memory: RunMemory | null, committed?: () => void): Promise<boolean> {
       return new Promise((resolve, reject) => {
         if (queued.length === 0) setImmediate(commitQueued);
-        queued.push({ runId, end, memory, resolve, reject });
+        queued.push({ runId, end, memory, committed, resolve, reject });
       });
     },
 
