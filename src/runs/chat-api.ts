@@ -11,6 +11,7 @@
 // when the run's signal aborts, its reason is thrown instead (the engine says what it means).
 import http from 'node:http';
 import https from 'node:https';
+import { finished, Readable } from 'node:stream';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { createGuardedFetch, type FetchFunction } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
@@ -80,6 +81,30 @@ function sendGuarded(fetch: FetchFunction): Send {
     const response = await fetch(url, { method: 'POST', headers, body, signal });
     return { status: response.status, body: (response.body ?? []) as AsyncIterable<Uint8Array> };
   };
+}
+
+/**
+ * Hands each piece of `body` to `onPart` as it comes; resolves at its end, rejects when it breaks
+ * or `onPart` throws (the body is then destroyed). A node stream is read through its events, not
+ * its async iterator: no promise per piece.
+ */
+function readParts(body: AsyncIterable<Uint8Array | string>, onPart: (part: Uint8Array | string) => void): Promise<void> {
+  if (!(body instanceof Readable)) {
+    return (async () => {
+      for await (const part of body) onPart(part);
+    })();
+  }
+  return new Promise((resolve, reject) => {
+    body.on('data', (part: Uint8Array | string) => {
+      try {
+        onPart(part);
+      } catch (error) {
+        reject(error);
+        body.destroy();
+      }
+    });
+    finished(body, (error) => (error ? reject(error) : resolve()));
+  });
 }
 
 /** The host an endpoint's failures name (never the path: it may hold a key). */
@@ -254,7 +279,7 @@ export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: 
         onEvent,
       );
       try {
-        for await (const part of answer.body) reader.push(part);
+        await readParts(answer.body, reader.push);
         reader.end();
       } catch (error) {
         if (taken && error === taken) throw taken.error;
