@@ -29,6 +29,7 @@ import { Latencies } from '../latencies.js';
 import type { OwnCase } from '../case.js';
 import type { BenchContext } from '../context.js';
 import type { CaseReport, Target } from '../report.js';
+import { TOKEN_MERGE_MS } from '../../../src/runs/event-log.js';
 
 /** In the input of an agent run, asks the fake model for `<marker>:<tokens>:<per second>` paced tokens. */
 const PACED_MARKER = 'bench-paced-stream';
@@ -421,7 +422,7 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     `Run event log: ${fmt(stats ? stats.bytes / tokensStreamed : NaN, 1)} bytes per token written (${fmt(stats?.bytes ?? NaN)} bytes, ` +
       `its own count: data, name and 16 for the numbers), ${fmt(disk.bytes / tokensStreamed, 1)} bytes per token on disk ` +
       `(the events table and its index: ${fmt(disk.bytes / 2 ** 20, 1)} MiB for ${fmt(disk.rows)} events of ${fmt(checked)} runs of ${tokens} tokens); ` +
-      `${fmt(stats ? stats.rows / Math.max(1, checked) : NaN, 1)} events per run (tokens merged: at most one event every 50 ms).`,
+      `${fmt(stats ? stats.rows / Math.max(1, checked) : NaN, 1)} events per run (tokens merged: at most one event every ${TOKEN_MERGE_MS} ms).`,
   ];
 
   // 2. Time to the first token: a background run followed through its events vs a foreground stream.
