@@ -959,11 +959,12 @@ describe('isolation and the original API', () => {
         .prepare(sql)
         .pluck()
         .get(...args) as number;
-    assert.equal(count('SELECT count(*) FROM agent_messages WHERE agent_id = ?', agent.id), 2);
+    const runId = (run.body as { data: { runId: string } }).data.runId;
+    assert.equal(count('SELECT count(*) FROM agent_messages WHERE run_id = ?', runId), 2);
     await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token });
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE agent_id = ?', agent.id), 0);
     assert.equal(count('SELECT count(*) FROM agent_sessions WHERE agent_id = ?', agent.id), 0);
-    assert.equal(count('SELECT count(*) FROM agent_messages WHERE agent_id = ?', agent.id), 0);
+    assert.equal(count('SELECT count(*) FROM agent_messages WHERE run_id = ?', runId), 0);
 
     const second = await createAgent(user.token);
     fake.reply({ text: 'x' });

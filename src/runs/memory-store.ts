@@ -68,10 +68,16 @@ export function createMemoryStore(db: Db) {
      ) WHERE total <= @maxBytes ORDER BY seq`,
   );
   const insertMessage = db.prepare(
-    `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO agent_messages (id, session_seq, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
   );
-
-  const deleteRunMessages = db.prepare(`DELETE FROM agent_messages WHERE run_id = ?`);
+  // A run's turn is in the run's session (its agent's, named by its session_id): messages are found
+  // by their run within their session (see agent_messages in schema.sql).
+  const deleteRunMessages = db.prepare(
+    `DELETE FROM agent_messages
+      WHERE session_seq = (SELECT s.seq FROM agent_runs r JOIN agent_sessions s ON s.agent_id = r.agent_id AND s.id = r.session_id
+                            WHERE r.id = @runId)
+        AND run_id = @runId`,
+  );
 
   const ensureSession = (agentId: string, sessionId: string, now: string): number => {
     const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
@@ -83,14 +89,14 @@ export function createMemoryStore(db: Db) {
     /** Adds a run's turn (its input and answer) to its session, creating the session; call inside the transaction that records the run's end. */
     rememberTurn(turn: RunMemory, output: string, runId: string, now: string): void {
       const sessionSeq = ensureSession(turn.agentId, turn.sessionId, now);
-      insertMessage.run(newId(), sessionSeq, turn.agentId, 'user', turn.input, runId, now);
-      insertMessage.run(newId(), sessionSeq, turn.agentId, 'assistant', output, runId, now);
+      insertMessage.run(newId(), sessionSeq, 'user', turn.input, runId, now);
+      insertMessage.run(newId(), sessionSeq, 'assistant', output, runId, now);
       touchSession.run(now, sessionSeq);
     },
 
-    /** Deletes the turn a run added to its session; call inside the transaction that deletes the run. */
+    /** Deletes the turn a run added to its session; call inside the transaction that deletes the run, before the run's row goes. */
     forgetRun(runId: string): void {
-      deleteRunMessages.run(runId);
+      deleteRunMessages.run({ runId });
     },
 
     /**
