@@ -307,19 +307,22 @@ CREATE TABLE IF NOT EXISTS agent_sessions (
   UNIQUE (agent_id, id)
 );
 
+-- A session's messages, kept by their session alone (each run of an agent with memory writes two, so
+-- no index on a random key of its own): their agent is the session's, and a message is found by its
+-- id or its run within its session. run_id has no foreign key: a run's turn is deleted with the run
+-- (deleteRun in src/runs/store.ts), and a run deleted with its agent goes with its sessions.
 CREATE TABLE IF NOT EXISTS agent_messages (
   seq         INTEGER PRIMARY KEY,
-  id          TEXT    NOT NULL UNIQUE,
+  id          TEXT    NOT NULL,
   session_seq INTEGER NOT NULL REFERENCES agent_sessions (seq) ON DELETE CASCADE,
-  agent_id    TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
   role        TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
   content     TEXT    NOT NULL,
-  run_id      TEXT    REFERENCES agent_runs (id) ON DELETE SET NULL,
+  run_id      TEXT,
   created_at  TEXT    NOT NULL
 );
 CREATE INDEX IF NOT EXISTS agent_messages_by_session ON agent_messages (session_seq, seq);
-CREATE INDEX IF NOT EXISTS agent_messages_by_agent ON agent_messages (agent_id);
-CREATE INDEX IF NOT EXISTS agent_messages_by_run ON agent_messages (run_id) WHERE run_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS agent_messages_by_id ON agent_messages (session_seq, id);
+CREATE INDEX IF NOT EXISTS agent_messages_by_run ON agent_messages (session_seq, run_id) WHERE run_id IS NOT NULL;
 
 -- Webhooks (src/webhooks/): a user's receivers and the outbox of their deliveries. `events` is a JSON
 -- array of event names ("*": all). The secrets are sealed (src/lib/secrets.ts); after a rotation the

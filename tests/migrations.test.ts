@@ -4,7 +4,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -504,6 +504,120 @@ describe('upgrading a version-1 database that holds data', () => {
       ingestion.listChunks(v1.documentId, { limit: 10, afterSeq: 0 }).rows.map((chunk) => chunk.id),
       ['c-1'],
     );
+    closeDatabase(db);
+  });
+});
+
+describe('the sessions an older database held', () => {
+  /** The migrations before the rebuild of agent_messages (which keeps a message by its session alone). */
+  const before = () => {
+    const folder = fileURLToPath(new URL('../migrations/', import.meta.url));
+    const names = readdirSync(folder)
+      .filter((name) => /^\d{3}-.*\.sql$/.test(name))
+      .sort();
+    const rebuild = names.findIndex((name) => name.endsWith('-agent-messages-by-session.sql'));
+    assert.ok(rebuild > 0, 'the rebuild of agent_messages is in migrations/');
+    return migrationsDir(Object.fromEntries(names.slice(0, rebuild).map((name) => [name, readFileSync(join(folder, name), 'utf8')])));
+  };
+
+  test('keep their messages (ids, order, runs), counts and cursors; deleting a run, a session or the agent still takes its messages', () => {
+    const path = newPath();
+    makeV1Database(path);
+    closeDatabase(openDatabase(path, { migrationsDir: before() }));
+    // Two sessions of the v1 agent as the older schema held them: each message with its agent, a run's turn with its run.
+    const raw = new Database(path);
+    raw.pragma('foreign_keys = ON');
+    const run = (sql: string, ...values: unknown[]) => raw.prepare(sql).run(...values);
+    for (const [runId, sessionId] of [
+      ['r-1', 's-1'],
+      ['r-2', 's-1'],
+      ['r-3', 's-2'],
+    ]) {
+      run(
+        `INSERT INTO agent_runs (id, user_id, agent_id, session_id, status, input, output, model, started_at, finished_at, ms)
+         VALUES (?, ?, ?, ?, 'succeeded', 'q', 'a', 'm', ?, ?, 1)`,
+        runId,
+        v1.userId,
+        v1.agentId,
+        sessionId,
+        now,
+        now,
+      );
+    }
+    run(
+      `INSERT INTO agent_sessions (seq, id, agent_id, created_at, updated_at) VALUES (1, 's-1', ?, ?, ?), (2, 's-2', ?, ?, ?)`,
+      v1.agentId,
+      now,
+      now,
+      v1.agentId,
+      now,
+      now,
+    );
+    const messages: [string, number, string, string, string | null][] = [
+      ['m-1', 1, 'user', 'carried in, no run', null],
+      ['m-2', 1, 'assistant', 'its answer', null],
+      ['m-3', 1, 'user', 'first question', 'r-1'],
+      ['m-4', 2, 'user', 'other session', 'r-3'],
+      ['m-5', 1, 'assistant', 'first answer', 'r-1'],
+      ['m-6', 2, 'assistant', 'other answer', 'r-3'],
+      ['m-7', 1, 'user', 'second question', 'r-2'],
+      ['m-8', 1, 'assistant', 'second answer', 'r-2'],
+    ];
+    for (const [id, sessionSeq, role, content, runId] of messages) {
+      run(
+        `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        id,
+        sessionSeq,
+        v1.agentId,
+        role,
+        content,
+        runId,
+        now,
+      );
+    }
+    raw.close();
+
+    const db = openDatabase(path);
+    assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
+    const { memory, runs, agents } = createStores(db, sealer);
+    const listed = (sessionId: string) =>
+      memory.listMessages(v1.agentId, sessionId, { afterSeq: 0, limit: 100 }).rows.map((m) => [m.id, m.role, m.content, m.runId]);
+    const expected = (sessionSeq: number) =>
+      messages.filter((m) => m[1] === sessionSeq).map(([id, , role, content, runId]) => [id, role, content, runId]);
+    assert.deepEqual(listed('s-1'), expected(1));
+    assert.deepEqual(listed('s-2'), expected(2));
+    assert.deepEqual(
+      [memory.getSession(v1.agentId, 's-1')?.messages, memory.getSession(v1.agentId, 's-1')?.title],
+      [6, 'carried in, no run'],
+    );
+    assert.deepEqual([agents.get(v1.userId, v1.agentId)?.memorySessions, agents.get(v1.userId, v1.agentId)?.memoryMessages], [2, 8]);
+    // A message's id is a cursor within its session only.
+    const afterSeq = memory.seqOfMessage(v1.agentId, 's-1', 'm-3');
+    assert.notEqual(afterSeq, undefined);
+    assert.deepEqual(
+      memory.listMessages(v1.agentId, 's-1', { afterSeq: afterSeq!, limit: 100 }).rows.map((m) => m.id),
+      ['m-5', 'm-7', 'm-8'],
+    );
+    assert.equal(memory.seqOfMessage(v1.agentId, 's-2', 'm-3'), undefined);
+    assert.deepEqual(
+      memory.recentMessages(v1.agentId, 's-1', 4).map((m) => m.content),
+      ['first question', 'first answer', 'second question', 'second answer'],
+    );
+
+    // Deleting a run takes its turn, and only its turn.
+    assert.equal(runs.deleteRun(v1.userId, 'r-1'), true);
+    assert.deepEqual(
+      listed('s-1'),
+      expected(1).filter(([id]) => id !== 'm-3' && id !== 'm-5'),
+    );
+    assert.deepEqual(listed('s-2'), expected(2));
+    // Deleting a session takes its messages; deleting the agent takes the rest.
+    assert.equal(memory.deleteSession(v1.agentId, 's-2'), true);
+    assert.equal(count(db, 'agent_messages'), 4);
+    assert.equal(agents.get(v1.userId, v1.agentId)?.memoryMessages, 4);
+    db.prepare(`DELETE FROM agents WHERE id = ?`).run(v1.agentId);
+    assert.equal(count(db, 'agent_messages'), 0);
+    assert.equal(count(db, 'agent_runs'), 0);
     closeDatabase(db);
   });
 });

@@ -279,6 +279,36 @@ describe('memory', () => {
     assert.deepEqual(after.body.data.AgentMemory, { sessions: 1, messages: 2 });
   });
 
+  test("a session keeps its createdAt and each turn moves its updatedAt on; every message names its turn's run", async () => {
+    await setup();
+    const agent = await createAgent(alice.token, { hasMemory: true });
+    const session = async () => {
+      const listed = await service.request('GET', `/api/v1/agents/${agent.id}/sessions`, { token: alice.token });
+      assert.equal(listed.body.data.length, 1);
+      return listed.body.data[0] as { id: string; createdAt: string; updatedAt: string; messages: number };
+    };
+    fake.reply({ text: 'one' });
+    const first = await invoke(alice.token, agent.id, { input: 'first', sessionId: 'kept' });
+    const made = await session();
+    assert.deepEqual([made.id, made.messages, made.updatedAt], ['kept', 2, made.createdAt]);
+    fake.reply({ text: 'two' });
+    const second = await invoke(alice.token, agent.id, { input: 'second', sessionId: 'kept' });
+    const moved = await session();
+    assert.deepEqual([moved.messages, moved.createdAt], [4, made.createdAt]);
+    assert.ok(moved.updatedAt > made.updatedAt, `${moved.updatedAt} is after ${made.updatedAt}`);
+    const messages = await service.request('GET', `/api/v1/agents/${agent.id}/sessions/kept/messages`, { token: alice.token });
+    const [firstRun, secondRun] = [first.body.data.runId, second.body.data.runId];
+    assert.deepEqual(
+      messages.body.data.map((m: Json) => [m.role, m.content, m.runId]),
+      [
+        ['user', 'first', firstRun],
+        ['assistant', 'one', firstRun],
+        ['user', 'second', secondRun],
+        ['assistant', 'two', secondRun],
+      ],
+    );
+  });
+
   test('a session is named by the start of its first message (its `title`), null while it has none', async () => {
     await setup();
     const agent = await createAgent(alice.token, { hasMemory: true });
@@ -959,11 +989,12 @@ describe('isolation and the original API', () => {
         .prepare(sql)
         .pluck()
         .get(...args) as number;
-    assert.equal(count('SELECT count(*) FROM agent_messages WHERE agent_id = ?', agent.id), 2);
+    const runId = (run.body as { data: { runId: string } }).data.runId;
+    assert.equal(count('SELECT count(*) FROM agent_messages WHERE run_id = ?', runId), 2);
     await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token });
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE agent_id = ?', agent.id), 0);
     assert.equal(count('SELECT count(*) FROM agent_sessions WHERE agent_id = ?', agent.id), 0);
-    assert.equal(count('SELECT count(*) FROM agent_messages WHERE agent_id = ?', agent.id), 0);
+    assert.equal(count('SELECT count(*) FROM agent_messages WHERE run_id = ?', runId), 0);
 
     const second = await createAgent(user.token);
     fake.reply({ text: 'x' });

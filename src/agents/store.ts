@@ -66,7 +66,9 @@ const BRIEF_FIELDS: FieldSpecs<AgentBrief> = {
   avatarUrl: 'avatar_url',
   isListed: boolean('is_listed'),
   memorySessions: expression((a) => `(SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${a}.id)`),
-  memoryMessages: expression((a) => `(SELECT count(*) FROM agent_messages m WHERE m.agent_id = ${a}.id)`),
+  memoryMessages: expression(
+    (a) => `(SELECT count(*) FROM agent_sessions s JOIN agent_messages m ON m.session_seq = s.seq WHERE s.agent_id = ${a}.id)`,
+  ),
   createdAt: 'created_at',
   updatedAt: 'updated_at',
 };

@@ -40,8 +40,13 @@ export type MemoryStore = ReturnType<typeof createMemoryStore>;
 
 export function createMemoryStore(db: Db) {
   const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
-  const insertSession = db.prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)`);
-  const touchSession = db.prepare(`UPDATE agent_sessions SET updated_at = ? WHERE seq = ?`);
+  // A turn's session: created, or (already there) its updated_at moved on; one statement either way.
+  const upsertSession = db
+    .prepare(
+      `INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (@sessionId, @agentId, @now, @now)
+       ON CONFLICT (agent_id, id) DO UPDATE SET updated_at = excluded.updated_at RETURNING seq`,
+    )
+    .pluck();
   const selectSessions = db.prepare(
     `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.seq > ? ORDER BY s.seq LIMIT ?`,
   );
@@ -67,30 +72,29 @@ export function createMemoryStore(db: Db) {
        )
      ) WHERE total <= @maxBytes ORDER BY seq`,
   );
-  const insertMessage = db.prepare(
-    `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  const insertTurn = db.prepare(
+    `INSERT INTO agent_messages (id, session_seq, role, content, run_id, created_at)
+     VALUES (@questionId, @sessionSeq, 'user', @input, @runId, @now), (@answerId, @sessionSeq, 'assistant', @output, @runId, @now)`,
   );
-
-  const deleteRunMessages = db.prepare(`DELETE FROM agent_messages WHERE run_id = ?`);
-
-  const ensureSession = (agentId: string, sessionId: string, now: string): number => {
-    const seq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
-    if (seq !== undefined) return seq;
-    return Number(insertSession.run(sessionId, agentId, now, now).lastInsertRowid);
-  };
+  // A run's turn is in the run's session (its agent's, named by its session_id): messages are found
+  // by their run within their session (see agent_messages in schema.sql).
+  const deleteRunMessages = db.prepare(
+    `DELETE FROM agent_messages
+      WHERE session_seq = (SELECT s.seq FROM agent_runs r JOIN agent_sessions s ON s.agent_id = r.agent_id AND s.id = r.session_id
+                            WHERE r.id = @runId)
+        AND run_id = @runId`,
+  );
 
   return {
     /** Adds a run's turn (its input and answer) to its session, creating the session; call inside the transaction that records the run's end. */
     rememberTurn(turn: RunMemory, output: string, runId: string, now: string): void {
-      const sessionSeq = ensureSession(turn.agentId, turn.sessionId, now);
-      insertMessage.run(newId(), sessionSeq, turn.agentId, 'user', turn.input, runId, now);
-      insertMessage.run(newId(), sessionSeq, turn.agentId, 'assistant', output, runId, now);
-      touchSession.run(now, sessionSeq);
+      const sessionSeq = upsertSession.get({ sessionId: turn.sessionId, agentId: turn.agentId, now }) as number;
+      insertTurn.run({ questionId: newId(), answerId: newId(), sessionSeq, input: turn.input, output, runId, now });
     },
 
-    /** Deletes the turn a run added to its session; call inside the transaction that deletes the run. */
+    /** Deletes the turn a run added to its session; call inside the transaction that deletes the run, before the run's row goes. */
     forgetRun(runId: string): void {
-      deleteRunMessages.run(runId);
+      deleteRunMessages.run({ runId });
     },
 
     /**

@@ -85,7 +85,7 @@ export function createCarryStore(db: Db, stores: CarryStores) {
   const selectTagByName = db.prepare(`SELECT id FROM tags WHERE user_id = ? AND name = ? COLLATE NOCASE`).pluck();
   const insertSession = db.prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)`);
   const insertMessage = db.prepare(
-    `INSERT INTO agent_messages (id, session_seq, agent_id, role, content, run_id, created_at) VALUES (?, ?, ?, ?, ?, NULL, ?)`,
+    `INSERT INTO agent_messages (id, session_seq, role, content, run_id, created_at) VALUES (?, ?, ?, ?, NULL, ?)`,
   );
 
   /**
@@ -204,7 +204,7 @@ export function createCarryStore(db: Db, stores: CarryStores) {
     const now = timestamp();
     for (const session of file.sessions ?? []) {
       const seq = Number(insertSession.run(session.id, agent.id, now, now).lastInsertRowid);
-      for (const message of session.messages) insertMessage.run(newId(), seq, agent.id, message.role, message.content, now);
+      for (const message of session.messages) insertMessage.run(newId(), seq, message.role, message.content, now);
     }
     const imported: Imported = { agent: agents.get(userId, agent.id)!, tags: tagNames, documents: created.map(({ row }) => row) };
     if (dryRun) throw new DryRun(imported);
