@@ -293,6 +293,15 @@ describe('createGuardedSession with a connection pool', () => {
     counts.stop();
   });
 
+  it('does not cut a request slower than the idle time', async () => {
+    const pool = createConnectionPool({ idleMs: 20, maxAgents: 4, maxIdlePerAgent: 2 });
+    const session = sessionOf(pool);
+    // The body's second part comes 50 ms after its first.
+    assert.equal(await (await session.fetch(`http://one.example:${port()}/stream`)).text(), 'first second');
+    await echo(session, 'and after it');
+    pool.close();
+  });
+
   it('never sends a request on a kept connection for a name that now resolves elsewhere', async () => {
     const counts = countConnections(main.server);
     const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
