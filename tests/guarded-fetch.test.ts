@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import OpenAI from 'openai';
-import { createGuardedFetch, createGuardedSession } from '../src/ingest/fetch.js';
+import { createConnectionPool, createGuardedFetch, createGuardedSession } from '../src/ingest/fetch.js';
 import { IngestError } from '../src/ingest/errors.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
@@ -227,6 +227,157 @@ describe('createGuardedSession', () => {
     });
     session.close();
     await waitFor('the connections to close', () => mainCounts.open === 0 && otherCounts.open === 0);
+    mainCounts.stop();
+    otherCounts.stop();
+  });
+});
+
+describe('createGuardedSession with a connection pool', () => {
+  /** The connections `server` is sent from now on (until `stop`): how many were opened, how many are open. */
+  const countConnections = (server: http.Server) => {
+    const counts = { opened: 0, open: 0, stop: () => void server.off('connection', count) };
+    const count = (socket: import('node:net').Socket) => {
+      counts.opened += 1;
+      counts.open += 1;
+      socket.once('close', () => (counts.open -= 1));
+    };
+    server.on('connection', count);
+    return counts;
+  };
+  const port = () => new URL(main.base).port;
+  /** A session of `pool` in which one.example resolves to `address` (only 127.0.0.1 and 127.0.0.2 allowed). */
+  const sessionOf = (pool: ReturnType<typeof createConnectionPool>, address = '127.0.0.1', lookups: string[] = []) =>
+    createGuardedSession({
+      pool,
+      maxResponseBytes: 1024 * 1024,
+      isAddressAllowed: (vetted) => vetted === '127.0.0.1' || vetted === '127.0.0.2',
+      resolve: async (hostname) => {
+        lookups.push(hostname);
+        return [{ address, family: 4 }];
+      },
+    });
+  const echo = async (session: ReturnType<typeof createGuardedSession>, body: string) => {
+    const response = await session.fetch(`http://one.example:${port()}/echo`, { method: 'POST', body });
+    assert.deepEqual(await response.json(), { method: 'POST', body });
+  };
+
+  it("keeps a session's connection for the next session to the same origin and address, vetting the host again", async () => {
+    const counts = countConnections(main.server);
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
+    const lookups: string[] = [];
+    for (const body of ['first run', 'second run', 'third run']) {
+      const session = sessionOf(pool, '127.0.0.1', lookups);
+      await echo(session, `${body}: list`);
+      await echo(session, `${body}: call`);
+      session.close();
+    }
+    assert.equal(counts.opened, 1, 'six requests of three sessions, one connection');
+    assert.equal(counts.open, 1, 'kept after the sessions closed');
+    assert.deepEqual(lookups, ['one.example', 'one.example', 'one.example'], 'the host vetted by every session');
+    pool.close();
+    await waitFor('the pool to end its connection', () => counts.open === 0);
+    counts.stop();
+  });
+
+  it('does not keep a connection past its idle time', async () => {
+    const counts = countConnections(main.server);
+    const pool = createConnectionPool({ idleMs: 150, maxAgents: 4, maxIdlePerAgent: 2 });
+    const first = sessionOf(pool);
+    await echo(first, 'before');
+    first.close();
+    assert.equal(counts.open, 1);
+    await waitFor('the idle connection to end', () => counts.open === 0);
+    await echo(sessionOf(pool), 'after');
+    assert.equal(counts.opened, 2, 'a new connection after the idle time');
+    pool.close();
+    counts.stop();
+  });
+
+  it('does not cut a request slower than the idle time', async () => {
+    const pool = createConnectionPool({ idleMs: 20, maxAgents: 4, maxIdlePerAgent: 2 });
+    const session = sessionOf(pool);
+    // The body's second part comes 50 ms after its first.
+    assert.equal(await (await session.fetch(`http://one.example:${port()}/stream`)).text(), 'first second');
+    await echo(session, 'and after it');
+    pool.close();
+  });
+
+  it('never sends a request on a kept connection for a name that now resolves elsewhere', async () => {
+    const counts = countConnections(main.server);
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
+    await echo(sessionOf(pool, '127.0.0.1'), 'kept');
+    const seen = main.seen.length;
+    // The name now resolves to an internal address: refused, the kept connection notwithstanding.
+    await assert.rejects(sessionOf(pool, '10.0.0.1').fetch(`http://one.example:${port()}/echo`), (error: unknown) => {
+      assert.ok(error instanceof IngestError);
+      assert.equal(error.code, 'refused_address');
+      return true;
+    });
+    // The name now resolves to another allowed address: connected there (where nothing listens),
+    // not sent on the connection kept for the old one.
+    await assert.rejects(sessionOf(pool, '127.0.0.2').fetch(`http://one.example:${port()}/echo`), (error: unknown) => {
+      assert.ok(error instanceof IngestError);
+      assert.match(error.message, /connection refused/);
+      return true;
+    });
+    assert.equal(main.seen.length, seen, 'neither request reached the server');
+    assert.deepEqual([counts.opened, counts.open], [1, 1]);
+    pool.close();
+    await waitFor('the pool to end its connection', () => counts.open === 0);
+    counts.stop();
+  });
+
+  it("ends a session's requests under way when it closes, and only those", async () => {
+    const counts = countConnections(main.server);
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
+    const [closing, going] = [sessionOf(pool), sessionOf(pool)];
+    const cut = (await closing.fetch(`http://one.example:${port()}/stream`)).text();
+    const whole = (await going.fetch(`http://one.example:${port()}/stream`)).text();
+    closing.close();
+    await assert.rejects(cut);
+    assert.equal(await whole, 'first second');
+    pool.close();
+    await waitFor('every connection to end', () => counts.open === 0);
+    counts.stop();
+  });
+
+  it('sends a request once more when the server closed the kept connection it went out on', async () => {
+    // The server ends a connection, unanswered, at its second request: as a server does that
+    // closes an idle connection just as a request is sent on it.
+    const requestsOn = new WeakMap<object, number>();
+    const flaky = await startRecordingServer((req, res, body) => {
+      const count = (requestsOn.get(req.socket) ?? 0) + 1;
+      requestsOn.set(req.socket, count);
+      if (count === 2) return void req.socket.destroy();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ body }));
+    });
+    const counts = countConnections(flaky.server);
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
+    const session = createGuardedSession({ pool, isAddressAllowed: (address) => address === '127.0.0.1' });
+    for (const body of ['1', '2'])
+      assert.deepEqual(await (await session.fetch(`${flaky.base}/`, { method: 'POST', body })).json(), { body });
+    assert.deepEqual(
+      flaky.seen.map((seen) => seen.body),
+      ['1', '2', '2'],
+    );
+    assert.equal(counts.opened, 2);
+    pool.close();
+    flaky.server.closeAllConnections();
+    flaky.server.close();
+  });
+
+  it('keeps at most maxAgents origins: the least recently used one ends its idle connections', async () => {
+    const mainCounts = countConnections(main.server);
+    const otherCounts = countConnections(other.server);
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 1, maxIdlePerAgent: 2 });
+    const session = createGuardedSession({ pool, isAddressAllowed: (address) => address === '127.0.0.1' });
+    assert.equal((await session.fetch(`${main.base}/echo`)).status, 201);
+    assert.equal(await (await session.fetch(`${other.base}/`)).text(), 'other');
+    await waitFor('the first origin to be let go', () => mainCounts.open === 0);
+    assert.equal(otherCounts.open, 1);
+    pool.close();
+    await waitFor('the pool to end its connection', () => otherCounts.open === 0);
     mainCounts.stop();
     otherCounts.stop();
   });

@@ -236,7 +236,13 @@ function pinnedLookup(addresses: ResolvedAddress[]): LookupFunction {
 interface Route {
   addresses: ResolvedAddress[];
   agent: http.Agent | false;
+  /** Where the requests under way are noted, for a session to end them when it closes (its agent being shared). */
+  requests?: Set<http.ClientRequest>;
 }
+
+/** A kept connection the server closed as the request was sent on it: nothing was answered, so it is sent once more. */
+const resent = (error: unknown, request: http.ClientRequest) =>
+  request.reusedSocket && ['ECONNRESET', 'EPIPE'].includes((error as NodeJS.ErrnoException).code ?? '');
 
 function send(
   url: URL,
@@ -245,6 +251,7 @@ function send(
   body: Buffer | null,
   route: Route,
   signal: AbortSignal | undefined,
+  again = true,
 ): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request({
@@ -258,11 +265,23 @@ function send(
       lookup: pinnedLookup(route.addresses),
       signal,
     });
+    const { requests } = route;
+    if (requests) {
+      requests.add(request);
+      request.once('close', () => requests.delete(request));
+    }
+    let answered = false;
     request.once('response', (response) => {
+      answered = true;
       response.on('error', () => {}); // errors reach the reader through its iterator; never unhandled
       resolve(response);
     });
-    request.on('error', reject); // a later error (after the response) has nothing left to reject
+    // A later error (after the response) has nothing left to reject.
+    request.on('error', (error) => {
+      if (!answered && again && !signal?.aborted && resent(error, request))
+        send(url, method, headers, body, route, signal, false).then(resolve, reject);
+      else reject(error);
+    });
     request.end(body ?? undefined);
   });
 }
@@ -445,6 +464,33 @@ function capped(stream: Readable, maxBytes: number): Readable {
   return pipeline(stream, guard, () => {});
 }
 
+const isJson = (contentType: string | undefined) => contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType);
+
+/** The whole of `stream`, or IngestError('too_large') once more than `maxBytes` have come (the stream then ended). */
+function readWhole(stream: Readable, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let total = 0;
+    stream.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total <= maxBytes) return void chunks.push(chunk);
+      stream.destroy();
+      reject(new IngestError('too_large', `the response is larger than ${formatBytes(maxBytes)}`));
+    });
+    let ended = false;
+    stream.once('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks, total));
+    });
+    stream.once('error', reject);
+    // Closed before its end (aborted, the connection lost): what an unfinished read says. (An
+    // error is made only then: making one, with its stack, costs more than the rest of the read.)
+    stream.once('close', () => {
+      if (!ended) reject(Object.assign(new Error('aborted'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }));
+    });
+  });
+}
+
 /**
  * A `fetch` that goes through the SSRF guard: every hop's host is vetted and then connected to at
  * exactly the vetted address, any method and body, the response body streamed (content-decoded).
@@ -459,7 +505,10 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
 /** A guarded fetch whose connections are kept alive between requests, until `close`. */
 export interface FetchSession {
   fetch: FetchFunction;
-  /** Ends every connection of the session, idle or in use; a later request has a connection of its own. */
+  /**
+   * Ends the session: its requests still under way are ended; its idle connections are ended too,
+   * or, with a pool, left to the pool. A later request has a connection of its own.
+   */
   close(): void;
 }
 
@@ -467,19 +516,88 @@ export interface FetchSession {
 const SESSION_MAX_ORIGINS = 8;
 
 /**
- * The guarded fetch of createGuardedFetch, for a short series of requests (one run's requests to
- * an MCP server): each origin's host is vetted once, at its first request, and its connections are
- * kept alive for the next. Each origin has an agent of its own whose every connection goes to the
- * addresses vetted for it (its lookup answers nothing else), so a kept connection only ever
- * carries requests to the origin it was opened for; a redirect to another origin is vetted and
- * connected on its own. `close` ends them all; the caller calls it when the series ends.
+ * Kept-alive connections shared by sessions (one run's requests to an MCP server, the next run's):
+ * one agent per origin and set of vetted addresses, whose every connection goes to those addresses
+ * (its lookup answers nothing else). The pool vets nothing itself: a session vets the host first
+ * and asks for the agent of what the vetting answered, so a name whose lookup now answers other
+ * addresses gets another agent (and is refused before that if they are not allowed), and a kept
+ * connection only ever carries requests to the origin and address it was opened for.
  */
-export function createGuardedSession(options: GuardedFetchOptions = {}): FetchSession {
+export interface ConnectionPool {
+  /** The agent for `url`'s origin (scheme, host name, port) connecting only to `addresses`. */
+  agentFor(url: URL, addresses: ResolvedAddress[]): http.Agent;
+  /** Ends every connection of the pool, idle or in use. */
+  close(): void;
+}
+
+export interface ConnectionPoolOptions {
+  /** How long an idle connection is kept (ms); shorter when the server announces a shorter keep-alive. */
+  idleMs: number;
+  /** Origins and address sets kept at most (the least recently used one's connections end first). */
+  maxAgents: number;
+  /** Idle connections kept per agent at most. */
+  maxIdlePerAgent: number;
+}
+
+export function createConnectionPool(options: ConnectionPoolOptions): ConnectionPool {
+  const agents = new Map<string, http.Agent>();
+  /** An agent out of the pool: its idle connections end now, the ones in use when their request ends. */
+  const retire = (agent: http.Agent) => {
+    agent.keepSocketAlive = () => false;
+    for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy();
+  };
+  return {
+    agentFor(url, addresses) {
+      const pinned = [...addresses].sort((a, b) => a.family - b.family || (a.address < b.address ? -1 : a.address > b.address ? 1 : 0));
+      const key = `${url.origin} ${pinned.map(({ address }) => address).join(' ')}`;
+      let agent = agents.get(key);
+      if (agent) agents.delete(key);
+      else {
+        const agentOptions = {
+          keepAlive: true,
+          maxFreeSockets: options.maxIdlePerAgent,
+          timeout: options.idleMs,
+          lookup: pinnedLookup(pinned),
+        };
+        agent = url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+      }
+      // The most recently used last: a Map keeps the order things were set in.
+      agents.set(key, agent);
+      if (agents.size > options.maxAgents) {
+        const [oldestKey, oldest] = agents.entries().next().value!;
+        agents.delete(oldestKey);
+        retire(oldest);
+      }
+      return agent;
+    },
+    close() {
+      for (const agent of agents.values()) agent.destroy();
+      agents.clear();
+    },
+  };
+}
+
+/**
+ * The guarded fetch of createGuardedFetch, for a short series of requests (one run's requests to
+ * an MCP server): each origin's host is vetted once, at its first request of the session, and its
+ * connections are kept alive for the next. Each origin has an agent whose every connection goes to
+ * the addresses vetted for it (its lookup answers nothing else), so a kept connection only ever
+ * carries requests to the origin it was opened for; a redirect to another origin is vetted and
+ * connected on its own. Without `pool` the agents are the session's own, and `close` ends their
+ * connections; with one they come from the pool and outlive the session, for the next session to
+ * the same origin and vetted addresses (which vets the host again). `close` ends the requests
+ * still under way either way; the caller calls it when the series ends.
+ */
+export function createGuardedSession(options: GuardedFetchOptions & { pool?: ConnectionPool } = {}): FetchSession {
+  const { pool } = options;
   const origins = new Map<string, Promise<Route>>();
   const agents: http.Agent[] = [];
+  /** The session's requests under way (with a pool, whose close leaves the agents be). */
+  const requests = new Set<http.ClientRequest>();
   let closed = false;
   const open = async (url: URL): Promise<Route> => {
     const addresses = await vetHost(url, options);
+    if (pool) return { addresses, agent: pool.agentFor(url, addresses), requests };
     // The agent's own lookup, as well as each request's, answers only the vetted addresses.
     const agentOptions = { keepAlive: true, maxFreeSockets: 4, lookup: pinnedLookup(addresses) };
     const agent = url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
@@ -499,19 +617,24 @@ export function createGuardedSession(options: GuardedFetchOptions = {}): FetchSe
         if (origins.get(url.origin) === opening) origins.delete(url.origin);
       });
     }
-    const { addresses, agent } = await routing;
-    return { addresses, agent: closed ? false : agent };
+    const kept = await routing;
+    return closed ? { addresses: kept.addresses, agent: false } : kept;
   };
   return {
-    fetch: guardedFetchThrough(options, route),
+    // A JSON answer (an MCP server's, one at a time) is read whole, within the cap: a buffer is
+    // handed on more cheaply than a stream piped through a transform and into a web stream.
+    fetch: guardedFetchThrough(options, route, true),
     close() {
       closed = true;
       for (const agent of agents) agent.destroy();
+      for (const request of requests) request.destroy();
+      requests.clear();
     },
   };
 }
 
-function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) => Promise<Route>): FetchFunction {
+function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) => Promise<Route>, wholeJson = false): FetchFunction {
+  const cap = options.maxResponseBytes;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
   return async function guardedFetch(input, init = {}) {
     const request = input instanceof Request ? input : undefined;
@@ -560,6 +683,7 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
         for (const one of Array.isArray(value) ? value : [value]) responseHeaders.append(name, one);
       }
       let stream: Readable | null = null;
+      let whole: Buffer | null = null;
       if (!NO_BODY_STATUSES.has(status) && method !== 'HEAD') {
         try {
           stream = decoded(response);
@@ -567,11 +691,18 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
           response.destroy();
           throw error;
         }
-        if (options.maxResponseBytes !== undefined) stream = capped(stream, options.maxResponseBytes);
+        if (cap !== undefined && wholeJson && isJson(response.headers['content-type'])) {
+          try {
+            whole = await readWhole(stream, cap);
+          } catch (error) {
+            response.destroy();
+            throw signal?.aborted ? signal.reason : networkError(error, current);
+          }
+        } else if (cap !== undefined) stream = capped(stream, cap);
       } else {
         response.destroy();
       }
-      const answer = new Response(stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null, {
+      const answer = new Response((whole as Uint8Array<ArrayBuffer> | null) ?? (stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null), {
         status: status < 200 || status > 599 ? 502 : status,
         statusText: response.statusMessage ?? '',
         headers: responseHeaders,

@@ -6,7 +6,7 @@
 // - the MCP tool kind: a run whose model calls an MCP tool once (scripts/bench/mcp-server.ts, the
 //   official SDK's server, timing itself) against the same run shape with no tool (the model's
 //   call answered at once with "no such function"): the difference, less the MCP server's own time
-//   in that run (connect, list, call), is what the service spends on MCP per call.
+//   in that run (list, call), is what the service spends on MCP per call.
 import { readFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { join } from 'node:path';
@@ -230,8 +230,8 @@ async function run(ctx: BenchContext): Promise<CaseReport> {
     pass: overhead <= 3,
   });
   notes.push(
-    `MCP: a run with an MCP tool connects, lists the server's tools and calls one (${requestsPerRun} requests to the server, ` +
-      "closed when the run ends); the figure is all of that beyond the server's own time.",
+    `MCP: a run with an MCP tool lists the server's tools and calls one (${requestsPerRun} requests to the server, on a ` +
+      "connection kept from the run before); the figure is all of that beyond the server's own time.",
   );
 
   agent.destroy();
