@@ -464,7 +464,8 @@ function capped(stream: Readable, maxBytes: number): Readable {
   return pipeline(stream, guard, () => {});
 }
 
-const isJson = (contentType: string | undefined) => contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType);
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && /^application\/([\w.-]+\+)?json\s*(;|$)/i.test(contentType);
 
 /** The whole of `stream`, or IngestError('too_large') once more than `maxBytes` have come (the stream then ended). */
 function readWhole(stream: Readable, maxBytes: number): Promise<Buffer> {
@@ -702,11 +703,14 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
       } else {
         response.destroy();
       }
-      const answer = new Response((whole as Uint8Array<ArrayBuffer> | null) ?? (stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null), {
-        status: status < 200 || status > 599 ? 502 : status,
-        statusText: response.statusMessage ?? '',
-        headers: responseHeaders,
-      });
+      const answer = new Response(
+        (whole as Uint8Array<ArrayBuffer> | null) ?? (stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null),
+        {
+          status: status < 200 || status > 599 ? 502 : status,
+          statusText: response.statusMessage ?? '',
+          headers: responseHeaders,
+        },
+      );
       Object.defineProperty(answer, 'url', { value: current.href });
       return answer;
     }
