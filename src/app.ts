@@ -33,10 +33,9 @@ import { openApiRoute } from './openapi/document.js';
 import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
-import { MCP_CONNECTION_POOL } from './tools/runtime/mcp.js';
 import { createToolProvider, toolFunctions } from './tools/runtime/provider.js';
 import type { ToolProvider } from './lib/tool-contract.js';
-import { createConnectionPool, createGuardedFetch, createGuardedSession, type ResolvedAddress } from './ingest/fetch.js';
+import { createConnectionPool, createGuardedFetch, KEPT_CONNECTIONS, createGuardedSession, type ResolvedAddress } from './ingest/fetch.js';
 import { runRoutes } from './runs/routes.js';
 import { createEventLog, type EventLog } from './runs/event-log.js';
 import { createEventSweeper } from './runs/event-sweeper.js';
@@ -145,17 +144,18 @@ export function createApp({
   });
   const ingestion = new IngestionQueue(stores.chunks, sealer, config.ingestion, log, stores.files);
   const sweeper = new ChunkSweeper(stores.chunks, log);
-  // Connections to MCP servers outlive a run, for the next run to the same server and address.
-  const mcpConnections = createConnectionPool(MCP_CONNECTION_POOL);
+  // Connections to users' servers (MCP servers, model endpoints) outlive a run, for the next run to
+  // the same server and address.
+  const connections = createConnectionPool(KEPT_CONNECTIONS);
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
     fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
     session: (limits: { maxResponseBytes: number }) =>
-      createGuardedSession({ allowPrivateNetworks: config.allowPrivateNetworks, ...limits, pool: mcpConnections }),
+      createGuardedSession({ allowPrivateNetworks: config.allowPrivateNetworks, ...limits, pool: connections }),
     toolTimeoutMs: config.toolTimeoutMs,
   };
   const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });
-  const engine = createRunEngine({ stores, config, log, tools, resolveHost });
+  const engine = createRunEngine({ stores, config, log, tools, resolveHost, connections });
   const eventLog = createEventLog({ events: stores.runEvents, runs: stores.runs, log });
   engine.observe((run, event) => eventLog.observe(run, event));
   const eventSweeper = createEventSweeper(stores.runEvents, config.runs.eventsRetentionDays, log);
@@ -282,7 +282,7 @@ export function createApp({
     clearInterval(touchTimer);
     clearInterval(expiryTimer);
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), eventSweeper.stop(), dispatcher.stop()]);
-    mcpConnections.close();
+    connections.close();
     if (primary) {
       flushTouches();
       eventLog.flush();

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import type http from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createChatApi, MAX_ANSWER_BYTES, type ChatParams } from '../src/runs/chat-api.js';
+import { createConnectionPool, KEPT_CONNECTIONS } from '../src/ingest/fetch.js';
 import { RunFailure } from '../src/runs/failures.js';
 import { createModelCall } from '../src/runs/model-call.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
@@ -209,5 +210,43 @@ describe('answers of the wrong shape', () => {
       reply.toolCalls.find((call) => call.name === 'add'),
       { id: 'c1', name: 'add', arguments: '{"a":1}' },
     );
+  });
+});
+
+describe("a user's endpoint (through the guarded fetch)", () => {
+  const pool = createConnectionPool(KEPT_CONNECTIONS);
+  after(() => pool.close());
+  const userEndpoint = { ...endpoint, userAimed: true };
+
+  test('calls, streamed and plain, share one kept-alive connection, within a run and from one run to the next', async () => {
+    let opened = 0;
+    const count = () => (opened += 1);
+    server.on('connection', count);
+    try {
+      const pooled = createChatApi({ allowPrivateNetworks: true, pool });
+      answer = (res) => writeApart(res, [`data: ${chunk({ content: 'one' })}\n\n`, 'data: [DONE]\n\n']);
+      let text = '';
+      await pooled.stream(userEndpoint, params, signal(), (piece) => (text += piece.choices?.[0]?.delta?.content ?? ''));
+      assert.equal(text, 'one');
+      answer = (res) => res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'two' } }] }));
+      assert.equal((await pooled.complete(userEndpoint, params, signal())).choices[0].message.content, 'two');
+      answer = (res) => writeApart(res, [`data: ${chunk({ content: 'three' })}\n\n`, 'data: [DONE]\n\n']);
+      text = '';
+      await pooled.stream(userEndpoint, params, signal(), (piece) => (text += piece.choices?.[0]?.delta?.content ?? ''));
+      assert.equal(text, 'three');
+      assert.equal(opened, 1, 'one connection for the three calls');
+    } finally {
+      server.off('connection', count);
+    }
+  });
+
+  test('a kept connection is no way around the address guard: the host is vetted at every call', async () => {
+    answer = (res) => res.end(JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'kept' } }] }));
+    await createChatApi({ allowPrivateNetworks: true, pool }).complete(userEndpoint, params, signal());
+    const before = seen.length;
+    const guarded = createChatApi({ allowPrivateNetworks: false, pool });
+    const refused = await failure(guarded.complete(userEndpoint, params, signal()));
+    assert.match(refused.message, /Could not reach the model endpoint 127\.0\.0\.1:\d+: .*(private|local|not allowed)/i);
+    assert.equal(seen.length, before, 'nothing was sent');
   });
 });

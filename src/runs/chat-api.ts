@@ -13,7 +13,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { finished, Readable } from 'node:stream';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
-import { createGuardedFetch, type FetchFunction } from '../ingest/fetch.js';
+import { createGuardedFetch, createGuardedSession, type ConnectionPool, type FetchFunction, type FetchSession } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import { ACCEPT_ENCODING, decodedBody } from '../lib/content-encoding.js';
 import { redact, RunFailure } from './failures.js';
@@ -75,11 +75,31 @@ const sendKeptAlive: Send = (url, headers, body, signal) =>
     request.end(body);
   });
 
-/** A user's endpoint: the guarded fetch (SSRF guard on every connection). */
-function sendGuarded(fetch: FetchFunction): Send {
+/**
+ * A user's endpoint: the guarded fetch (SSRF guard on every connection), through a session of its
+ * own per call, ended once the answer has been read (or given up on).
+ */
+function sendGuarded(sessionOf: () => FetchSession): Send {
   return async (url, headers, body, signal) => {
-    const response = await fetch(url, { method: 'POST', headers, body, signal });
-    return { status: response.status, body: (response.body ?? []) as AsyncIterable<Uint8Array> };
+    const session = sessionOf();
+    let response: Response;
+    try {
+      response = await session.fetch(url, { method: 'POST', headers, body, signal });
+    } catch (error) {
+      session.close();
+      throw error;
+    }
+    const parts = (response.body ?? []) as AsyncIterable<Uint8Array>;
+    return {
+      status: response.status,
+      body: (async function* () {
+        try {
+          yield* parts;
+        } finally {
+          session.close();
+        }
+      })(),
+    };
   };
 }
 
@@ -187,9 +207,17 @@ function broken(error: unknown, endpoint: ModelEndpoint): RunFailure {
   );
 }
 
-/** The chat-completions call for every endpoint; a user's endpoints get the guarded fetch (`fetch` replaces it in tests). */
-export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: FetchFunction }): ChatApi {
-  const sendGuardedFetch = sendGuarded(options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks }));
+/**
+ * The chat-completions call for every endpoint. A user's endpoints get the guarded fetch: with
+ * `pool`, their connections are kept between calls (each call vets the host again and uses only a
+ * connection to an address it vetted); `fetch` replaces it in tests.
+ */
+export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: FetchFunction; pool?: ConnectionPool }): ChatApi {
+  const { allowPrivateNetworks, fetch, pool } = options;
+  const once = fetch ?? (pool ? undefined : createGuardedFetch({ allowPrivateNetworks }));
+  const sendGuardedFetch = sendGuarded(
+    once ? () => ({ fetch: once, close: () => {} }) : () => createGuardedSession({ allowPrivateNetworks, pool }),
+  );
 
   /** Sends the call; resolves with a 2xx answer, throws a RunFailure for anything else. */
   async function open(endpoint: ModelEndpoint, body: object, accept: string, signal: AbortSignal): Promise<Answer> {

@@ -14,6 +14,7 @@ import type { ToolProvider } from '../lib/tool-contract.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { createChatApi } from './chat-api.js';
+import type { ConnectionPool } from '../ingest/fetch.js';
 import { createChildRuns } from './child-runs.js';
 import { createRunEmitter, type RunEmitter, type RunInfo, type RunObserver } from './events.js';
 import { createExecutor } from './execute.js';
@@ -41,6 +42,8 @@ export interface RunEngineDeps {
   log: Logger;
   /** Gives each run its tools (app.ts: the agent's linked tools, built by their kinds). */
   tools: ToolProvider;
+  /** Connections to users' servers kept between runs (a user's model endpoint is called through it). */
+  connections?: ConnectionPool;
   /** Tests only: answers the DNS lookups of the endpoint check. */
   resolveHost?: (host: string) => Promise<ResolvedAddress[]>;
 }
@@ -75,7 +78,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     config,
     log,
     chains,
-    chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks }),
+    chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks, pool: deps.connections }),
     tools: deps.tools,
     // A tool's context offers its run's children (the AGENT kind); runChildAgent is made below, called later.
     runChild: (parent, agentId, input) => childRuns.runChildAgent(parent, agentId, input),

@@ -2,7 +2,7 @@
 // reached through the official client. When a run starts the server's tools are listed and each
 // (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`;
 // calls go to the same kept-alive connection, which is kept a few seconds after the run for the next
-// run to the same server (MCP_CONNECTION_POOL). Every request the client's transport makes goes
+// run to the same server (KEPT_CONNECTIONS in src/ingest/fetch.ts). Every request the client's transport makes goes
 // through the run's guarded session (the host vetted anew each run, the SSRF check on each connection),
 // redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
 // tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
@@ -22,12 +22,6 @@ export const MCP_RESPONSE_MAX_BYTES = 1024 * 1024;
 /** Largest input schema of one tool (JSON characters): it is sent to the model with every step. */
 export const MCP_SCHEMA_MAX_CHARS = 16 * 1024;
 const DESCRIPTION_MAX_CHARS = 1024;
-/**
- * The connections to MCP servers kept between runs (the service's pool): each for 4 s idle (less
- * than the 5 s a Node server keeps an idle connection by default, and shorter when the server
- * announces less), to at most 64 origins and address sets, 4 idle connections each.
- */
-export const MCP_CONNECTION_POOL = { idleMs: 4_000, maxAgents: 64, maxIdlePerAgent: 4 } as const;
 /** Pages of a tool list read at most. */
 const MAX_LIST_PAGES = 4;
 
