@@ -137,6 +137,19 @@ describe('production start: compiled dist/main.js with plain node', () => {
     );
   });
 
+  test("/mcp answers from the build: the MCP SDK, loaded at the first request, lists the caller's agents", async () => {
+    const { token } = await service.signUp('Mcp');
+    await service.create(token, '/agents', { name: 'Bundled', type: 'REACT', llm: { model: 'm', provider: 'openai' } });
+    const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const client = new Client({ name: 'prod-start', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${service.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), ['bundled', 'search_documents']);
+    await client.close();
+  });
+
   test('SIGTERM stops it cleanly and the WAL is folded back into the database', async () => {
     assert.equal(await service.stop(), 0, service.stderrText());
     assert.equal(statSync(`${databasePath}-wal`, { throwIfNoEntry: false })?.size ?? 0, 0);

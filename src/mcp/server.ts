@@ -7,7 +7,7 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import * as v from 'valibot';
-import { createMcpHandler, ProtocolError, ProtocolErrorCode, Server, type AuthInfo } from '@modelcontextprotocol/server';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { AppContext } from '../http/context.js';
 import { defineRoute, RESPONSE_WRITTEN, type Route } from '../http/route.js';
 import type { Logger } from '../lib/log.js';
@@ -17,6 +17,8 @@ import { createMcpTools, MCP_PAGE_SIZE, type McpToolsDeps } from './tools.js';
 
 export const MCP_PATH = '/mcp';
 
+type Sdk = typeof import('@modelcontextprotocol/server');
+
 /** The caller a request's server instance serves, handed through the SDK's `authInfo` (never the token's secret). */
 const callerAuth = (userId: string, tokenId: string): AuthInfo => ({ token: tokenId, clientId: userId, scopes: [] });
 
@@ -24,8 +26,31 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
   const tools = createMcpTools(deps);
   const version = packageVersion();
 
+  /**
+   * The SDK's handler, made at the first /mcp request: the SDK's module (and the schemas it makes
+   * when loaded) costs several MiB of memory that a service no MCP host reaches never spends.
+   */
+  let handlerOnce: Promise<ReturnType<Sdk['createMcpHandler']>> | undefined;
+  const handlerOf = () =>
+    (handlerOnce ??= import('@modelcontextprotocol/server').then(handlerWith, (error: unknown) => {
+      handlerOnce = undefined;
+      throw error;
+    }));
+
+  const handlerWith = (sdk: Sdk) =>
+    sdk.createMcpHandler(
+      ({ authInfo }) => {
+        if (!authInfo) throw new Error('an MCP request reached the server without its caller');
+        return serverFor(sdk, authInfo.clientId);
+      },
+      {
+        legacy: 'stateless',
+        onerror: (error) => deps.log.info({ msg: 'MCP request refused or failed', error: describeError(error) }),
+      },
+    );
+
   /** One server instance for one request, bound to its caller. */
-  const serverFor = (userId: string) => {
+  const serverFor = ({ Server, ProtocolError, ProtocolErrorCode }: Sdk, userId: string) => {
     const server = new Server({ name: 'agent-service', version }, { capabilities: { tools: {} } });
     server.setRequestHandler('tools/list', (request) => {
       const page = tools.list(userId, request.params?.cursor);
@@ -44,17 +69,6 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
     });
     return server;
   };
-
-  const handler = createMcpHandler(
-    ({ authInfo }) => {
-      if (!authInfo) throw new Error('an MCP request reached the server without its caller');
-      return serverFor(authInfo.clientId);
-    },
-    {
-      legacy: 'stateless',
-      onerror: (error) => deps.log.info({ msg: 'MCP request refused or failed', error: describeError(error) }),
-    },
-  );
 
   return [
     defineRoute({
@@ -81,6 +95,7 @@ export function mcpRoutes(deps: McpToolsDeps & { log: Logger }): Route[] {
         raw: v.record(v.string(), v.unknown()),
       },
       handler: async ({ ctx, caller }): Promise<typeof RESPONSE_WRITTEN> => {
+        const handler = await handlerOf();
         const response = await handler.fetch(webRequest(ctx), {
           authInfo: callerAuth(caller.id, caller.tokenId),
           parsedBody: ctx.request.body,

@@ -8,7 +8,7 @@
 // tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
 // the tool's error, told to the model.
 import { createHash } from 'node:crypto';
-import { Client, StreamableHTTPClientTransport, type PriorDiscovery, type Tool } from '@modelcontextprotocol/client';
+import type { Client, PriorDiscovery, Tool } from '@modelcontextprotocol/client';
 import type { ToolFunction } from '../../lib/tool-contract.js';
 import { packageVersion } from '../../lib/version.js';
 import type { Built, ToolRecord } from '../kinds/kind.js';
@@ -17,6 +17,18 @@ import { functionNameOf, MAX_FUNCTION_NAME } from './naming.js';
 
 /** Tools of one server offered to a run; more are left out with a warning. */
 export const MAX_MCP_TOOLS = 64;
+/**
+ * The official client, loaded when an MCP tool is first built: its module (and the schemas it
+ * makes when loaded) costs a few MiB of memory that a service whose agents use no MCP server never
+ * spends.
+ */
+let client: Promise<typeof import('@modelcontextprotocol/client')> | undefined;
+const loadClient = () =>
+  (client ??= import('@modelcontextprotocol/client').catch((error: unknown) => {
+    client = undefined;
+    throw error;
+  }));
+
 /** Largest answer of the server to one request (a tool list, a call's result). */
 export const MCP_RESPONSE_MAX_BYTES = 1024 * 1024;
 /** Largest input schema of one tool (JSON characters): it is sent to the model with every step. */
@@ -159,6 +171,7 @@ export async function mcpTools(
   const fetch = session ? boundedFetch(session.fetch, MCP_RESPONSE_MAX_BYTES, true) : boundedFetch(http.fetch);
   /** A client connected (as `prior` says, or by asking the server) with the server's tools listed; closed again if that fails. */
   const open = async (prior: PriorDiscovery | undefined) => {
+    const { Client, StreamableHTTPClientTransport } = await loadClient();
     const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
     const transport = new StreamableHTTPClientTransport(url, {
       fetch,
