@@ -318,6 +318,34 @@ describe('ends of runs committed together', () => {
   });
 });
 
+describe('an end committed: what goes with it being seen', () => {
+  test('a hook that throws fails its own end only: the other ends of the batch are told and resolve', async () => {
+    const service = await startService({ runs: runsConfig() });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm: { provider: 'openai', model: 'm' } });
+    const runs = createRunStore(service.db);
+    const start = (input: string) =>
+      runs.startRun({ userId: user.user.id, agentId: agent.id, parentRunId: null, sessionId: null, input, model: 'm' })!.id;
+    const end: RunEnd = { status: 'succeeded', output: 'ok', error: null, steps: [], sources: [], warnings: [], usage: null, ms: 1 };
+    const [a, b] = [start('one'), start('two')];
+    const told: string[] = [];
+    const settled = await within(
+      5_000,
+      'both ends to settle',
+      Promise.allSettled([
+        runs.finishRunSoon(a, end, null, () => {
+          throw new Error('hook failed');
+        }),
+        runs.finishRunSoon(b, end, null, () => told.push('b')),
+      ]),
+    );
+    assert.equal(settled[0].status, 'rejected');
+    assert.deepEqual(settled[1], { status: 'fulfilled', value: true });
+    assert.deepEqual(told, ['b'], "the second end's hook ran after the first one threw");
+    assert.equal(runs.getRun(user.user.id, a)!.status, 'succeeded', 'the end itself was committed');
+  });
+});
+
 describe("the chat call to the operator's endpoints", () => {
   test('sends the call with its key, decodes a compressed answer, and reuses its connection', async () => {
     const ports: number[] = [];

@@ -295,9 +295,15 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       for (const item of batch) item.reject(error);
       return;
     }
-    // Readers see the ends from here on: what goes with an end being seen happens now, not after the fsync.
+    // Readers see the ends from here on: what goes with an end being seen happens now, not after the
+    // fsync. A hook that throws fails its own end's promise, and keeps no other end waiting.
     batch.forEach((item, k) => {
-      if (results[k].ok) item.committed?.();
+      if (!results[k].ok || !item.committed) return;
+      try {
+        item.committed();
+      } catch (error) {
+        results[k] = { ok: false, error };
+      }
     });
     syncWal().then(
       () =>
