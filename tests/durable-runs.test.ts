@@ -156,6 +156,24 @@ describe('every run is logged', () => {
     assert.equal(log.events.at(-1)!.data.output, 'plain answer');
   });
 
+  test('the answer, the run record and the log tell one end: the same ms, output and usage', async () => {
+    // The answer was once timed after the end's fsync and the record before it: a client reading the
+    // log as the run ended saw one ms, a later reader another.
+    for (let k = 0; k < 12; k += 1) {
+      fake.reply({ text: `answer ${k}` });
+      const reply = await invoke({ input: `q ${k}` });
+      assert.equal(reply.status, 200);
+      const run = await getRun(reply.body.data.runId);
+      const done = (await readLog(run.id)).events.at(-1)!;
+      assert.equal(done.event, 'done');
+      for (const told of [reply.body.data, done.data]) {
+        assert.equal(told.ms, run.ms, `run ${k}: ms`);
+        assert.equal(told.output, run.output);
+        assert.deepEqual(told.usage, run.usage);
+      }
+    }
+  });
+
   test('a failed run ends its log with error and its code', async () => {
     fake.reply({ status: 500, message: 'model exploded' });
     const reply = await invoke({ input: 'fail please', background: true });

@@ -110,6 +110,9 @@ export function createExecutor(deps: ExecuteDeps) {
       tokenBytes = piece === text ? tokenBytes + Buffer.byteLength(text) : answerMaxBytes;
       if (piece !== '') emit({ name: 'token', data: { text: piece } });
     };
+    // The run's time as its record keeps it; the answer and the log's `done` tell the same (not a
+    // time taken later, after the end's fsync).
+    let endedMs = 0;
     const ended = (
       status: 'succeeded' | 'failed' | 'cancelled',
       output: string | null,
@@ -127,7 +130,7 @@ export function createExecutor(deps: ExecuteDeps) {
           sources,
           warnings,
           usage: usage(),
-          ms: elapsed(),
+          ms: (endedMs = elapsed()),
         },
         memory && prepared.remembers && prepared.sessionId !== null
           ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
@@ -251,7 +254,7 @@ export function createExecutor(deps: ExecuteDeps) {
             sources,
             warnings,
             usage: usage(),
-            ms: elapsed(),
+            ms: endedMs,
           },
         };
       }
