@@ -95,6 +95,27 @@ export function walSyncer(
   };
 }
 
+/**
+ * `fn` as one transaction committed with synchronous=NORMAL: its frames reach the WAL (the operating
+ * system's cache) without an fsync inside the commit, and the next fsync'd commit, or walSyncer, makes
+ * them durable; a power cut (not a crash of the process) before that may lose it. For writes that
+ * may be lost that way and run while requests wait on the same event loop. The connection's
+ * synchronous=FULL is restored at once, so every other commit still waits for its fsync.
+ */
+export function unsyncedTransaction<A extends unknown[], T>(db: Db, fn: (...args: A) => T): (...args: A) => T {
+  const transaction = db.transaction(fn);
+  const normal = db.prepare('PRAGMA synchronous = NORMAL');
+  const full = db.prepare('PRAGMA synchronous = FULL');
+  return (...args) => {
+    normal.run();
+    try {
+      return transaction(...args);
+    } finally {
+      full.run();
+    }
+  };
+}
+
 /** An error from the file system, with the code and path the start-up message needs. */
 function fsError(code: string, message: string, path: string): NodeJS.ErrnoException {
   return Object.assign(new Error(message), { code, path });

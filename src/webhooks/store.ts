@@ -2,7 +2,7 @@
 // (AES-256-GCM) and opened only to sign a delivery. A delivery row is written by `enqueue` inside
 // the transaction of the change it reports (see events.ts); the dispatcher reads the due ones and
 // records each attempt.
-import type { Db } from '../db.js';
+import { unsyncedTransaction, type Db } from '../db.js';
 import type { Sealer } from '../lib/secrets.js';
 import { boolean, columnMap, json } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
@@ -166,7 +166,12 @@ export function createWebhookStore(db: Db, sealer: Sealer) {
     .pluck();
   const disable = db.prepare(`UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ? AND enabled = 1`);
 
-  const recordAttemptInTransaction = db.transaction(
+  // An attempt is recorded without an fsync inside the commit (the dispatcher shares the event loop
+  // with every request, and each delivery would hold it for the disk): a power cut right after may
+  // lose the record, and the delivery is then sent again, which at-least-once delivery allows (the
+  // receiver drops a repeated `webhook-id`).
+  const recordAttemptInTransaction = unsyncedTransaction(
+    db,
     (id: string, result: AttemptResult, nowMs: number, disableAfterMs: number): { disabled: boolean } => {
       if (result.delivered) {
         const webhookId = markDelivered.get(result.statusCode, timestamp(), id) as string | undefined;
