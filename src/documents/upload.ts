@@ -172,13 +172,15 @@ function receive(
         head: Buffer.alloc(0),
       };
       file = received;
-      let pending: Buffer[] = [];
+      // One part's buffer for the whole upload, filled and written again and again: a new buffer
+      // per part (or the chunks kept until a part is full) would be garbage outside the JavaScript
+      // heap, which the collector lets grow by tens of megabytes before it looks.
+      const pending = Buffer.allocUnsafeSlow(PART_BYTES);
       let pendingBytes = 0;
       let part = 0;
       const flush = () => {
         if (pendingBytes === 0) return;
-        files.appendPart(id, part++, Buffer.concat(pending, pendingBytes));
-        pending = [];
+        files.appendPart(id, part++, pending.subarray(0, pendingBytes));
         pendingBytes = 0;
       };
       stream.on('data', (chunk: Buffer) => {
@@ -190,7 +192,7 @@ function receive(
         // Parts of exactly PART_BYTES (the last one shorter).
         for (let at = 0; at < chunk.length;) {
           const take = Math.min(PART_BYTES - pendingBytes, chunk.length - at);
-          pending.push(chunk.subarray(at, at + take));
+          chunk.copy(pending, pendingBytes, at, at + take);
           pendingBytes += take;
           at += take;
           if (pendingBytes === PART_BYTES) flush();
