@@ -10,7 +10,7 @@ import { validationFailed, type ErrorPresenter, type ErrorStatus } from './error
 import { callerOf, type Authenticate } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
 import { SseAnswer, SseStream } from './sse.js';
-import { answerJson } from './json.js';
+import { answerJson, JSON_TYPE } from './json.js';
 import type { Page } from '../lib/paging.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
@@ -184,7 +184,7 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
     }
     ctx.status = success.status;
     if ('raw' in success) {
-      ctx.type = 'application/json';
+      ctx.type = JSON_TYPE;
       if (typeof answer === 'string') ctx.body = answer;
       else answerJson(ctx, answer);
     } else if ('page' in success) {
