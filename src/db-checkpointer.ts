@@ -9,8 +9,9 @@
 // connection, as before.
 import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { pathOf, type Db } from './db.js';
+import { workerThreads } from './lib/builtins.js';
 
 export interface Checkpointer {
   /** Ends the worker once its checkpoint under way (if any) has finished. */
@@ -78,7 +79,7 @@ export function startCheckpointer(db: Db, { everyMs = 250, startAtBytes = 1024 *
   };
   const start = () => {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const started = new Worker(WORKER, {
+    const started = new (workerThreads().Worker)(WORKER, {
       eval: true,
       workerData: { driver, path, everyMs },
       resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },

@@ -67,7 +67,7 @@ function main(): void {
   // Everything this process creates (database, WAL, key file) is readable by its owner only.
   process.umask(0o077);
   const { db, secretKey } = openStorage(config);
-  const users = createUserAdminStore(db).countUsers();
+  const hasUsers = createUserAdminStore(db).hasUsers();
   const app = createApp({ db, config, secretKey, log });
   // This process is the database's one writer (see docs/operations.md, "Serving from several machines").
   app.becomePrimary();
@@ -85,12 +85,11 @@ function main(): void {
     const { address, port } = server.address() as AddressInfo;
     const host = address.includes(':') ? `[${address}]` : address;
     const url = `http://${host}:${port}`;
-    const firstUser =
-      users > 0
-        ? {}
-        : config.signUp
-          ? { firstUser: `no users yet: sign up in the console at ${url}/, or run: npm run user:create -- --email <email> --name <name>` }
-          : { firstUser: 'no users yet and SIGN_UP is off: run npm run user:create -- --email <email> --name <name>' };
+    const firstUser = hasUsers
+      ? {}
+      : config.signUp
+        ? { firstUser: `no users yet: sign up in the console at ${url}/, or run: npm run user:create -- --email <email> --name <name>` }
+        : { firstUser: 'no users yet and SIGN_UP is off: run npm run user:create -- --email <email> --name <name>' };
     log.info({ msg: 'listening', url, console: `${url}/`, docs: `${url}/docs`, database: config.databasePath, envFile, ...firstUser });
   });
 

@@ -23,7 +23,12 @@ export type FileStore = ReturnType<typeof createFileStore>;
 export function createFileStore(db: Db) {
   const insertPart = db.prepare(`INSERT INTO document_file_parts (document_id, part, bytes) VALUES (?, ?, ?)`);
   const deleteParts = db.prepare(`DELETE FROM document_file_parts WHERE document_id = ?`);
-  const deleteOrphans = db.prepare(`DELETE FROM document_file_parts WHERE document_id NOT IN (SELECT document_id FROM document_files)`);
+  // Finds the orphans in the index of parts (document id, part number: ~90 entries a page), not in
+  // the table, whose pages hold the start of each part's bytes (~8 parts a page).
+  const deleteOrphans = db.prepare(
+    `DELETE FROM document_file_parts WHERE document_id IN (
+       SELECT DISTINCT p.document_id FROM document_file_parts p WHERE p.document_id NOT IN (SELECT document_id FROM document_files))`,
+  );
   const selectFile = db.prepare(
     `SELECT f.document_id AS documentId, f.filename, f.content_type AS contentType, f.size,
             (SELECT count(*) FROM document_file_parts p WHERE p.document_id = f.document_id) AS parts

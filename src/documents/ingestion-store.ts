@@ -59,8 +59,14 @@ export interface ChunkRow {
 export type IngestionStore = ReturnType<typeof createIngestionStore>;
 
 export function createIngestionStore(db: Db) {
-  const requeueStuck = db.prepare(`UPDATE documents SET status = 'pending' WHERE status = 'processing'`);
-  const selectPending = db.prepare(`SELECT id FROM documents WHERE status = 'pending' ORDER BY seq`).pluck();
+  // Both name the condition of the partial index documents_to_ingest, which SQLite uses only for a
+  // query that repeats it: without it they read every document, at every start.
+  const requeueStuck = db.prepare(
+    `UPDATE documents SET status = 'pending' WHERE status IN ('pending', 'processing') AND status = 'processing'`,
+  );
+  const selectPending = db
+    .prepare(`SELECT id FROM documents WHERE status IN ('pending', 'processing') AND status = 'pending' ORDER BY seq`)
+    .pluck();
   const selectOwner = db.prepare(`SELECT user_id FROM documents WHERE id = ?`).pluck();
   const claim = db.prepare(
     `UPDATE documents SET status = 'processing', error = NULL

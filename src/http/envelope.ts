@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { ApiError, internal, methodNotAllowed, notFound, type ErrorPresenter } from './errors.js';
 import type { AppMiddleware } from './context.js';
+import { answerJson } from './json.js';
 import type { Logger } from '../lib/log.js';
 import { isUniqueViolation } from '../lib/sqlite.js';
 
@@ -55,7 +56,7 @@ export function envelope(log: Logger, options: EnvelopeOptions): AppMiddleware {
       if (error.status === 503) ctx.set('Retry-After', '1');
       if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
       ctx.status = error.status;
-      ctx.body = options.presenterFor(ctx.path)(error);
+      answerJson(ctx, options.presenterFor(ctx.path)(error));
     } finally {
       if (options.logRequests) {
         log.info({

@@ -10,6 +10,7 @@ import { validationFailed, type ErrorPresenter, type ErrorStatus } from './error
 import { callerOf, type Authenticate } from './auth.js';
 import { parse, parseBody, IdSchema, type AnySchema } from './validate.js';
 import { SseAnswer, SseStream } from './sse.js';
+import { answerJson, JSON_TYPE } from './json.js';
 import type { Page } from '../lib/paging.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'delete';
@@ -178,19 +179,20 @@ function serve(route: Route, authenticate: Authenticate): AppMiddleware {
     }
     if (answer instanceof Accepted) {
       ctx.status = 202;
-      ctx.body = { success: true, data: answer.data };
+      answerJson(ctx, { success: true, data: answer.data });
       return;
     }
     ctx.status = success.status;
     if ('raw' in success) {
-      ctx.type = 'application/json';
-      ctx.body = answer;
+      ctx.type = JSON_TYPE;
+      if (typeof answer === 'string') ctx.body = answer;
+      else answerJson(ctx, answer);
     } else if ('page' in success) {
       const page = answer as Page<{ id: string }>;
       if (page.hasMore && page.rows.length > 0) ctx.set('Link', `<${nextPageUrl(ctx, page.rows[page.rows.length - 1].id)}>; rel="next"`);
-      ctx.body = { success: true, data: page.rows };
+      answerJson(ctx, { success: true, data: page.rows });
     } else {
-      ctx.body = { success: true, data: answer };
+      answerJson(ctx, { success: true, data: answer });
     }
   };
   // Synchronous unless the handler is: most handlers answer at once, without a promise of their own.

@@ -4,14 +4,13 @@
 // DNS answer cannot slip in (no DNS-rebinding window); redirects followed by hand (at most 5),
 // credentials only ever sent to the URL's own origin. `createGuardedFetch` is that as a `fetch` (any
 // method, the body streamed); `fetchDocument` uses it with a size cap and a deadline for a document.
-import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
-import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { blockedAddressReason } from './addresses.js';
 import { IngestError, formatBytes, formatDuration, isIngestError } from './errors.js';
 import { ACCEPT_ENCODING, contentEncoding, decodedBody } from '../lib/content-encoding.js';
+import { dnsPromises, https } from '../lib/builtins.js';
 
 export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -158,7 +157,7 @@ function bareHost(url: URL): string {
 }
 
 async function defaultResolve(hostname: string): Promise<ResolvedAddress[]> {
-  return dnsLookup(hostname, { all: true, verbatim: true });
+  return dnsPromises().lookup(hostname, { all: true, verbatim: true });
 }
 
 /**
@@ -254,7 +253,7 @@ function send(
   again = true,
 ): Promise<http.IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? https : http).request({
+    const request = (url.protocol === 'https:' ? https() : http).request({
       protocol: url.protocol,
       host: bareHost(url),
       port: url.port || undefined,
@@ -568,7 +567,7 @@ export function createConnectionPool(options: ConnectionPoolOptions): Connection
           timeout: options.idleMs,
           lookup: pinnedLookup(pinned),
         };
-        agent = url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+        agent = url.protocol === 'https:' ? new (https().Agent)(agentOptions) : new http.Agent(agentOptions);
       }
       // The most recently used last: a Map keeps the order things were set in.
       agents.set(key, agent);
@@ -609,7 +608,7 @@ export function createGuardedSession(options: GuardedFetchOptions & { pool?: Con
     if (pool) return { addresses, agent: pool.agentFor(url, addresses), requests };
     // The agent's own lookup, as well as each request's, answers only the vetted addresses.
     const agentOptions = { keepAlive: true, maxFreeSockets: 4, lookup: pinnedLookup(addresses) };
-    const agent = url.protocol === 'https:' ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    const agent = url.protocol === 'https:' ? new (https().Agent)(agentOptions) : new http.Agent(agentOptions);
     agents.push(agent);
     if (closed) agent.destroy();
     return { addresses, agent };

@@ -2,7 +2,7 @@
 // answers off node:http themselves: the guarded fetch and the model call.
 import type { IncomingMessage } from 'node:http';
 import { pipeline, type Readable } from 'node:stream';
-import zlib from 'node:zlib';
+import { zlib } from './builtins.js';
 
 /** The Accept-Encoding those callers send: every encoding `decodedBody` undoes. */
 export const ACCEPT_ENCODING = 'gzip, deflate, br';
@@ -22,11 +22,11 @@ export function decodedBody(response: IncomingMessage): Readable | undefined {
   const encoding = contentEncoding(response);
   const decoder =
     encoding === 'gzip' || encoding === 'x-gzip'
-      ? zlib.createGunzip()
+      ? zlib().createGunzip()
       : encoding === 'deflate'
-        ? zlib.createInflate()
+        ? zlib().createInflate()
         : encoding === 'br'
-          ? zlib.createBrotliDecompress()
+          ? zlib().createBrotliDecompress()
           : encoding === 'identity' || encoding === ''
             ? null
             : undefined;

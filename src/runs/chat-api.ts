@@ -10,11 +10,11 @@
 // and every redirect. Whatever goes wrong comes back as a RunFailure in words, never with the key;
 // when the run's signal aborts, its reason is thrown instead (the engine says what it means).
 import http from 'node:http';
-import https from 'node:https';
 import { finished, Readable } from 'node:stream';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import { createGuardedFetch, createGuardedSession, type ConnectionPool, type FetchFunction, type FetchSession } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
+import { https } from '../lib/builtins.js';
 import { ACCEPT_ENCODING, decodedBody } from '../lib/content-encoding.js';
 import { redact, RunFailure } from './failures.js';
 import type { ModelEndpoint } from './model.js';
@@ -46,18 +46,16 @@ interface Answer {
 
 type Send = (url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) => Promise<Answer>;
 
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, scheduling: 'lifo' }),
-  'https:': new https.Agent({ keepAlive: true, scheduling: 'lifo' }),
-};
+const httpAgent = new http.Agent({ keepAlive: true, scheduling: 'lifo' });
+let httpsAgent: http.Agent | undefined;
 
 /** The operator's endpoints: node:http(s) over kept-alive connections. */
 const sendKeptAlive: Send = (url, headers, body, signal) =>
   new Promise((resolve, reject) => {
-    const agent = agents[url.protocol as keyof typeof agents];
+    const agent = url.protocol === 'https:' ? (httpsAgent ??= new (https().Agent)({ keepAlive: true, scheduling: 'lifo' })) : httpAgent;
     // Object.assign rather than a spread with new keys, which on Node 20 builds a new hidden class
     // per call (see presentAgent in src/agents/present.ts); the same for the bodies below.
-    const request = (url.protocol === 'https:' ? https : http).request({
+    const request = (url.protocol === 'https:' ? https() : http).request({
       hostname: url.hostname.replace(/^\[|\]$/g, ''),
       port: url.port || undefined,
       path: `${url.pathname}${url.search}`,

@@ -192,11 +192,16 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       WHERE id = ? AND status IN ('queued', 'running', 'requires_action') RETURNING user_id`,
     )
     .pluck();
-  const selectInterrupted = db.prepare(`SELECT id FROM agent_runs WHERE status IN ('queued', 'running')`).pluck();
+  // Both run at every start: they name the condition of the partial index agent_runs_under_way,
+  // which SQLite uses only for a query that repeats it (else they read every run ever made).
+  const selectInterrupted = db
+    .prepare(`SELECT id FROM agent_runs WHERE status IN ('queued', 'running', 'requires_action') AND status IN ('queued', 'running')`)
+    .pluck();
   // Top-level runs only: a nested run waits with (and expires with) the run above it.
   const selectWaitingSince = db
     .prepare(
-      `SELECT id FROM agent_runs WHERE status = 'requires_action' AND parent_run_id IS NULL AND finished_at < ? ORDER BY seq LIMIT ?`,
+      `SELECT id FROM agent_runs WHERE status IN ('queued', 'running', 'requires_action') AND status = 'requires_action'
+          AND parent_run_id IS NULL AND finished_at < ? ORDER BY seq LIMIT ?`,
     )
     .pluck();
   const markRunning = db

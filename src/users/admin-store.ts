@@ -31,7 +31,7 @@ export interface TokenOwnerRow {
 export type UserAdminStore = ReturnType<typeof createUserAdminStore>;
 
 export function createUserAdminStore(db: Db) {
-  const count = db.prepare('SELECT count(*) FROM users').pluck();
+  const any = db.prepare('SELECT 1 FROM users LIMIT 1').pluck();
   const list = db.prepare(
     `SELECT u.id, u.email, u.name, u.created_at AS createdAt, u.disabled_at AS disabledAt,
             (SELECT count(*) FROM api_tokens t WHERE t.user_id = u.id) AS tokens
@@ -62,8 +62,9 @@ export function createUserAdminStore(db: Db) {
     ).filter((name) => (db.prepare(`SELECT count(*) FROM pragma_table_info(?) WHERE name = 'user_id'`).pluck().get(name) as number) > 0);
 
   return {
-    countUsers(): number {
-      return count.get() as number;
+    /** Whether there is any user: one row read, where counting them reads them all. */
+    hasUsers(): boolean {
+      return any.get() !== undefined;
     },
 
     listUsers(): UserListRow[] {
