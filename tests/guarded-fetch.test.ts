@@ -279,6 +279,38 @@ describe('createGuardedSession with a connection pool', () => {
     counts.stop();
   });
 
+  it('answers a JSON answer read whole as a Response: read once, as text, JSON, bytes or a stream, and cloned', async () => {
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
+    const session = sessionOf(pool);
+    const post = () => session.fetch(`http://one.example:${port()}/echo`, { method: 'POST', body: 'hello' });
+    const expected = { method: 'POST', body: 'hello' };
+
+    const first = await post();
+    assert.equal(first.status, 201);
+    assert.match(first.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(first.bodyUsed, false);
+    const copy = first.clone();
+    assert.deepEqual(await first.json(), expected);
+    assert.equal(first.bodyUsed, true);
+    await assert.rejects(first.text(), TypeError, 'a body is read once');
+    assert.deepEqual(JSON.parse(await copy.text()), expected);
+    assert.deepEqual(JSON.parse(Buffer.from(await (await post()).arrayBuffer()).toString()), expected);
+
+    // Its body as a stream, and a reader after that reads the stream.
+    const streamed = await post();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of streamed.body!) chunks.push(chunk);
+    assert.deepEqual(JSON.parse(Buffer.concat(chunks).toString()), expected);
+    assert.equal(streamed.bodyUsed, true);
+    await assert.rejects(streamed.json(), TypeError);
+    const asked = await post();
+    assert.ok(asked.body);
+    assert.deepEqual(await asked.clone().json(), expected);
+    assert.deepEqual(await asked.json(), expected);
+    session.close();
+    pool.close();
+  });
+
   it('does not keep a connection past its idle time', async () => {
     const counts = countConnections(main.server);
     const pool = createConnectionPool({ idleMs: 150, maxAgents: 4, maxIdlePerAgent: 2 });

@@ -55,7 +55,7 @@ export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES
       await response.body?.cancel().catch(() => {});
       throw new ToolError(`${host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
     }
-    if (!response.body || capped) return response;
+    if (capped || !response.body) return response;
     let seen = 0;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
