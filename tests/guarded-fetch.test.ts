@@ -115,6 +115,20 @@ describe('createGuardedFetch', () => {
     assert.equal(landed.headers.accept, 'text/plain');
     const seeOther = await allowLoopback(`${main.base}/see-other`, { method: 'POST', body: 'x' });
     assert.deepEqual(await seeOther.json(), { method: 'GET', body: '' });
+    // Given as a Headers object: the GET after a 303 goes without the Content-Type, the caller's headers stay as they were.
+    const given = new Headers({ 'content-type': 'text/plain', 'x-custom': 'kept' });
+    const again = await allowLoopback(`${main.base}/see-other`, { method: 'POST', body: 'x', headers: given });
+    assert.deepEqual(await again.json(), { method: 'GET', body: '' });
+    const [posted, got] = main.seen.slice(-2);
+    assert.deepEqual([posted.method, posted.headers['content-type'], posted.headers['x-custom']], ['POST', 'text/plain', 'kept']);
+    assert.deepEqual([got.method, got.headers['content-type'], got.headers['x-custom']], ['GET', undefined, 'kept']);
+    assert.deepEqual(
+      [...given],
+      [
+        ['content-type', 'text/plain'],
+        ['x-custom', 'kept'],
+      ],
+    );
   });
 
   it('fails the body past maxResponseBytes', async () => {

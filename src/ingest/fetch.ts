@@ -716,7 +716,9 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
     const request = input instanceof Request ? input : undefined;
     let current = parseHttpUrl(request ? request.url : String(input));
     let method = (init.method ?? request?.method ?? 'GET').toUpperCase();
-    const given = new Headers(init.headers ?? request?.headers);
+    // Headers as given (a Headers object is already checked and is not copied unless a redirect changes them).
+    const headersInit = init.headers ?? request?.headers;
+    let given = headersInit instanceof Headers ? headersInit : new Headers(headersInit);
     let body = await requestBody(init.body ?? (request?.body ? await request.arrayBuffer() : null));
     const signal = init.signal ?? request?.signal ?? undefined;
     const origin = current.origin;
@@ -747,6 +749,7 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
         if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
           method = method === 'HEAD' ? 'HEAD' : 'GET';
           body = null;
+          if (given === headersInit) given = new Headers(given);
           given.delete('content-type');
         }
         continue;
