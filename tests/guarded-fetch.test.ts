@@ -115,6 +115,20 @@ describe('createGuardedFetch', () => {
     assert.equal(landed.headers.accept, 'text/plain');
     const seeOther = await allowLoopback(`${main.base}/see-other`, { method: 'POST', body: 'x' });
     assert.deepEqual(await seeOther.json(), { method: 'GET', body: '' });
+    // Given as a Headers object: the GET after a 303 goes without the Content-Type, the caller's headers stay as they were.
+    const given = new Headers({ 'content-type': 'text/plain', 'x-custom': 'kept' });
+    const again = await allowLoopback(`${main.base}/see-other`, { method: 'POST', body: 'x', headers: given });
+    assert.deepEqual(await again.json(), { method: 'GET', body: '' });
+    const [posted, got] = main.seen.slice(-2);
+    assert.deepEqual([posted.method, posted.headers['content-type'], posted.headers['x-custom']], ['POST', 'text/plain', 'kept']);
+    assert.deepEqual([got.method, got.headers['content-type'], got.headers['x-custom']], ['GET', undefined, 'kept']);
+    assert.deepEqual(
+      [...given],
+      [
+        ['content-type', 'text/plain'],
+        ['x-custom', 'kept'],
+      ],
+    );
   });
 
   it('fails the body past maxResponseBytes', async () => {
@@ -277,6 +291,38 @@ describe('createGuardedSession with a connection pool', () => {
     pool.close();
     await waitFor('the pool to end its connection', () => counts.open === 0);
     counts.stop();
+  });
+
+  it('answers a JSON answer read whole as a Response: read once, as text, JSON, bytes or a stream, and cloned', async () => {
+    const pool = createConnectionPool({ idleMs: 5_000, maxAgents: 4, maxIdlePerAgent: 2 });
+    const session = sessionOf(pool);
+    const post = () => session.fetch(`http://one.example:${port()}/echo`, { method: 'POST', body: 'hello' });
+    const expected = { method: 'POST', body: 'hello' };
+
+    const first = await post();
+    assert.equal(first.status, 201);
+    assert.match(first.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(first.bodyUsed, false);
+    const copy = first.clone();
+    assert.deepEqual(await first.json(), expected);
+    assert.equal(first.bodyUsed, true);
+    await assert.rejects(first.text(), TypeError, 'a body is read once');
+    assert.deepEqual(JSON.parse(await copy.text()), expected);
+    assert.deepEqual(JSON.parse(Buffer.from(await (await post()).arrayBuffer()).toString()), expected);
+
+    // Its body as a stream, and a reader after that reads the stream.
+    const streamed = await post();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of streamed.body!) chunks.push(chunk);
+    assert.deepEqual(JSON.parse(Buffer.concat(chunks).toString()), expected);
+    assert.equal(streamed.bodyUsed, true);
+    await assert.rejects(streamed.json(), TypeError);
+    const asked = await post();
+    assert.ok(asked.body);
+    assert.deepEqual(await asked.clone().json(), expected);
+    assert.deepEqual(await asked.json(), expected);
+    session.close();
+    pool.close();
   });
 
   it('does not keep a connection past its idle time', async () => {

@@ -641,6 +641,73 @@ export function createGuardedSession(options: GuardedFetchOptions & { pool?: Con
   };
 }
 
+/**
+ * A response whose body was read whole: `json()`, `text()` and the other readers answer from the
+ * buffer. A Response made from a buffer builds a web stream at once and reads through it, which
+ * costs more than the rest of an MCP server's answer on its way to the client; here one is made
+ * only when `body` (or a clone) is asked for, and from then on a plain Response of the bytes answers.
+ */
+class WholeResponse extends Response {
+  readonly #bytes: Buffer;
+  #used = false;
+  #plain: Response | null = null;
+
+  constructor(bytes: Buffer, init: ResponseInit) {
+    super(null, init);
+    this.#bytes = bytes;
+  }
+
+  /** The same answer as a Response made from the bytes, its body not read. */
+  #asPlain(): Response {
+    // Once read, the body is gone (null), as a read Response's is unusable.
+    this.#plain ??= new Response(this.#used ? null : new Uint8Array(this.#bytes), this);
+    return this.#plain;
+  }
+
+  /** The bytes, once: a body is read only once, as with any Response. */
+  #take(): Promise<Buffer> {
+    if (this.#used) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
+    if (this.#plain !== null) return this.#plain.arrayBuffer().then((buffer) => Buffer.from(buffer));
+    this.#used = true;
+    return Promise.resolve(this.#bytes);
+  }
+
+  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
+    return this.#asPlain().body;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#used || (this.#plain?.bodyUsed ?? false);
+  }
+
+  override text(): Promise<string> {
+    return this.#take().then((bytes) => bytes.toString('utf8'));
+  }
+
+  override json(): Promise<unknown> {
+    return this.#take().then((bytes) => JSON.parse(bytes.toString('utf8')) as unknown);
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return this.#take().then((bytes) => new Uint8Array(bytes).buffer);
+  }
+
+  override bytes(): Promise<Uint8Array<ArrayBuffer>> {
+    return this.#take().then((bytes) => new Uint8Array(bytes));
+  }
+
+  override blob(): Promise<Blob> {
+    const type = this.headers.get('content-type') ?? '';
+    return this.#take().then((bytes) => new Blob([new Uint8Array(bytes)], { type }));
+  }
+
+  override clone(): Response {
+    const copy = this.#asPlain().clone();
+    Object.defineProperty(copy, 'url', { value: this.url });
+    return copy;
+  }
+}
+
 function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) => Promise<Route>, wholeJson = false): FetchFunction {
   const cap = options.maxResponseBytes;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
@@ -648,7 +715,9 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
     const request = input instanceof Request ? input : undefined;
     let current = parseHttpUrl(request ? request.url : String(input));
     let method = (init.method ?? request?.method ?? 'GET').toUpperCase();
-    const given = new Headers(init.headers ?? request?.headers);
+    // Headers as given (a Headers object is already checked and is not copied unless a redirect changes them).
+    const headersInit = init.headers ?? request?.headers;
+    let given = headersInit instanceof Headers ? headersInit : new Headers(headersInit);
     let body = await requestBody(init.body ?? (request?.body ? await request.arrayBuffer() : null));
     const signal = init.signal ?? request?.signal ?? undefined;
     const origin = current.origin;
@@ -679,6 +748,7 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
         if (status === 303 || ((status === 301 || status === 302) && method === 'POST')) {
           method = method === 'HEAD' ? 'HEAD' : 'GET';
           body = null;
+          if (given === headersInit) given = new Headers(given);
           given.delete('content-type');
         }
         continue;
@@ -710,14 +780,14 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
       } else {
         response.destroy();
       }
-      const answer = new Response(
-        (whole as Uint8Array<ArrayBuffer> | null) ?? (stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null),
-        {
-          status: status < 200 || status > 599 ? 502 : status,
-          statusText: response.statusMessage ?? '',
-          headers: responseHeaders,
-        },
-      );
+      const init = {
+        status: status < 200 || status > 599 ? 502 : status,
+        statusText: response.statusMessage ?? '',
+        headers: responseHeaders,
+      };
+      const answer = whole
+        ? new WholeResponse(whole, init)
+        : new Response(stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null, init);
       Object.defineProperty(answer, 'url', { value: current.href });
       return answer;
     }

@@ -50,18 +50,18 @@ const tooLarge = (host: string, maxBytes: number) => new ToolError(`${host} sent
 export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES, capped = false): FetchLike {
   return async (url, init) => {
     const response = await fetch(url, { ...init, redirect: 'manual' });
-    const host = new URL(String(url)).host;
+    const host = () => new URL(String(url)).host;
     if (response.status >= 300 && response.status < 400) {
       await response.body?.cancel().catch(() => {});
-      throw new ToolError(`${host} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
+      throw new ToolError(`${host()} answered HTTP ${response.status} (a redirect, which tools do not follow)`);
     }
-    if (!response.body || capped) return response;
+    if (capped || !response.body) return response;
     let seen = 0;
     const body = response.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({
         transform(chunk, controller) {
           seen += chunk.byteLength;
-          if (seen > maxBytes) controller.error(tooLarge(host, maxBytes));
+          if (seen > maxBytes) controller.error(tooLarge(host(), maxBytes));
           else controller.enqueue(chunk);
         },
       }),
