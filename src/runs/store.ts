@@ -272,10 +272,18 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     reject(error: unknown): void;
   };
   let queued: Queued[] = [];
+  // While a batch of ends is being written: what waits for it to be on disk (see afterDurable).
+  let durableWaiters: (() => void)[] | null = null;
   const commitQueued = () => {
     const batch = queued;
     queued = [];
     const results: ({ ok: true; changed: boolean } | { ok: false; error: unknown })[] = [];
+    const waiters: (() => void)[] = [];
+    // Whatever the sync comes to: what waits is told, so nothing waits for ever.
+    const tellWaiters = () => {
+      for (const waiter of waiters) waiter();
+    };
+    durableWaiters = waiters;
     try {
       // One transaction; each end in a savepoint of its own (a nested better-sqlite3 transaction),
       // so one that fails is rolled back alone and the others still commit. Committed without an
@@ -298,7 +306,10 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     } catch (error) {
       // The commit itself failed: nothing of the batch was written.
       for (const item of batch) item.reject(error);
+      tellWaiters();
       return;
+    } finally {
+      durableWaiters = null;
     }
     // Readers see the ends from here on: what goes with an end being seen happens now, not after the
     // fsync. A hook that throws fails its own end's promise, and keeps no other end waiting.
@@ -311,19 +322,32 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       }
     });
     syncWal().then(
-      () =>
+      () => {
         batch.forEach((item, k) => {
           const result = results[k];
           if (result.ok) item.resolve(result.changed);
           else item.reject(result.error);
-        }),
+        });
+        tellWaiters();
+      },
       (error: unknown) => {
         for (const item of batch) item.reject(error);
+        tellWaiters();
       },
     );
   };
 
   return {
+    /**
+     * Calls `fn` once what is being written now is on disk: for a change hook of a run's end
+     * committed by finishRunSoon, after its WAL sync (the commit itself does not wait for the disk);
+     * anywhere else at once (those commits wait for their fsync).
+     */
+    afterDurable(fn: () => void): void {
+      if (durableWaiters) durableWaiters.push(fn);
+      else fn();
+    },
+
     /** Adds a hook told of every change of a run's status, inside the transaction that writes it (see RunChangeHook). */
     onChange(hook: RunChangeHook): void {
       changeHooks.push(hook);

@@ -27,21 +27,29 @@ export interface WebhookEventSources {
 /** Subscribes the webhooks to the run store's and the ingestion store's changes of status. */
 export function subscribeWebhookEvents({ webhooks, runs, chunks, documents, users, wake }: WebhookEventSources): void {
   /** Writes the deliveries of `event` for the user's subscribers; `data` is read only when there is one. */
-  const report = (userId: string, event: string, data: () => unknown) => {
+  const report = (userId: string, event: string, data: () => unknown, woken = wake) => {
     if (!EVENTS.has(event)) return; // a status no event stands for (a run starting, say)
     const subscribers = webhooks.subscribersOf(userId, event);
     if (subscribers.length === 0) return;
     const payload = JSON.stringify({ type: event, timestamp: timestamp(), data: data() });
     webhooks.enqueue(userId, subscribers, event, payload);
-    wake();
+    woken();
   };
 
+  // The dispatcher is woken for a run's end once the end is on disk: its delivery does not compete
+  // with the end's own sync, and a receiver is not told of an end a power cut could still take back.
+  const wakeWhenDurable = () => runs.afterDurable(wake);
   runs.onChange(({ runId, userId, status }) =>
-    report(userId, `run.${status}`, () => {
-      const run = runs.getRun(userId, runId);
-      if (!run) throw new Error(`run ${runId} changed but cannot be read`);
-      return presentRun(run);
-    }),
+    report(
+      userId,
+      `run.${status}`,
+      () => {
+        const run = runs.getRun(userId, runId);
+        if (!run) throw new Error(`run ${runId} changed but cannot be read`);
+        return presentRun(run);
+      },
+      wakeWhenDurable,
+    ),
   );
 
   chunks.onStatusChange(({ documentId, userId, status }) =>
