@@ -166,7 +166,7 @@ export function createApp({
     retryDelaysMs: webhookRetryDelaysMs,
   });
   const wakeDispatcher = () => dispatcher.wake();
-  subscribeWebhookEvents({ ...stores, wake: wakeDispatcher });
+  subscribeWebhookEvents({ ...stores, outbox: dispatcher });
 
   const healthCheck = db.prepare('SELECT 1').pluck();
   const storage = new StorageMonitor(db, log);

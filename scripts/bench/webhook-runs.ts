@@ -55,7 +55,7 @@ async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
   const stores = createStores(db, createSealer(SECRET_KEY), { allowPrivateNetworks: true });
   createEventLog({ events: stores.runEvents, runs: stores.runs, log: silentLogger });
   const dispatcher = new WebhookDispatcher({ store: stores.webhooks, log: silentLogger, allowPrivateNetworks: true });
-  subscribeWebhookEvents({ ...stores, wake: () => dispatcher.wake() });
+  subscribeWebhookEvents({ ...stores, outbox: dispatcher });
   stores.webhooks.create(subscribed.id, { url: job.receiverUrl, events: ['*'], description: 'bench receiver' });
   dispatcher.start();
 

@@ -163,8 +163,8 @@ function listRunFromRow(raw: Record<string, unknown>): RunListRow {
 
 export type RunStore = ReturnType<typeof createRunStore>;
 
-export function createRunStore(db: Db, memoryStore: MemoryStore = createMemoryStore(db)) {
-  const syncWal = walSyncer(db);
+/** `syncWal` makes the commits so far durable (walSyncer; tests pace it). */
+export function createRunStore(db: Db, memoryStore: MemoryStore = createMemoryStore(db), syncWal: () => Promise<void> = walSyncer(db)) {
   // Only while the agent (and the parent run) still exist: one deleted meanwhile is not an error of the database.
   const insertRun = db.prepare(
     `INSERT INTO agent_runs (id, user_id, agent_id, parent_run_id, session_id, status, input, model, started_at, background)

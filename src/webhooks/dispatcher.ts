@@ -37,6 +37,8 @@ export class WebhookDispatcher {
   private readonly log: Logger;
   private readonly retryDelaysMs: number[];
   private readonly fetch: FetchFunction;
+  /** Deliveries in the outbox whose change is not yet on disk: not sent until released. */
+  private readonly held = new Set<string>();
   /** Attempts under way by delivery id, with how to stop them. */
   private readonly inFlight = new Map<string, { userId: string; controller: AbortController; done: Promise<void> }>();
   private readonly runningByUser = new Map<string, number>();
@@ -68,6 +70,21 @@ export class WebhookDispatcher {
     });
   }
 
+  /**
+   * Keeps the deliveries `ids` from being sent until `release`: they report a change committed but
+   * not yet on disk (a run's end waiting for its WAL sync), which a power cut could still take back.
+   * Another wake meanwhile sends what else is due, not these.
+   */
+  hold(ids: readonly string[]): void {
+    for (const id of ids) this.held.add(id);
+  }
+
+  /** The deliveries `ids` may be sent now (their change is on disk); looks for due ones soon. */
+  release(ids: readonly string[]): void {
+    for (const id of ids) this.held.delete(id);
+    this.wake();
+  }
+
   /** Stops sending; attempts under way are abandoned and their deliveries stay pending, sent after the next start. */
   async stop(): Promise<void> {
     this.running = false;
@@ -91,9 +108,9 @@ export class WebhookDispatcher {
         const running = this.runningByUser.get(userId) ?? 0;
         let free = Math.min(PER_USER - running, CONCURRENCY - this.inFlight.size);
         if (free <= 0) continue; // an attempt that ends wakes the dispatcher again
-        for (const id of this.store.dueDeliveries(userId, now, free + running)) {
+        for (const id of this.store.dueDeliveries(userId, now, free + running + this.held.size)) {
           if (free === 0) break;
-          if (this.inFlight.has(id)) continue;
+          if (this.inFlight.has(id) || this.held.has(id)) continue;
           this.send(id, userId);
           free -= 1;
         }
