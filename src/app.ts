@@ -164,6 +164,7 @@ export function createApp({
     log,
     allowPrivateNetworks: config.allowPrivateNetworks,
     retryDelaysMs: webhookRetryDelaysMs,
+    pool: connections,
   });
   const wakeDispatcher = () => dispatcher.wake();
   subscribeWebhookEvents({ ...stores, outbox: dispatcher });

@@ -11,9 +11,13 @@ import { startFakeOpenAI } from './fixtures/fake-openai.js';
 
 /** A receiver on 127.0.0.1: answers each request with the next scripted status (then 200), records them all. */
 async function startReceiver() {
-  const seen: { path: string; headers: Record<string, string>; body: string; at: number }[] = [];
+  /** `socket`: which of the receiver's connections the request came on (1, 2, …). */
+  const seen: { path: string; headers: Record<string, string>; body: string; at: number; socket: number }[] = [];
+  const sockets = new WeakMap<object, number>();
+  let connections = 0;
   const script: (number | 'hang' | { redirect: string })[] = [];
   const server = http.createServer((req, res) => {
+    if (!sockets.has(req.socket)) sockets.set(req.socket, ++connections);
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
@@ -23,7 +27,13 @@ async function startReceiver() {
         else res.writeHead(404).end('not here');
         return;
       }
-      seen.push({ path: req.url ?? '', headers: req.headers as Record<string, string>, body, at: Date.now() });
+      seen.push({
+        path: req.url ?? '',
+        headers: req.headers as Record<string, string>,
+        body,
+        at: Date.now(),
+        socket: sockets.get(req.socket)!,
+      });
       const next = script.shift() ?? 200;
       if (next === 'hang') return;
       if (typeof next === 'object') {
@@ -117,6 +127,28 @@ describe('run events', () => {
     assert.deepEqual(request.event.data, await runOf(user.token, request.event.data.id));
     assert.deepEqual(await deliveriesOf(user.token, other.id), []);
     assert.equal(receiver.seen.filter((seen) => seen.path === '/never').length, 0);
+  });
+
+  test('deliveries one after another to one receiver share a kept-alive connection', async () => {
+    const user = await service.signUp();
+    const webhook = await subscribe(user.token, ['run.succeeded'], '/kept');
+    const agent = await service.create(user.token, '/agents', { name: 'a', type: 'VENDOR_A', llm });
+    for (let k = 1; k <= 3; k++) {
+      fake.reply({ text: `Done ${k}.` });
+      const invoke = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'go' } });
+      assert.equal(invoke.status, 200, JSON.stringify(invoke.body));
+      await received('/kept', webhook.secret, k);
+      await waitFor(`delivery ${k} recorded`, async () =>
+        (await deliveriesOf(user.token, webhook.id)).filter((d) => d.status === 'delivered').length === k ? true : undefined,
+      );
+    }
+    const requests = receiver.seen.filter((request) => request.path === '/kept');
+    assert.equal(requests.length, 3);
+    assert.deepEqual(
+      requests.map((request) => request.socket),
+      requests.map(() => requests[0].socket),
+      'all three on the connection of the first',
+    );
   });
 
   test('run.cancelled: a streamed run whose client disconnects', async () => {

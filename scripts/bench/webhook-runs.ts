@@ -13,6 +13,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { closeDatabase, openDatabase } from '../../src/db.js';
+import { createConnectionPool, KEPT_CONNECTIONS } from '../../src/ingest/fetch.js';
 import { silentLogger } from '../../src/lib/log.js';
 import { createSealer } from '../../src/lib/secrets.js';
 import { createEventLog } from '../../src/runs/event-log.js';
@@ -54,7 +55,8 @@ async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
   const db = openDatabase(job.path);
   const stores = createStores(db, createSealer(SECRET_KEY), { allowPrivateNetworks: true });
   createEventLog({ events: stores.runEvents, runs: stores.runs, log: silentLogger });
-  const dispatcher = new WebhookDispatcher({ store: stores.webhooks, log: silentLogger, allowPrivateNetworks: true });
+  const pool = createConnectionPool(KEPT_CONNECTIONS);
+  const dispatcher = new WebhookDispatcher({ store: stores.webhooks, log: silentLogger, allowPrivateNetworks: true, pool });
   subscribeWebhookEvents({ ...stores, outbox: dispatcher });
   stores.webhooks.create(subscribed.id, { url: job.receiverUrl, events: ['*'], description: 'bench receiver' });
   dispatcher.start();
@@ -133,6 +135,7 @@ async function webhookRuns(job: WebhookRunsJob): Promise<WebhookRunsOutcome> {
     return { withWebhookMs, withoutMs, deliveriesExpected: job.runs + job.warmup, allSent, cpuWithWebhookUs, cpuWithoutUs };
   } finally {
     await dispatcher.stop();
+    pool.close();
     closeDatabase(db);
   }
 }

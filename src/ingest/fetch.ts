@@ -502,6 +502,19 @@ export function createGuardedFetch(options: GuardedFetchOptions = {}): FetchFunc
   return guardedFetchThrough(options, async (url) => ({ addresses: await vetHost(url, options), agent: false }));
 }
 
+/**
+ * The guarded fetch of createGuardedFetch on the kept-alive connections of `pool`: every request
+ * vets its host anew and is given the pool's agent for the addresses the guard allowed, so a kept
+ * connection only ever carries requests to the origin and addresses it was opened for. For
+ * requests that come one by one over time to the same few servers (webhook deliveries).
+ */
+export function createPooledFetch(options: GuardedFetchOptions & { pool: ConnectionPool }): FetchFunction {
+  return guardedFetchThrough(options, async (url) => {
+    const addresses = await vetHost(url, options);
+    return { addresses, agent: options.pool.agentFor(url, addresses) };
+  });
+}
+
 /** A guarded fetch whose connections are kept alive between requests, until `close`. */
 export interface FetchSession {
   fetch: FetchFunction;

@@ -5,7 +5,7 @@
 // restart: at start it sends whatever is due. At most `concurrency` attempts run at once, and at
 // most `perUser` of one user's, so one user's dead endpoint (each attempt waiting its 10 s) never
 // holds up another user's deliveries.
-import { createGuardedFetch, type FetchFunction } from '../ingest/fetch.js';
+import { createGuardedFetch, createPooledFetch, type ConnectionPool, type FetchFunction } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import { describeError, type Logger } from '../lib/log.js';
 import { signatureHeaders } from './signing.js';
@@ -16,6 +16,8 @@ export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000
 /** A webhook whose attempts have all failed for this long is disabled (with a reason it shows). */
 export const DISABLE_AFTER_MS = 5 * 24 * 60 * 60 * 1000;
 export const ATTEMPT_TIMEOUT_MS = 10_000;
+/** Of a receiver's answer only the status counts; its body is read (to keep the connection) up to this size. */
+const ANSWER_MAX_BYTES = 64 * 1024;
 const CONCURRENCY = 16;
 const PER_USER = 4;
 /** The longest the dispatcher sleeps without looking: deliveries other processes wrote are found by then. */
@@ -29,6 +31,8 @@ export interface DispatcherOptions {
   allowPrivateNetworks: boolean;
   /** The waits between attempts (default RETRY_DELAYS_MS); tests shorten them. */
   retryDelaysMs?: number[];
+  /** Where connections to receivers are kept between deliveries (the service's pool); without it each delivery connects anew. */
+  pool?: ConnectionPool;
   fetch?: FetchFunction;
 }
 
@@ -51,7 +55,8 @@ export class WebhookDispatcher {
     this.log = options.log;
     this.retryDelaysMs = options.retryDelaysMs ?? RETRY_DELAYS_MS;
     // No redirect is followed (maxRedirects 0, and `redirect: 'manual'` answers a 3xx as it is).
-    this.fetch = options.fetch ?? createGuardedFetch({ allowPrivateNetworks: options.allowPrivateNetworks, maxRedirects: 0 });
+    const guard = { allowPrivateNetworks: options.allowPrivateNetworks, maxRedirects: 0, maxResponseBytes: ANSWER_MAX_BYTES };
+    this.fetch = options.fetch ?? (options.pool ? createPooledFetch({ ...guard, pool: options.pool }) : createGuardedFetch(guard));
   }
 
   start(): void {
@@ -158,7 +163,8 @@ export class WebhookDispatcher {
         redirect: 'manual',
         signal: AbortSignal.any([stop, timeout]),
       });
-      await response.body?.cancel().catch(() => {});
+      // Read to its end, the connection can carry the next delivery; a larger answer ends the connection.
+      await response.arrayBuffer().catch(() => {});
       const status = response.status;
       result =
         status >= 200 && status < 300
