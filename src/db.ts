@@ -95,25 +95,35 @@ export function walSyncer(
   };
 }
 
+/** Each database's statements that switch `synchronous` (see unsynced). */
+const synchronousSwitches = new WeakMap<Db, { normal: Database.Statement; full: Database.Statement }>();
+
 /**
- * `fn` as one transaction committed with synchronous=NORMAL: its frames reach the WAL (the operating
- * system's cache) without an fsync inside the commit, and the next fsync'd commit, or walSyncer, makes
- * them durable; a power cut (not a crash of the process) before that may lose it. For writes that
- * may be lost that way and run while requests wait on the same event loop. The connection's
+ * Runs `fn` (a transaction, or one statement committing on its own) with synchronous=NORMAL: what it
+ * commits reaches the WAL (the operating system's cache) without an fsync inside the commit, and the
+ * next fsync'd commit, or walSyncer, makes it durable; a power cut (not a crash of the process)
+ * before that may lose it. For writes that may be lost that way, or that are synced on the thread
+ * pool before anyone is told, and run while requests wait on the same event loop. The connection's
  * synchronous=FULL is restored at once, so every other commit still waits for its fsync.
  */
+export function unsynced<T>(db: Db, fn: () => T): T {
+  let switches = synchronousSwitches.get(db);
+  if (!switches) {
+    switches = { normal: db.prepare('PRAGMA synchronous = NORMAL'), full: db.prepare('PRAGMA synchronous = FULL') };
+    synchronousSwitches.set(db, switches);
+  }
+  switches.normal.run();
+  try {
+    return fn();
+  } finally {
+    switches.full.run();
+  }
+}
+
+/** `fn` as one transaction committed without an fsync inside the commit (see unsynced). */
 export function unsyncedTransaction<A extends unknown[], T>(db: Db, fn: (...args: A) => T): (...args: A) => T {
   const transaction = db.transaction(fn);
-  const normal = db.prepare('PRAGMA synchronous = NORMAL');
-  const full = db.prepare('PRAGMA synchronous = FULL');
-  return (...args) => {
-    normal.run();
-    try {
-      return transaction(...args);
-    } finally {
-      full.run();
-    }
-  };
+  return (...args) => unsynced(db, () => transaction(...args));
 }
 
 /** An error from the file system, with the code and path the start-up message needs. */

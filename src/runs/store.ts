@@ -1,6 +1,6 @@
 // SQL for running agents: run records. A run's end and the turn it adds to its session's memory
 // (memory-store.ts) are committed together.
-import { walSyncer, type Db } from '../db.js';
+import { unsynced, walSyncer, type Db } from '../db.js';
 import { boolean, columnMap, expression, json, type FieldSpecs } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -174,8 +174,6 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   );
   // The start of a run is committed without waiting for the disk (see startRun); the connection's
   // synchronous=FULL is restored at once, so every other commit still waits for its fsync.
-  const syncNormal = db.prepare('PRAGMA synchronous = NORMAL');
-  const syncFull = db.prepare('PRAGMA synchronous = FULL');
   // Each change of status returns the run's owner, which its hooks are told (no second lookup).
   const finishRun = db
     .prepare(
@@ -289,8 +287,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       // so one that fails is rolled back alone and the others still commit. Committed without an
       // fsync inside the commit (it would hold every request meanwhile): the WAL is synced on the
       // thread pool below before anyone is told.
-      syncNormal.run();
-      try {
+      unsynced(db, () =>
         db.transaction(() => {
           for (const item of batch) {
             try {
@@ -299,10 +296,8 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
               results.push({ ok: false, error });
             }
           }
-        })();
-      } finally {
-        syncFull.run();
-      }
+        })(),
+      );
     } catch (error) {
       // The commit itself failed: nothing of the batch was written.
       for (const item of batch) item.reject(error);
@@ -374,14 +369,9 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     }): { id: string; startedAt: string } | undefined {
       const id = newId();
       const startedAt = timestamp();
-      syncNormal.run();
-      try {
-        // Not `{ ...input, id, startedAt }`: see presentAgent in src/agents/present.ts.
-        const row = Object.assign({}, input, { id, startedAt, status: input.status ?? 'running', background: input.background ? 1 : 0 });
-        return insertRun.run(row).changes > 0 ? { id, startedAt } : undefined;
-      } finally {
-        syncFull.run();
-      }
+      // Not `{ ...input, id, startedAt }`: see presentAgent in src/agents/present.ts.
+      const row = Object.assign({}, input, { id, startedAt, status: input.status ?? 'running', background: input.background ? 1 : 0 });
+      return unsynced(db, () => insertRun.run(row).changes > 0) ? { id, startedAt } : undefined;
     },
 
     /**
@@ -486,12 +476,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
      * event log's batches: a run's last events are committed with its end.
      */
     transactionUnsynced<T>(fn: () => T): T {
-      syncNormal.run();
-      try {
-        return db.transaction(fn)();
-      } finally {
-        syncFull.run();
-      }
+      return unsynced(db, db.transaction(fn));
     },
 
     getRun(userId: string, id: string): RunRow | undefined {
