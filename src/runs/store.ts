@@ -172,8 +172,6 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       WHERE EXISTS (SELECT 1 FROM agents WHERE id = @agentId AND user_id = @userId)
         AND (@parentRunId IS NULL OR EXISTS (SELECT 1 FROM agent_runs WHERE id = @parentRunId AND user_id = @userId))`,
   );
-  // The start of a run is committed without waiting for the disk (see startRun); the connection's
-  // synchronous=FULL is restored at once, so every other commit still waits for its fsync.
   // Each change of status returns the run's owner, which its hooks are told (no second lookup).
   const finishRun = db
     .prepare(
