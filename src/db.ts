@@ -109,7 +109,12 @@ const synchronousSwitches = new WeakMap<Db, { normal: Database.Statement; full: 
 export function unsynced<T>(db: Db, fn: () => T): T {
   let switches = synchronousSwitches.get(db);
   if (!switches) {
+    // SQLite applies this pragma when it compiles the statement, and a statement's first run after
+    // that only marks it for compiling again: so each is run once here (NORMAL, then FULL, which is
+    // where it is left), after which every run applies its setting.
     switches = { normal: db.prepare('PRAGMA synchronous = NORMAL'), full: db.prepare('PRAGMA synchronous = FULL') };
+    switches.normal.run();
+    switches.full.run();
     synchronousSwitches.set(db, switches);
   }
   switches.normal.run();

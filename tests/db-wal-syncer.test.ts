@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { fstatSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { closeDatabase, openDatabase, walSyncer } from '../src/db.js';
+import { closeDatabase, openDatabase, unsynced, unsyncedTransaction, walSyncer } from '../src/db.js';
 
 /** A database file of its own with a table to commit to, committing as run ends do (synchronous=NORMAL). */
 function openScratch() {
@@ -181,4 +181,25 @@ test('with the real fsync the callers are told; an in-memory database has nothin
   const paced = pacedSyncs();
   await walSyncer(memory, paced.syncFile)();
   assert.deepEqual(paced.fds, []);
+});
+
+test('unsynced: its work commits with synchronous=NORMAL, and FULL is back after it, even when it throws', () => {
+  const { db, commit } = openScratch();
+  db.pragma('synchronous = FULL');
+  const level = () => db.pragma('synchronous', { simple: true });
+  let inside = -1;
+  unsynced(db, () => {
+    inside = level() as number;
+    commit('one');
+  });
+  assert.equal(inside, 1, 'NORMAL while it runs');
+  assert.equal(level(), 2, 'FULL after');
+
+  const failing = unsyncedTransaction(db, (text: string) => {
+    commit(text);
+    throw new Error('no');
+  });
+  assert.throws(() => failing('two'), /no/);
+  assert.equal(level(), 2, 'FULL after a throw');
+  assert.deepEqual(db.prepare('SELECT text FROM notes').pluck().all(), ['one'], 'the failed transaction was rolled back');
 });
