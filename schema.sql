@@ -281,12 +281,15 @@ CREATE TABLE IF NOT EXISTS agent_runs (
   background    INTEGER NOT NULL DEFAULT 0,
   actions       TEXT    NOT NULL DEFAULT '[]',
   state         TEXT,
-  error_code    TEXT
+  error_code    TEXT,
+  session_seq   INTEGER  -- the agent_sessions row its turn (input and output) belongs to; null: no turn remembered
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_user ON agent_runs (user_id, seq);
 CREATE INDEX IF NOT EXISTS agent_runs_by_agent ON agent_runs (agent_id, seq);
 CREATE INDEX IF NOT EXISTS agent_runs_by_parent ON agent_runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS agent_runs_under_way ON agent_runs (seq) WHERE status IN ('queued', 'running', 'requires_action');
+-- A session's turns, in the order their runs began (src/runs/memory-store.ts).
+CREATE INDEX IF NOT EXISTS agent_runs_by_session ON agent_runs (session_seq, seq) WHERE session_seq IS NOT NULL;
 
 -- A run's events, numbered 1, 2, 3 … within the run (tokens merged into fewer events). The event
 -- that ends a log (done or error) is not stored: it is the run record's end, read from agent_runs.
@@ -307,10 +310,11 @@ CREATE TABLE IF NOT EXISTS agent_sessions (
   UNIQUE (agent_id, id)
 );
 
--- A session's messages, kept by their session alone (each run of an agent with memory writes two, so
--- no index on a random key of its own): their agent is the session's, and a message is found by its
--- id or its run within its session. run_id has no foreign key: a run's turn is deleted with the run
--- (deleteRun in src/runs/store.ts), and a run deleted with its agent goes with its sessions.
+-- A session's messages that are not a run's turn kept on its record (agent_runs.session_seq): the
+-- turns older versions wrote here, and the sessions an import brings in; they come before the
+-- session's run turns. Their agent is the session's, and a message is found by its id or its run
+-- within its session. run_id has no foreign key: a run's turn is deleted with the run (deleteRun in
+-- src/runs/store.ts), and a run deleted with its agent goes with its sessions.
 CREATE TABLE IF NOT EXISTS agent_messages (
   seq         INTEGER PRIMARY KEY,
   id          TEXT    NOT NULL,

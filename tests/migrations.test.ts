@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeDatabase, latestVersion, openDatabase, readMigrations, SCHEMA_VERSION, schemaVersionOf, type Db } from '../src/db.js';
 import { createStores } from '../src/stores.js';
+import type { RunEnd } from '../src/runs/store.js';
 import { createSealer } from '../src/lib/secrets.js';
 import { digestToken, newTokenSecret } from '../src/api-tokens/secrets.js';
 
@@ -520,7 +521,8 @@ describe('the sessions an older database held', () => {
     return migrationsDir(Object.fromEntries(names.slice(0, rebuild).map((name) => [name, readFileSync(join(folder, name), 'utf8')])));
   };
 
-  test('keep their messages (ids, order, runs), counts and cursors; deleting a run, a session or the agent still takes its messages', () => {
+  /** A database as the version before the rebuild left it, with two sessions of the v1 agent; its path and messages. */
+  const olderSessions = () => {
     const path = newPath();
     makeV1Database(path);
     closeDatabase(openDatabase(path, { migrationsDir: before() }));
@@ -535,7 +537,7 @@ describe('the sessions an older database held', () => {
     ]) {
       run(
         `INSERT INTO agent_runs (id, user_id, agent_id, session_id, status, input, output, model, started_at, finished_at, ms)
-         VALUES (?, ?, ?, ?, 'succeeded', 'q', 'a', 'm', ?, ?, 1)`,
+           VALUES (?, ?, ?, ?, 'succeeded', 'q', 'a', 'm', ?, ?, 1)`,
         runId,
         v1.userId,
         v1.agentId,
@@ -577,6 +579,11 @@ describe('the sessions an older database held', () => {
     }
     raw.close();
 
+    return { path, messages };
+  };
+
+  test('keep their messages (ids, order, runs), counts and cursors; deleting a run, a session or the agent still takes its messages', () => {
+    const { path, messages } = olderSessions();
     const db = openDatabase(path);
     assert.equal(schemaVersionOf(db), SCHEMA_VERSION);
     const { memory, runs, agents } = createStores(db, sealer);
@@ -618,6 +625,75 @@ describe('the sessions an older database held', () => {
     db.prepare(`DELETE FROM agents WHERE id = ?`).run(v1.agentId);
     assert.equal(count(db, 'agent_messages'), 0);
     assert.equal(count(db, 'agent_runs'), 0);
+    closeDatabase(db);
+  });
+
+  test("gain new turns after their stored messages: order, cursors across both, the replay's budget, counts and title", () => {
+    const { path, messages } = olderSessions();
+    const db = openDatabase(path);
+    const { memory, runs, agents } = createStores(db, sealer);
+    const started = runs.startRun({
+      userId: v1.userId,
+      agentId: v1.agentId,
+      parentRunId: null,
+      sessionId: 's-1',
+      input: 'third question',
+      model: 'm',
+    })!.id;
+    const end: RunEnd = {
+      status: 'succeeded',
+      output: 'third answer',
+      error: null,
+      steps: [],
+      sources: [],
+      warnings: [],
+      usage: null,
+      ms: 1,
+    };
+    assert.equal(runs.finishRun(started, end, { agentId: v1.agentId, sessionId: 's-1' }), true);
+
+    const listed = memory.listMessages(v1.agentId, 's-1', { afterSeq: 0, limit: 100 }).rows;
+    assert.deepEqual(
+      listed.map((m) => [m.role, m.content, m.runId]),
+      [
+        ...messages.filter((m) => m[1] === 1).map(([, , role, content, runId]) => [role, content, runId]),
+        ['user', 'third question', started],
+        ['assistant', 'third answer', started],
+      ],
+    );
+    // Every message, stored or a run's turn, is a cursor to the ones after it; pages of one walk them all.
+    for (const [k, message] of listed.entries()) {
+      const afterSeq = memory.seqOfMessage(v1.agentId, 's-1', message.id);
+      assert.notEqual(afterSeq, undefined, message.id);
+      assert.deepEqual(memory.listMessages(v1.agentId, 's-1', { afterSeq: afterSeq!, limit: 100 }).rows, listed.slice(k + 1));
+      const page = memory.listMessages(v1.agentId, 's-1', { afterSeq: afterSeq!, limit: 1 });
+      assert.deepEqual([page.rows, page.hasMore], [listed.slice(k + 1, k + 2), k + 2 < listed.length]);
+    }
+    assert.equal(memory.seqOfMessage(v1.agentId, 's-2', listed.at(-1)!.id), undefined, 'a cursor within its own session only');
+
+    const recent = (limit: number, maxBytes?: number) => memory.recentMessages(v1.agentId, 's-1', limit, maxBytes).map((m) => m.content);
+    assert.deepEqual(recent(4), ['second question', 'second answer', 'third question', 'third answer']);
+    assert.deepEqual(recent(2), ['third question', 'third answer']);
+    // Room for the new turn and the stored answer before it, not its question: whole turns only.
+    const bytes = (...texts: string[]) => texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0);
+    assert.deepEqual(recent(10, bytes('second answer', 'third question', 'third answer')), ['third question', 'third answer']);
+    assert.deepEqual(recent(10, bytes('second question', 'second answer', 'third question', 'third answer')), [
+      'second question',
+      'second answer',
+      'third question',
+      'third answer',
+    ]);
+    assert.deepEqual(recent(10, bytes('third question', 'third answer') - 1), [], 'a turn too large for the budget is not replayed');
+
+    assert.deepEqual(
+      [memory.getSession(v1.agentId, 's-1')?.messages, memory.getSession(v1.agentId, 's-1')?.title],
+      [8, 'carried in, no run'],
+    );
+    assert.equal(agents.get(v1.userId, v1.agentId)?.memoryMessages, 10);
+    // Deleting the session takes both kinds of its messages and keeps the runs.
+    assert.equal(memory.deleteSession(v1.agentId, 's-1'), true);
+    assert.equal(agents.get(v1.userId, v1.agentId)?.memoryMessages, 2);
+    assert.equal(runs.getRun(v1.userId, started)?.output, 'third answer');
     closeDatabase(db);
   });
 });

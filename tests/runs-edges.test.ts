@@ -293,11 +293,13 @@ describe('ends of runs committed together', () => {
     });
     const [a, b, c] = [start('one'), start('two'), start('three')];
     assert.equal(runs.finishRun(c, end('first end'), null), true);
-    // An input SQLite cannot bind fails that end after its UPDATE ran: the savepoint takes it back.
-    const unwritable = { agentId: agent.id, sessionId: 's1', input: { not: 'text' } as unknown as string };
+    // A hook that throws fails that end after its UPDATE (and its turn) ran: the savepoint takes them back.
+    runs.onChange(({ runId }) => {
+      if (runId === b) throw new Error('refused by a hook');
+    });
     const settled = await Promise.allSettled([
-      runs.finishRunSoon(a, end('answer one'), { agentId: agent.id, sessionId: 's1', input: 'one' }),
-      runs.finishRunSoon(b, end('never'), unwritable),
+      runs.finishRunSoon(a, end('answer one'), { agentId: agent.id, sessionId: 's1' }),
+      runs.finishRunSoon(b, end('never'), { agentId: agent.id, sessionId: 's1' }),
       runs.finishRunSoon(c, end('second end'), null),
     ]);
     assert.deepEqual(settled[0], { status: 'fulfilled', value: true });

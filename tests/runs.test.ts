@@ -309,6 +309,104 @@ describe('memory', () => {
     );
   });
 
+  test("a session's messages page one at a time by their ids; deleting a run takes its turn; deleting a session keeps the runs", async () => {
+    await setup();
+    const agent = await createAgent(alice.token, { hasMemory: true });
+    const runIds: string[] = [];
+    for (const turn of [1, 2, 3]) {
+      fake.reply({ text: `answer ${turn}` });
+      const reply = await invoke(alice.token, agent.id, { input: `question ${turn}`, sessionId: 'paged' });
+      runIds.push(reply.body.data.runId);
+    }
+    const path = `/api/v1/agents/${agent.id}/sessions/paged/messages`;
+    const all = (await service.request('GET', path, { token: alice.token })).body.data as Json[];
+    const expected = [1, 2, 3].flatMap((turn, k) => [
+      ['user', `question ${turn}`, runIds[k]],
+      ['assistant', `answer ${turn}`, runIds[k]],
+    ]);
+    assert.deepEqual(
+      all.map((m) => [m.role, m.content, m.runId]),
+      expected,
+    );
+    assert.equal(new Set([...all.map((m) => m.id), ...runIds]).size, 9, 'every message has an id of its own');
+    for (const message of all) assert.match(message.createdAt, /^\d{4}-\d{2}-\d{2}T/);
+    // Paged one at a time, each `after` the previous page's message: the same six, in order, each page with a next link but the last.
+    const paged: Json[] = [];
+    let after: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const reply = await service.request('GET', `${path}?limit=1${after ? `&after=${after}` : ''}`, { token: alice.token });
+      assert.equal(reply.status, 200);
+      paged.push(...reply.body.data);
+      if (!reply.headers.get('link')) break;
+      after = reply.body.data.at(-1).id;
+    }
+    assert.deepEqual(paged, all);
+    // Every message is a cursor to the ones after it.
+    for (const [k, message] of all.entries()) {
+      const rest = await service.request('GET', `${path}?after=${message.id}`, { token: alice.token });
+      assert.deepEqual(rest.body.data, all.slice(k + 1), `after message ${k}`);
+    }
+    // A message id of another session (or none at all) is no cursor here.
+    fake.reply({ text: 'elsewhere' });
+    await invoke(alice.token, agent.id, { input: 'other', sessionId: 'other' });
+    const otherMessages = await service.request('GET', `/api/v1/agents/${agent.id}/sessions/other/messages`, { token: alice.token });
+    for (const id of [otherMessages.body.data[0].id, runIds[0]]) {
+      assert.equal((await service.request('GET', `${path}?after=${id}`, { token: alice.token })).status, 422, id);
+    }
+
+    // Deleting the middle run takes its turn, and only its turn; the replay skips it too.
+    // (A run with a session is also a stored response, which the OpenAI-compatible API deletes.)
+    const deleted = await fetch(`${service.url}/v1/responses/resp_${runIds[1]}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${alice.token}` },
+    });
+    assert.equal(deleted.status, 200);
+    const left = (await service.request('GET', path, { token: alice.token })).body.data as Json[];
+    assert.deepEqual(left, [...all.slice(0, 2), ...all.slice(4)]);
+    fake.reply({ text: 'answer 4' });
+    await invoke(alice.token, agent.id, { input: 'question 4', sessionId: 'paged' });
+    assert.deepEqual(
+      fake.requests
+        .at(-1)!
+        .body.messages.slice(1)
+        .map((m: Json) => m.content),
+      ['question 1', 'answer 1', 'question 3', 'answer 3', 'question 4'],
+    );
+    const shown = await service.request('GET', `/api/v1/agents/${agent.id}`, { token: alice.token });
+    assert.deepEqual(shown.body.data.AgentMemory, { sessions: 2, messages: 8 });
+
+    // Deleting the session leaves its runs' records; the same session id then starts afresh.
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${agent.id}/sessions/paged`, { token: alice.token })).status, 200);
+    for (const runId of [runIds[0], runIds[2]]) {
+      const run = await service.request('GET', `/api/v1/runs/${runId}`, { token: alice.token });
+      assert.equal(run.status, 200);
+      assert.equal(run.body.data.sessionId, 'paged');
+    }
+    fake.reply({ text: 'fresh' });
+    await invoke(alice.token, agent.id, { input: 'again', sessionId: 'paged' });
+    assert.deepEqual(
+      fake.requests.at(-1)!.body.messages.slice(1),
+      [{ role: 'user', content: 'again' }],
+      'nothing of the deleted session is replayed',
+    );
+    const fresh = (await service.request('GET', path, { token: alice.token })).body.data as Json[];
+    assert.deepEqual(
+      fresh.map((m) => [m.role, m.content]),
+      [
+        ['user', 'again'],
+        ['assistant', 'fresh'],
+      ],
+    );
+    const listed = await service.request('GET', `/api/v1/agents/${agent.id}/sessions`, { token: alice.token });
+    assert.deepEqual(
+      listed.body.data.map((session: Json) => [session.id, session.title, session.messages]),
+      [
+        ['other', 'other', 2],
+        ['paged', 'again', 2],
+      ],
+    );
+  });
+
   test('a session is named by the start of its first message (its `title`), null while it has none', async () => {
     await setup();
     const agent = await createAgent(alice.token, { hasMemory: true });
@@ -990,11 +1088,12 @@ describe('isolation and the original API', () => {
         .pluck()
         .get(...args) as number;
     const runId = (run.body as { data: { runId: string } }).data.runId;
-    assert.equal(count('SELECT count(*) FROM agent_messages WHERE run_id = ?', runId), 2);
+    // The turn is kept on the run's record, in the agent's one session.
+    assert.equal(count('SELECT count(*) FROM agent_runs WHERE id = ? AND session_seq IS NOT NULL', runId), 1);
+    assert.equal(count('SELECT count(*) FROM agent_sessions WHERE agent_id = ?', agent.id), 1);
     await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token });
     assert.equal(count('SELECT count(*) FROM agent_runs WHERE agent_id = ?', agent.id), 0);
     assert.equal(count('SELECT count(*) FROM agent_sessions WHERE agent_id = ?', agent.id), 0);
-    assert.equal(count('SELECT count(*) FROM agent_messages WHERE run_id = ?', runId), 0);
 
     const second = await createAgent(user.token);
     fake.reply({ text: 'x' });

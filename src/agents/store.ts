@@ -12,6 +12,7 @@ import { TAG_ROW, type TagRow } from '../tags/store.js';
 import type { AgentChange, AgentInput, AgentType } from './schema.js';
 import { llmProblem, mergeLlm, type Llm } from './llm.js';
 import { builtinConnection } from '../connections/builtin.js';
+import { agentMessagesSql } from '../runs/memory-store.js';
 
 export interface AgentRow {
   id: string;
@@ -66,9 +67,7 @@ const BRIEF_FIELDS: FieldSpecs<AgentBrief> = {
   avatarUrl: 'avatar_url',
   isListed: boolean('is_listed'),
   memorySessions: expression((a) => `(SELECT count(*) FROM agent_sessions s WHERE s.agent_id = ${a}.id)`),
-  memoryMessages: expression(
-    (a) => `(SELECT count(*) FROM agent_sessions s JOIN agent_messages m ON m.session_seq = s.seq WHERE s.agent_id = ${a}.id)`,
-  ),
+  memoryMessages: expression(agentMessagesSql),
   createdAt: 'created_at',
   updatedAt: 'updated_at',
 };

@@ -132,9 +132,7 @@ export function createExecutor(deps: ExecuteDeps) {
           usage: usage(),
           ms: (endedMs = elapsed()),
         },
-        memory && prepared.remembers && prepared.sessionId !== null
-          ? { agentId: agent.id, sessionId: prepared.sessionId, input: prepared.input }
-          : null,
+        memory && prepared.remembers && prepared.sessionId !== null ? { agentId: agent.id, sessionId: prepared.sessionId } : null,
         // The slot is free as soon as the run is seen to have ended, not only once its end is on disk.
         () => admission.freeSlot(),
       );

@@ -1,16 +1,21 @@
 // SQL for the memory of agents: sessions and their messages (each turn a user's input and the
-// answer), replayed to the model by the runs of an agent with memory. A run's turn is written by
-// the run store, in the same transaction as the run's end (see finishRun in store.ts).
+// answer), replayed to the model by the runs of an agent with memory.
+//
+// A turn is kept on its run's record: the run's input and output are the turn's two messages, and
+// the run's session_seq (set in the transaction that records the run's end, see finishRun in
+// store.ts) puts it in its session. Writing a turn is then a session upsert and one index entry
+// (agent_runs_by_session), where a message row of its own cost four b-trees. Messages without a run
+// of this kind stay rows of agent_messages: the turns of older versions, and the sessions an import
+// brings in. Those are always the oldest of their session (nothing else is ever added to them), so a
+// session reads as its agent_messages rows in order, then its runs' turns in the order the runs began.
 import type { Db } from '../db.js';
-import { newId } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { SESSION_TITLE_CHARS } from './schema.js';
 
-/** The turn a successful run of an agent with memory adds to its session. */
+/** The session a successful run of an agent with memory adds its turn to. */
 export interface RunMemory {
   agentId: string;
   sessionId: string;
-  input: string;
 }
 
 export interface SessionRow {
@@ -30,20 +35,65 @@ export interface MessageRow {
   createdAt: string;
 }
 
+type Message = { role: 'user' | 'assistant'; content: string };
+
+/**
+ * Where a message stands in its session (the order of a page, and its cursor): an agent_messages
+ * row at its seq; a run's turn after every one of those, its question at TURNS + 2 × the run's seq
+ * and its answer one further.
+ */
+const TURNS = 2 ** 50;
+const turnPosition = (runSeq: number, role: 'user' | 'assistant') => TURNS + 2 * runSeq + (role === 'user' ? 0 : 1);
+
+/**
+ * The ids of a run's two messages, made from the run's id (a UUID v4): its last twelve hex digits,
+ * random in every UUID v4, each XORed with a mask of its role. Unique as the run's id is, and a
+ * message id leads back to its run through the run's own unique index (runOfMessage).
+ */
+const MASKS = { user: [0x3c5a96, 0xe1d24b], assistant: [0xa7e3c1, 0x5b8f2d] } as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function maskTail(id: string, [high, low]: readonly [number, number]): string {
+  const hex = (text: string, mask: number) => (parseInt(text, 16) ^ mask).toString(16).padStart(6, '0');
+  return `${id.slice(0, 24)}${hex(id.slice(24, 30), high)}${hex(id.slice(30, 36), low)}`;
+}
+
+export function turnMessageId(runId: string, role: 'user' | 'assistant'): string {
+  return maskTail(runId, MASKS[role]);
+}
+
+/** The run a message id of a turn would belong to, one candidate per role (the mask is its own inverse). */
+function runsOfMessage(messageId: string): { user: string; assistant: string } | undefined {
+  if (!UUID.test(messageId)) return undefined;
+  return { user: maskTail(messageId, MASKS.user), assistant: maskTail(messageId, MASKS.assistant) };
+}
+
 const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
-  (SELECT substr(m.content, 1, ${SESSION_TITLE_CHARS}) FROM agent_messages m
-    WHERE m.session_seq = s.seq AND m.role = 'user' ORDER BY m.seq LIMIT 1) AS title,
-  (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq) AS messages,
+  coalesce(
+    (SELECT substr(m.content, 1, ${SESSION_TITLE_CHARS}) FROM agent_messages m
+      WHERE m.session_seq = s.seq AND m.role = 'user' ORDER BY m.seq LIMIT 1),
+    (SELECT substr(r.input, 1, ${SESSION_TITLE_CHARS}) FROM agent_runs r WHERE r.session_seq = s.seq ORDER BY r.seq LIMIT 1)
+  ) AS title,
+  (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq)
+    + 2 * (SELECT count(*) FROM agent_runs r WHERE r.session_seq = s.seq) AS messages,
   s.created_at AS createdAt, s.updated_at AS updatedAt`;
+
+/** How many messages an agent's sessions hold, as SQL over the agent's alias `a` (for its record). */
+export const agentMessagesSql = (a: string) =>
+  `((SELECT count(*) FROM agent_sessions s JOIN agent_messages m ON m.session_seq = s.seq WHERE s.agent_id = ${a}.id)
+    + 2 * (SELECT count(*) FROM agent_sessions s JOIN agent_runs r ON r.session_seq = s.seq WHERE s.agent_id = ${a}.id))`;
 
 export type MemoryStore = ReturnType<typeof createMemoryStore>;
 
 export function createMemoryStore(db: Db) {
   const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
   // A turn's session: created, or (already there) its updated_at moved on; one statement either way.
+  // Only while its run is still under way: a run whose end is not recorded adds no turn (and no session).
   const upsertSession = db
     .prepare(
-      `INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (@sessionId, @agentId, @now, @now)
+      `INSERT INTO agent_sessions (id, agent_id, created_at, updated_at)
+       SELECT @sessionId, @agentId, @now, @now
+        WHERE EXISTS (SELECT 1 FROM agent_runs WHERE id = @runId AND status IN ('queued', 'running', 'requires_action'))
        ON CONFLICT (agent_id, id) DO UPDATE SET updated_at = excluded.updated_at RETURNING seq`,
     )
     .pluck();
@@ -51,68 +101,112 @@ export function createMemoryStore(db: Db) {
     `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.seq > ? ORDER BY s.seq LIMIT ?`,
   );
   const selectSession = db.prepare(`SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.id = ?`);
-  const deleteSession = db.prepare(`DELETE FROM agent_sessions WHERE agent_id = ? AND id = ?`);
-  const selectMessages = db.prepare(
-    `SELECT m.id, m.role, m.content, m.run_id AS runId, m.created_at AS createdAt
-       FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
-      WHERE s.agent_id = ? AND s.id = ? AND m.seq > ? ORDER BY m.seq LIMIT ?`,
+  // The runs keep their records; only their turns leave the session with it.
+  const unlinkTurns = db.prepare(`UPDATE agent_runs SET session_seq = NULL WHERE session_seq = ?`);
+  const deleteSession = db.prepare(`DELETE FROM agent_sessions WHERE seq = ?`);
+  const selectRows = db.prepare(
+    `SELECT seq AS position, id, role, content, run_id AS runId, created_at AS createdAt
+       FROM agent_messages WHERE session_seq = ? AND seq > ? ORDER BY seq LIMIT ?`,
   );
-  const selectMessageSeq = db
-    .prepare(
-      `SELECT m.seq FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq WHERE s.agent_id = ? AND s.id = ? AND m.id = ?`,
-    )
-    .pluck();
-  // The newest `limit` messages whose sizes, added up from the newest, stay within `maxBytes`: only
-  // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying it.
-  const selectRecentMessages = db.prepare(
-    `SELECT role, content FROM (
+  const selectTurns = db.prepare(
+    `SELECT seq, id, input, output, finished_at AS finishedAt FROM agent_runs WHERE session_seq = ? AND seq >= ? ORDER BY seq LIMIT ?`,
+  );
+  const selectRowSeq = db.prepare(`SELECT seq FROM agent_messages WHERE session_seq = ? AND id = ?`).pluck();
+  const selectRunSeqInSession = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND session_seq = ?`).pluck();
+  // The newest messages (turns) whose sizes, added up from the newest, stay within `maxBytes`: only
+  // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying
+  // it. `fits` tells where the budget ran out.
+  const selectRecentRows = db.prepare(
+    `SELECT CASE WHEN total <= @maxBytes THEN role END AS role, CASE WHEN total <= @maxBytes THEN content END AS content, total FROM (
        SELECT seq, role, content, sum(octet_length(content)) OVER (ORDER BY seq DESC) AS total FROM (
-         SELECT m.seq, m.role, m.content FROM agent_messages m JOIN agent_sessions s ON s.seq = m.session_seq
-          WHERE s.agent_id = @agentId AND s.id = @sessionId ORDER BY m.seq DESC LIMIT @limit
+         SELECT seq, role, content FROM agent_messages WHERE session_seq = @sessionSeq ORDER BY seq DESC LIMIT @limit
        )
-     ) WHERE total <= @maxBytes ORDER BY seq`,
+     ) ORDER BY seq DESC`,
   );
-  const insertTurn = db.prepare(
-    `INSERT INTO agent_messages (id, session_seq, role, content, run_id, created_at)
-     VALUES (@questionId, @sessionSeq, 'user', @input, @runId, @now), (@answerId, @sessionSeq, 'assistant', @output, @runId, @now)`,
+  const selectRecentTurns = db.prepare(
+    `SELECT CASE WHEN total <= @maxBytes THEN input END AS input, CASE WHEN total <= @maxBytes THEN output END AS output, total FROM (
+       SELECT seq, input, output, sum(octet_length(input) + octet_length(output)) OVER (ORDER BY seq DESC) AS total FROM (
+         SELECT seq, input, output FROM agent_runs WHERE session_seq = @sessionSeq ORDER BY seq DESC LIMIT @limit
+       )
+     ) ORDER BY seq DESC`,
   );
-  // A run's turn is in the run's session (its agent's, named by its session_id): messages are found
-  // by their run within their session (see agent_messages in schema.sql).
-  const deleteRunMessages = db.prepare(
+  // An older version's turn of a run is a pair of agent_messages rows, found by its run within its session.
+  const deleteRunRows = db.prepare(
     `DELETE FROM agent_messages
       WHERE session_seq = (SELECT s.seq FROM agent_runs r JOIN agent_sessions s ON s.agent_id = r.agent_id AND s.id = r.session_id
                             WHERE r.id = @runId)
         AND run_id = @runId`,
   );
+  const deleteInTransaction = db.transaction((sessionSeq: number) => {
+    unlinkTurns.run(sessionSeq);
+    deleteSession.run(sessionSeq);
+  });
+
+  /** The turn messages of `runs` (oldest first) after `afterPosition`, with their positions. */
+  function turnMessages(
+    runs: { seq: number; id: string; input: string; output: string; finishedAt: string }[],
+    afterPosition: number,
+  ): (MessageRow & { position: number })[] {
+    return runs.flatMap((run) =>
+      (['user', 'assistant'] as const)
+        .map((role) => ({
+          position: turnPosition(run.seq, role),
+          id: turnMessageId(run.id, role),
+          role,
+          content: role === 'user' ? run.input : run.output,
+          runId: run.id,
+          createdAt: run.finishedAt,
+        }))
+        .filter((message) => message.position > afterPosition),
+    );
+  }
 
   return {
-    /** Adds a run's turn (its input and answer) to its session, creating the session; call inside the transaction that records the run's end. */
-    rememberTurn(turn: RunMemory, output: string, runId: string, now: string): void {
-      const sessionSeq = upsertSession.get({ sessionId: turn.sessionId, agentId: turn.agentId, now }) as number;
-      insertTurn.run({ questionId: newId(), answerId: newId(), sessionSeq, input: turn.input, output, runId, now });
+    /**
+     * The session of a run's turn (created, or its updated_at moved on): its seq, for the run's
+     * session_seq. Call inside the transaction that records the run's end, before the end is
+     * written; undefined when the run is no longer under way (its end will not be recorded).
+     */
+    sessionForTurn(runId: string, turn: RunMemory, now: string): number | undefined {
+      return upsertSession.get({ runId, sessionId: turn.sessionId, agentId: turn.agentId, now }) as number | undefined;
     },
 
-    /** Deletes the turn a run added to its session; call inside the transaction that deletes the run, before the run's row goes. */
+    /** Deletes what an older version stored of a run's turn; call inside the transaction that deletes the run, before the run's row goes (its own turn goes with it). */
     forgetRun(runId: string): void {
-      deleteRunMessages.run({ runId });
+      deleteRunRows.run({ runId });
     },
 
     /**
      * The last `limit` messages of a session, oldest first (empty for a new session): the newest
      * whole turns that fit in `maxBytes` of UTF-8 together.
      */
-    recentMessages(
-      agentId: string,
-      sessionId: string,
-      limit: number,
-      maxBytes = Number.MAX_SAFE_INTEGER,
-    ): { role: 'user' | 'assistant'; content: string }[] {
-      const messages = selectRecentMessages.all({ agentId, sessionId, limit, maxBytes }) as {
-        role: 'user' | 'assistant';
-        content: string;
+    recentMessages(agentId: string, sessionId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Message[] {
+      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      if (sessionSeq === undefined) return [];
+      const turns = selectRecentTurns.all({ sessionSeq, limit: Math.floor(limit / 2), maxBytes }) as {
+        input: string | null;
+        output: string | null;
+        total: number;
       }[];
+      const fitting = turns.filter((turn) => turn.input !== null);
+      const messages = fitting.reverse().flatMap((turn): Message[] => [
+        { role: 'user', content: turn.input! },
+        { role: 'assistant', content: turn.output! },
+      ]);
+      // Older messages only while every turn fitted and there is room for more.
+      const room = limit - messages.length;
+      if (fitting.length < turns.length || room <= 0) return messages;
+      const used = turns.at(-1)?.total ?? 0;
+      const rows = (
+        selectRecentRows.all({ sessionSeq, limit: room, maxBytes: maxBytes - used }) as {
+          role: Message['role'] | null;
+          content: string | null;
+        }[]
+      )
+        .filter((row) => row.role !== null)
+        .reverse() as Message[];
       // An answer whose question did not fit is left out too: a turn is replayed whole or not at all.
-      return messages[0]?.role === 'assistant' ? messages.slice(1) : messages;
+      return [...(rows[0]?.role === 'assistant' ? rows.slice(1) : rows), ...messages];
     },
 
     /** The cursor of a session of the agent (for paging sessions). */
@@ -125,15 +219,44 @@ export function createMemoryStore(db: Db) {
     getSession(agentId: string, sessionId: string): SessionRow | undefined {
       return selectSession.get(agentId, sessionId) as SessionRow | undefined;
     },
-    /** Deletes a session and its messages; false when the agent has no such session. */
+    /** Deletes a session and its messages (its runs' records stay); false when the agent has no such session. */
     deleteSession(agentId: string, sessionId: string): boolean {
-      return deleteSession.run(agentId, sessionId).changes > 0;
+      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      if (sessionSeq === undefined) return false;
+      deleteInTransaction(sessionSeq);
+      return true;
     },
+    /** The cursor of a message of the session (its position, see TURNS). */
     seqOfMessage(agentId: string, sessionId: string, messageId: string): number | undefined {
-      return selectMessageSeq.get(agentId, sessionId, messageId) as number | undefined;
+      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      if (sessionSeq === undefined) return undefined;
+      const rowSeq = selectRowSeq.get(sessionSeq, messageId) as number | undefined;
+      if (rowSeq !== undefined) return rowSeq;
+      const runs = runsOfMessage(messageId);
+      if (!runs) return undefined;
+      for (const role of ['user', 'assistant'] as const) {
+        const runSeq = selectRunSeqInSession.get(runs[role], sessionSeq) as number | undefined;
+        if (runSeq !== undefined) return turnPosition(runSeq, role);
+      }
+      return undefined;
     },
+    /** A session's messages in order, `limit` at most after the cursor `afterSeq` (a position). */
     listMessages(agentId: string, sessionId: string, page: PageRequest): Page<MessageRow> {
-      return toPage(selectMessages.all(agentId, sessionId, page.afterSeq, page.limit + 1) as MessageRow[], page.limit);
+      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      if (sessionSeq === undefined) return { rows: [], hasMore: false };
+      const wanted = page.limit + 1;
+      const rows = (page.afterSeq < TURNS ? selectRows.all(sessionSeq, page.afterSeq, wanted) : []) as (MessageRow & {
+        position: number;
+      })[];
+      if (rows.length < wanted) {
+        const firstRun = page.afterSeq < TURNS ? 0 : Math.floor((page.afterSeq - TURNS) / 2);
+        const runs = selectTurns.all(sessionSeq, firstRun, Math.ceil((wanted - rows.length) / 2) + 1) as Parameters<typeof turnMessages>[0];
+        rows.push(...turnMessages(runs, page.afterSeq));
+      }
+      return toPage(
+        rows.slice(0, wanted).map(({ position: _, ...message }) => message),
+        page.limit,
+      );
     },
   };
 }

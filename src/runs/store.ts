@@ -1,5 +1,5 @@
 // SQL for running agents: run records. A run's end and the turn it adds to its session's memory
-// (memory-store.ts) are committed together.
+// (kept on the run's record, see memory-store.ts) are committed together.
 import { unsynced, walSyncer, type Db } from '../db.js';
 import { boolean, columnMap, expression, json, type FieldSpecs } from '../lib/columns.js';
 import { newId, timestamp } from '../lib/ids.js';
@@ -176,7 +176,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   const finishRun = db
     .prepare(
       `UPDATE agent_runs SET status = ?, output = ?, error = ?, error_code = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
-            finished_at = ?, ms = ?, actions = '[]', state = NULL
+            finished_at = ?, ms = ?, actions = '[]', state = NULL, session_seq = ?
       WHERE id = ? AND status IN ('queued', 'running', 'requires_action') RETURNING user_id`,
     )
     .pluck();
@@ -239,6 +239,10 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
 
   const finishInTransaction = db.transaction((runId: string, end: RunEnd, turn: RunMemory | null): boolean => {
     const now = timestamp();
+    // Only a successful turn is remembered (a failed one would teach the model a half answer): its
+    // session first, so that the end's own row names it.
+    const sessionSeq =
+      turn && end.status === 'succeeded' && end.output !== null ? (memoryStore.sessionForTurn(runId, turn, now) ?? null) : null;
     const owner = finishRun.get(
       end.status,
       end.output,
@@ -250,12 +254,10 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       end.usage === null ? null : JSON.stringify(end.usage),
       now,
       end.ms,
+      sessionSeq,
       runId,
     ) as string | undefined;
-    const changed = reportChange(runId, owner, end.status);
-    // Only a successful turn is remembered: a failed one would teach the model a half answer.
-    if (changed && turn && end.status === 'succeeded' && end.output !== null) memoryStore.rememberTurn(turn, end.output, runId, now);
-    return changed;
+    return reportChange(runId, owner, end.status);
   });
 
   // Ends of runs waiting for the next commit (see finishRunSoon).

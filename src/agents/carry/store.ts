@@ -43,7 +43,7 @@ export interface Imported {
 
 type CarryStores = Pick<
   Stores,
-  'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections' | 'files'
+  'agents' | 'prompts' | 'tags' | 'tools' | 'documents' | 'agentTools' | 'agentDocuments' | 'connections' | 'files' | 'memory'
 >;
 
 /** `write()`, its 422s naming the field within the file (`tools.2.metadata.url`, not `metadata.url`). */
@@ -80,8 +80,7 @@ export function createCarryStore(db: Db, stores: CarryStores) {
   const selectLinkedDocumentIds = db
     .prepare(`SELECT document_id FROM agent_documents WHERE agent_id = ? AND user_id = ? ORDER BY seq LIMIT ?`)
     .pluck();
-  const selectSessions = db.prepare(`SELECT seq, id FROM agent_sessions WHERE agent_id = ? ORDER BY seq LIMIT ?`);
-  const selectMessages = db.prepare(`SELECT role, content FROM agent_messages WHERE session_seq = ? ORDER BY seq LIMIT ?`);
+  const selectSessions = db.prepare(`SELECT id FROM agent_sessions WHERE agent_id = ? ORDER BY seq LIMIT ?`);
   const selectTagByName = db.prepare(`SELECT id FROM tags WHERE user_id = ? AND name = ? COLLATE NOCASE`).pluck();
   const insertSession = db.prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES (?, ?, ?, ?)`);
   const insertMessage = db.prepare(
@@ -122,13 +121,15 @@ export function createCarryStore(db: Db, stores: CarryStores) {
   function readSessions(agentId: string, omitted: string[]): AgentForExport['sessions'] {
     const sessions: NonNullable<AgentForExport['sessions']> = [];
     let room: number = CARRY_LIMITS.messages;
-    const rows = selectSessions.all(agentId, CARRY_LIMITS.sessions + 1) as { seq: number; id: string }[];
+    const rows = selectSessions.all(agentId, CARRY_LIMITS.sessions + 1) as { id: string }[];
     for (const [index, row] of rows.entries()) {
       if (index === CARRY_LIMITS.sessions) {
         omitted.push(`sessions after the first ${CARRY_LIMITS.sessions}`);
         break;
       }
-      const messages = selectMessages.all(row.seq, room + 1) as { role: 'user' | 'assistant'; content: string }[];
+      const messages = stores.memory
+        .listMessages(agentId, row.id, { afterSeq: 0, limit: room + 1 })
+        .rows.map(({ role, content }) => ({ role, content }));
       if (messages.length > room) {
         omitted.push(`sessions from "${row.id}" on: more than ${CARRY_LIMITS.messages} messages in all`);
         break;
