@@ -131,6 +131,17 @@ describe('Litestream replication (litestream replicate -exec, file replica)', { 
     const token = await service.signIn(email, password);
     const tool = await service.createTool(token, { type: 'AUTOMATION_NLA', metadata: { automation_nla_api_key: 'replicated-secret' } });
     toolId = tool.id;
+    // The replica's first snapshot comes a moment after the database's first writes, and the point
+    // in time chosen below must be after it (Litestream finds no backup for an earlier one): the
+    // agents are written once a restore of the replica succeeds.
+    let snapshotted = false;
+    for (let attempt = 0; attempt < 30 && !snapshotted; attempt++) {
+      const probe = join(dir, `first-${attempt}.db`);
+      const restored = await litestream('restore', '-config', env.LITESTREAM_CONFIG, '-o', probe, databasePath);
+      snapshotted = restored.code === 0 && existsSync(probe);
+      if (!snapshotted) await sleep(500);
+    }
+    assert.ok(snapshotted, 'the replica has its first snapshot within 15 s');
     for (let i = 0; i < 30; i++) {
       if (i === 15) halfwayAt = new Date();
       const agent = await service.createAgent(token, { name: `agent ${i}` });
