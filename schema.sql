@@ -282,14 +282,15 @@ CREATE TABLE IF NOT EXISTS agent_runs (
   actions       TEXT    NOT NULL DEFAULT '[]',
   state         TEXT,
   error_code    TEXT,
-  session_seq   INTEGER  -- the agent_sessions row its turn (input and output) belongs to; null: no turn remembered
+  session_seq   INTEGER, -- the agent_sessions row its turn (input and output) belongs to; null: no turn remembered
+  turn_seq      INTEGER  -- the turn's number in that session (1, 2, 3 … in the order the turns ended)
 );
 CREATE INDEX IF NOT EXISTS agent_runs_by_user ON agent_runs (user_id, seq);
 CREATE INDEX IF NOT EXISTS agent_runs_by_agent ON agent_runs (agent_id, seq);
 CREATE INDEX IF NOT EXISTS agent_runs_by_parent ON agent_runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS agent_runs_under_way ON agent_runs (seq) WHERE status IN ('queued', 'running', 'requires_action');
--- A session's turns, in the order their runs began (src/runs/memory-store.ts).
-CREATE INDEX IF NOT EXISTS agent_runs_by_session ON agent_runs (session_seq, seq) WHERE session_seq IS NOT NULL;
+-- A session's turns, in the order they ended (src/runs/memory-store.ts).
+CREATE INDEX IF NOT EXISTS agent_runs_by_session ON agent_runs (session_seq, turn_seq) WHERE session_seq IS NOT NULL;
 
 -- A run's events, numbered 1, 2, 3 … within the run (tokens merged into fewer events). The event
 -- that ends a log (done or error) is not stored: it is the run record's end, read from agent_runs.
@@ -307,6 +308,7 @@ CREATE TABLE IF NOT EXISTS agent_sessions (
   agent_id   TEXT    NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
   created_at TEXT    NOT NULL,
   updated_at TEXT    NOT NULL,
+  last_turn  INTEGER NOT NULL DEFAULT 0,  -- the number of its latest turn kept on a run (agent_runs.turn_seq)
   UNIQUE (agent_id, id)
 );
 

@@ -389,3 +389,76 @@ describe("the chat call to the operator's endpoints", () => {
     }
   });
 });
+
+describe('turns kept on their runs', () => {
+  /** A service, a user with two agents with memory, and the run and memory stores on its database. */
+  async function setUp() {
+    const service = await startService({ runs: runsConfig() });
+    const user = await service.signUp();
+    const agent = (name: string) =>
+      service.create(user.token, '/agents', { name, type: 'VENDOR_A', llm: { provider: 'openai', model: 'm' }, hasMemory: true });
+    const [first, second] = [await agent('first'), await agent('second')];
+    const runs = createRunStore(service.db);
+    const memory = createMemoryStore(service.db);
+    const start = (agentId: string, sessionId: string, input: string) =>
+      runs.startRun({ userId: user.user.id, agentId, parentRunId: null, sessionId, input, model: 'm' })!.id;
+    const succeeded = (output: string): RunEnd => ({
+      status: 'succeeded',
+      output,
+      error: null,
+      steps: [],
+      sources: [],
+      warnings: [],
+      usage: null,
+      ms: 1,
+    });
+    const contents = (agentId: string, sessionId: string, afterSeq = 0) =>
+      memory.listMessages(agentId, sessionId, { afterSeq, limit: 100 }).rows.map((m) => m.content);
+    return { service, user, first, second, runs, memory, start, succeeded, contents };
+  }
+
+  test('in the order they ended, not the order their runs began: a cursor handed out before a late end still sees it', async () => {
+    const { first, runs, memory, start, succeeded, contents } = await setUp();
+    const [early, late] = [start(first.id, 's', 'asked first'), start(first.id, 's', 'asked second')];
+    assert.equal(runs.finishRun(late, succeeded('answered first'), { agentId: first.id, sessionId: 's' }), true);
+    const [, lastSeen] = memory.listMessages(first.id, 's', { afterSeq: 0, limit: 100 }).rows;
+    const cursor = memory.seqOfMessage(first.id, 's', lastSeen.id)!;
+    // The run that began first ends last (say, after waiting for an approval).
+    assert.equal(runs.finishRun(early, succeeded('answered second'), { agentId: first.id, sessionId: 's' }), true);
+    assert.deepEqual(contents(first.id, 's'), ['asked second', 'answered first', 'asked first', 'answered second']);
+    assert.deepEqual(contents(first.id, 's', cursor), ['asked first', 'answered second']);
+    assert.deepEqual(
+      memory.recentMessages(first.id, 's', 20).map((m) => m.content),
+      ['asked second', 'answered first', 'asked first', 'answered second'],
+    );
+    assert.deepEqual(
+      memory.recentMessages(first.id, 's', 3).map((m) => m.content),
+      ['asked first', 'answered second'],
+      'an odd limit replays whole turns, the newest',
+    );
+    assert.equal(memory.getSession(first.id, 's')?.title, 'asked second', "the title is the first turn's question");
+  });
+
+  test('an end that is not recorded adds no turn and no session', async () => {
+    const { first, runs, memory, start, succeeded } = await setUp();
+    const run = start(first.id, 'never', 'question');
+    assert.equal(runs.finishRun(run, { ...succeeded(''), status: 'cancelled', output: null }, null), true);
+    assert.equal(runs.finishRun(run, succeeded('too late'), { agentId: first.id, sessionId: 'never' }), false);
+    assert.equal(memory.getSession(first.id, 'never'), undefined);
+  });
+
+  test("a deleted session's number, taken again by another agent's session, shows none of the old turns", async () => {
+    const { first, second, runs, memory, start, succeeded, contents } = await setUp();
+    const old = start(first.id, 'newest', 'old question');
+    assert.equal(runs.finishRun(old, succeeded('old answer'), { agentId: first.id, sessionId: 'newest' }), true);
+    const oldSeq = memory.seqOfSession(first.id, 'newest');
+    assert.equal(memory.deleteSession(first.id, 'newest'), true);
+    const fresh = start(second.id, 'fresh', 'new question');
+    assert.equal(runs.finishRun(fresh, succeeded('new answer'), { agentId: second.id, sessionId: 'fresh' }), true);
+    assert.equal(memory.seqOfSession(second.id, 'fresh'), oldSeq, 'SQLite gave the new session the deleted one’s number');
+    assert.deepEqual(contents(second.id, 'fresh'), ['new question', 'new answer']);
+    assert.deepEqual(memory.recentMessages(second.id, 'fresh', 20).length, 2);
+    assert.equal(memory.getSession(second.id, 'fresh')?.messages, 2);
+    assert.equal(memory.getSession(first.id, 'newest'), undefined);
+  });
+});

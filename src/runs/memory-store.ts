@@ -2,12 +2,13 @@
 // answer), replayed to the model by the runs of an agent with memory.
 //
 // A turn is kept on its run's record: the run's input and output are the turn's two messages, and
-// the run's session_seq (set in the transaction that records the run's end, see finishRun in
-// store.ts) puts it in its session. Writing a turn is then a session upsert and one index entry
-// (agent_runs_by_session), where a message row of its own cost four b-trees. Messages without a run
-// of this kind stay rows of agent_messages: the turns of older versions, and the sessions an import
-// brings in. Those are always the oldest of their session (nothing else is ever added to them), so a
-// session reads as its agent_messages rows in order, then its runs' turns in the order the runs began.
+// the run's session_seq and turn_seq (set in the transaction that records the run's end, see
+// finishRun in store.ts) put it in its session, numbered in the order the turns ended. Writing a
+// turn is then a session upsert and one index entry (agent_runs_by_session), where a message row of
+// its own cost four b-trees. Messages without a run of this kind stay rows of agent_messages: the
+// turns of older versions, and the sessions an import brings in. Those are always the oldest of their
+// session (nothing else is ever added to them), so a session reads as its agent_messages rows in
+// order, then its runs' turns in the order they ended.
 import type { Db } from '../db.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
 import { SESSION_TITLE_CHARS } from './schema.js';
@@ -39,16 +40,16 @@ type Message = { role: 'user' | 'assistant'; content: string };
 
 /**
  * Where a message stands in its session (the order of a page, and its cursor): an agent_messages
- * row at its seq; a run's turn after every one of those, its question at TURNS + 2 × the run's seq
+ * row at its seq; a run's turn after every one of those, its question at TURNS + 2 × its turn_seq
  * and its answer one further.
  */
 const TURNS = 2 ** 50;
-const turnPosition = (runSeq: number, role: 'user' | 'assistant') => TURNS + 2 * runSeq + (role === 'user' ? 0 : 1);
+const turnPosition = (turnSeq: number, role: 'user' | 'assistant') => TURNS + 2 * turnSeq + (role === 'user' ? 0 : 1);
 
 /**
- * The ids of a run's two messages, made from the run's id (a UUID v4): its last twelve hex digits,
- * random in every UUID v4, each XORed with a mask of its role. Unique as the run's id is, and a
- * message id leads back to its run through the run's own unique index (runOfMessage).
+ * The ids of a run's two messages, made from the run's id (a UUID v4, see newId): its last twelve
+ * hex digits, random in every UUID v4, XORed with a mask of the message's role. Unique as the run's
+ * id is, and a message id leads back to its run through the run's own unique index (runsOfMessage).
  */
 const MASKS = { user: [0x3c5a96, 0xe1d24b], assistant: [0xa7e3c1, 0x5b8f2d] } as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -72,7 +73,7 @@ const SESSION_COLUMNS = `s.id, s.agent_id AS agentId,
   coalesce(
     (SELECT substr(m.content, 1, ${SESSION_TITLE_CHARS}) FROM agent_messages m
       WHERE m.session_seq = s.seq AND m.role = 'user' ORDER BY m.seq LIMIT 1),
-    (SELECT substr(r.input, 1, ${SESSION_TITLE_CHARS}) FROM agent_runs r WHERE r.session_seq = s.seq ORDER BY r.seq LIMIT 1)
+    (SELECT substr(r.input, 1, ${SESSION_TITLE_CHARS}) FROM agent_runs r WHERE r.session_seq = s.seq ORDER BY r.turn_seq LIMIT 1)
   ) AS title,
   (SELECT count(*) FROM agent_messages m WHERE m.session_seq = s.seq)
     + 2 * (SELECT count(*) FROM agent_runs r WHERE r.session_seq = s.seq) AS messages,
@@ -87,32 +88,33 @@ export type MemoryStore = ReturnType<typeof createMemoryStore>;
 
 export function createMemoryStore(db: Db) {
   const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
-  // A turn's session: created, or (already there) its updated_at moved on; one statement either way.
-  // Only while its run is still under way: a run whose end is not recorded adds no turn (and no session).
-  const upsertSession = db
-    .prepare(
-      `INSERT INTO agent_sessions (id, agent_id, created_at, updated_at)
-       SELECT @sessionId, @agentId, @now, @now
-        WHERE EXISTS (SELECT 1 FROM agent_runs WHERE id = @runId AND status IN ('queued', 'running', 'requires_action'))
-       ON CONFLICT (agent_id, id) DO UPDATE SET updated_at = excluded.updated_at RETURNING seq`,
-    )
-    .pluck();
+  // A turn's session: created, or (already there) its updated_at and its count of turns moved on;
+  // one statement either way, answering the session and the turn's number in it. Only while its run
+  // is still under way: a run whose end is not recorded adds no turn (and no session).
+  const upsertSession = db.prepare(
+    `INSERT INTO agent_sessions (id, agent_id, created_at, updated_at, last_turn)
+     SELECT @sessionId, @agentId, @now, @now, 1
+      WHERE EXISTS (SELECT 1 FROM agent_runs WHERE id = @runId AND status IN ('queued', 'running', 'requires_action'))
+     ON CONFLICT (agent_id, id) DO UPDATE SET updated_at = excluded.updated_at, last_turn = last_turn + 1
+     RETURNING seq AS sessionSeq, last_turn AS turnSeq`,
+  );
   const selectSessions = db.prepare(
     `SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.seq > ? ORDER BY s.seq LIMIT ?`,
   );
   const selectSession = db.prepare(`SELECT ${SESSION_COLUMNS} FROM agent_sessions s WHERE s.agent_id = ? AND s.id = ?`);
   // The runs keep their records; only their turns leave the session with it.
-  const unlinkTurns = db.prepare(`UPDATE agent_runs SET session_seq = NULL WHERE session_seq = ?`);
+  const unlinkTurns = db.prepare(`UPDATE agent_runs SET session_seq = NULL, turn_seq = NULL WHERE session_seq = ?`);
   const deleteSession = db.prepare(`DELETE FROM agent_sessions WHERE seq = ?`);
   const selectRows = db.prepare(
     `SELECT seq AS position, id, role, content, run_id AS runId, created_at AS createdAt
        FROM agent_messages WHERE session_seq = ? AND seq > ? ORDER BY seq LIMIT ?`,
   );
   const selectTurns = db.prepare(
-    `SELECT seq, id, input, output, finished_at AS finishedAt FROM agent_runs WHERE session_seq = ? AND seq >= ? ORDER BY seq LIMIT ?`,
+    `SELECT turn_seq AS turnSeq, id, input, output, finished_at AS finishedAt FROM agent_runs
+      WHERE session_seq = ? AND turn_seq >= ? ORDER BY turn_seq LIMIT ?`,
   );
   const selectRowSeq = db.prepare(`SELECT seq FROM agent_messages WHERE session_seq = ? AND id = ?`).pluck();
-  const selectRunSeqInSession = db.prepare(`SELECT seq FROM agent_runs WHERE id = ? AND session_seq = ?`).pluck();
+  const selectTurnSeq = db.prepare(`SELECT turn_seq FROM agent_runs WHERE id = ? AND session_seq = ?`).pluck();
   // The newest messages (turns) whose sizes, added up from the newest, stay within `maxBytes`: only
   // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying
   // it. `fits` tells where the budget ran out.
@@ -125,10 +127,10 @@ export function createMemoryStore(db: Db) {
   );
   const selectRecentTurns = db.prepare(
     `SELECT CASE WHEN total <= @maxBytes THEN input END AS input, CASE WHEN total <= @maxBytes THEN output END AS output, total FROM (
-       SELECT seq, input, output, sum(octet_length(input) + octet_length(output)) OVER (ORDER BY seq DESC) AS total FROM (
-         SELECT seq, input, output FROM agent_runs WHERE session_seq = @sessionSeq ORDER BY seq DESC LIMIT @limit
+       SELECT turn_seq, input, output, sum(octet_length(input) + octet_length(output)) OVER (ORDER BY turn_seq DESC) AS total FROM (
+         SELECT turn_seq, input, output FROM agent_runs WHERE session_seq = @sessionSeq ORDER BY turn_seq DESC LIMIT @limit
        )
-     ) ORDER BY seq DESC`,
+     ) ORDER BY turn_seq DESC`,
   );
   // An older version's turn of a run is a pair of agent_messages rows, found by its run within its session.
   const deleteRunRows = db.prepare(
@@ -144,13 +146,13 @@ export function createMemoryStore(db: Db) {
 
   /** The turn messages of `runs` (oldest first) after `afterPosition`, with their positions. */
   function turnMessages(
-    runs: { seq: number; id: string; input: string; output: string; finishedAt: string }[],
+    runs: { turnSeq: number; id: string; input: string; output: string; finishedAt: string }[],
     afterPosition: number,
   ): (MessageRow & { position: number })[] {
     return runs.flatMap((run) =>
       (['user', 'assistant'] as const)
         .map((role) => ({
-          position: turnPosition(run.seq, role),
+          position: turnPosition(run.turnSeq, role),
           id: turnMessageId(run.id, role),
           role,
           content: role === 'user' ? run.input : run.output,
@@ -163,12 +165,14 @@ export function createMemoryStore(db: Db) {
 
   return {
     /**
-     * The session of a run's turn (created, or its updated_at moved on): its seq, for the run's
-     * session_seq. Call inside the transaction that records the run's end, before the end is
-     * written; undefined when the run is no longer under way (its end will not be recorded).
+     * The place of a run's turn: its session (created, or its updated_at moved on) and its number
+     * there, for the run's session_seq and turn_seq. Call inside the transaction that records the
+     * run's end, before the end is written; undefined when the run is no longer under way (its end
+     * will not be recorded).
      */
-    sessionForTurn(runId: string, turn: RunMemory, now: string): number | undefined {
-      return upsertSession.get({ runId, sessionId: turn.sessionId, agentId: turn.agentId, now }) as number | undefined;
+    placeTurn(runId: string, turn: RunMemory, now: string): { sessionSeq: number; turnSeq: number } | undefined {
+      return upsertSession.get({ runId, sessionId: turn.sessionId, agentId: turn.agentId, now }) as
+        { sessionSeq: number; turnSeq: number } | undefined;
     },
 
     /** Deletes what an older version stored of a run's turn; call inside the transaction that deletes the run, before the run's row goes (its own turn goes with it). */
@@ -193,9 +197,9 @@ export function createMemoryStore(db: Db) {
         { role: 'user', content: turn.input! },
         { role: 'assistant', content: turn.output! },
       ]);
-      // Older messages only while every turn fitted and there is room for more.
+      // Older messages only once the session's run turns are all taken (and all fitted).
       const room = limit - messages.length;
-      if (fitting.length < turns.length || room <= 0) return messages;
+      if (fitting.length < turns.length || turns.length === Math.floor(limit / 2) || room <= 0) return messages;
       const used = turns.at(-1)?.total ?? 0;
       const rows = (
         selectRecentRows.all({ sessionSeq, limit: room, maxBytes: maxBytes - used }) as {
@@ -235,8 +239,8 @@ export function createMemoryStore(db: Db) {
       const runs = runsOfMessage(messageId);
       if (!runs) return undefined;
       for (const role of ['user', 'assistant'] as const) {
-        const runSeq = selectRunSeqInSession.get(runs[role], sessionSeq) as number | undefined;
-        if (runSeq !== undefined) return turnPosition(runSeq, role);
+        const turnSeq = selectTurnSeq.get(runs[role], sessionSeq) as number | undefined;
+        if (turnSeq !== undefined) return turnPosition(turnSeq, role);
       }
       return undefined;
     },
@@ -249,8 +253,10 @@ export function createMemoryStore(db: Db) {
         position: number;
       })[];
       if (rows.length < wanted) {
-        const firstRun = page.afterSeq < TURNS ? 0 : Math.floor((page.afterSeq - TURNS) / 2);
-        const runs = selectTurns.all(sessionSeq, firstRun, Math.ceil((wanted - rows.length) / 2) + 1) as Parameters<typeof turnMessages>[0];
+        const firstTurn = page.afterSeq < TURNS ? 0 : Math.floor((page.afterSeq - TURNS) / 2);
+        const runs = selectTurns.all(sessionSeq, firstTurn, Math.ceil((wanted - rows.length) / 2) + 1) as Parameters<
+          typeof turnMessages
+        >[0];
         rows.push(...turnMessages(runs, page.afterSeq));
       }
       return toPage(

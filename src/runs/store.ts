@@ -176,7 +176,7 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   const finishRun = db
     .prepare(
       `UPDATE agent_runs SET status = ?, output = ?, error = ?, error_code = ?, steps = ?, sources = ?, warnings = ?, usage = ?,
-            finished_at = ?, ms = ?, actions = '[]', state = NULL, session_seq = ?
+            finished_at = ?, ms = ?, actions = '[]', state = NULL, session_seq = ?, turn_seq = ?
       WHERE id = ? AND status IN ('queued', 'running', 'requires_action') RETURNING user_id`,
     )
     .pluck();
@@ -240,9 +240,8 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   const finishInTransaction = db.transaction((runId: string, end: RunEnd, turn: RunMemory | null): boolean => {
     const now = timestamp();
     // Only a successful turn is remembered (a failed one would teach the model a half answer): its
-    // session first, so that the end's own row names it.
-    const sessionSeq =
-      turn && end.status === 'succeeded' && end.output !== null ? (memoryStore.sessionForTurn(runId, turn, now) ?? null) : null;
+    // place in its session first, so that the end's own row names it.
+    const place = turn && end.status === 'succeeded' && end.output !== null ? memoryStore.placeTurn(runId, turn, now) : undefined;
     const owner = finishRun.get(
       end.status,
       end.output,
@@ -254,7 +253,8 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       end.usage === null ? null : JSON.stringify(end.usage),
       now,
       end.ms,
-      sessionSeq,
+      place?.sessionSeq ?? null,
+      place?.turnSeq ?? null,
       runId,
     ) as string | undefined;
     return reportChange(runId, owner, end.status);
