@@ -439,6 +439,29 @@ describe('turns kept on their runs', () => {
     assert.equal(memory.getSession(first.id, 's')?.title, 'asked second', "the title is the first turn's question");
   });
 
+  test('the replay takes stored messages only once the run turns are all taken: an odd limit replays the newest whole turn', async () => {
+    const { service, first, runs, memory, start, succeeded } = await setUp();
+    // A session as an import leaves it (rows of its own, the last a question without its answer), then two run turns.
+    const now = new Date().toISOString();
+    const sessionSeq = service.db
+      .prepare(`INSERT INTO agent_sessions (id, agent_id, created_at, updated_at) VALUES ('imported', ?, ?, ?) RETURNING seq`)
+      .pluck()
+      .get(first.id, now, now);
+    service.db
+      .prepare(
+        `INSERT INTO agent_messages (id, session_seq, role, content, run_id, created_at) VALUES ('m-1', ?, 'user', 'dangling', NULL, ?)`,
+      )
+      .run(sessionSeq, now);
+    for (const turn of ['one', 'two']) {
+      const run = start(first.id, 'imported', `question ${turn}`);
+      assert.equal(runs.finishRun(run, succeeded(`answer ${turn}`), { agentId: first.id, sessionId: 'imported' }), true);
+    }
+    const replayed = (limit: number) => memory.recentMessages(first.id, 'imported', limit).map((m) => m.content);
+    assert.deepEqual(replayed(3), ['question two', 'answer two']);
+    assert.deepEqual(replayed(5), ['question one', 'answer one', 'question two', 'answer two']);
+    assert.deepEqual(replayed(6), ['dangling', 'question one', 'answer one', 'question two', 'answer two']);
+  });
+
   test('an end that is not recorded adds no turn and no session', async () => {
     const { first, runs, memory, start, succeeded } = await setUp();
     const run = start(first.id, 'never', 'question');
