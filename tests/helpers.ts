@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App, type AppOptions } from '../src/app.js';
 import { createHttpServer } from '../src/server.js';
+import type { RunEnd } from '../src/runs/store.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { closeDatabase, openDatabase, type Db } from '../src/db.js';
 import { silentLogger, type Logger } from '../src/lib/log.js';
@@ -105,6 +106,11 @@ export function errorOf(reply: Reply): { code: string; message: string; details?
 }
 
 /** Matches the service's timestamps: ISO 8601, six fractional digits, a UTC offset. */
+/** A successful run's end as the run store records it (no steps, sources or usage), for tests that drive the store. */
+export function succeededEnd(output: string): RunEnd {
+  return { status: 'succeeded', output, error: null, steps: [], sources: [], warnings: [], usage: null, ms: 1 };
+}
+
 export const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}\+00:00$/;
 
 /** The message of a failed status check: `what` (when given), then the status and the body. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { closeDatabase, latestVersion, openDatabase, readMigrations, SCHEMA_VERSION, schemaVersionOf, type Db } from '../src/db.js';
 import { createStores } from '../src/stores.js';
-import type { RunEnd } from '../src/runs/store.js';
+import { succeededEnd } from './helpers.js';
 import { createSealer } from '../src/lib/secrets.js';
 import { digestToken, newTokenSecret } from '../src/api-tokens/secrets.js';
 
@@ -640,17 +640,7 @@ describe('the sessions an older database held', () => {
       input: 'third question',
       model: 'm',
     })!.id;
-    const end: RunEnd = {
-      status: 'succeeded',
-      output: 'third answer',
-      error: null,
-      steps: [],
-      sources: [],
-      warnings: [],
-      usage: null,
-      ms: 1,
-    };
-    assert.equal(runs.finishRun(started, end, { agentId: v1.agentId, sessionId: 's-1' }), true);
+    assert.equal(runs.finishRun(started, succeededEnd('third answer'), { agentId: v1.agentId, sessionId: 's-1' }), true);
 
     const listed = memory.listMessages(v1.agentId, 's-1', { afterSeq: 0, limit: 100 }).rows;
     assert.deepEqual(

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { assertNotFound, errorOf, startService, testConfig, waitFor, type Json, type TestService } from './helpers.js';
+import { assertNotFound, errorOf, startService, succeededEnd, testConfig, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
-import { createRunStore, type RunEnd } from '../src/runs/store.js';
+import { createRunStore } from '../src/runs/store.js';
 import { createMemoryStore } from '../src/runs/memory-store.js';
 import { createChatApi } from '../src/runs/chat-api.js';
 
@@ -281,16 +281,7 @@ describe('ends of runs committed together', () => {
     const runs = createRunStore(service.db);
     const start = (input: string) =>
       runs.startRun({ userId: user.user.id, agentId: agent.id, parentRunId: null, sessionId: 's1', input, model: 'm' })!.id;
-    const end = (output: string): RunEnd => ({
-      status: 'succeeded',
-      output,
-      error: null,
-      steps: [],
-      sources: [],
-      warnings: [],
-      usage: null,
-      ms: 1,
-    });
+    const end = succeededEnd;
     const [a, b, c] = [start('one'), start('two'), start('three')];
     assert.equal(runs.finishRun(c, end('first end'), null), true);
     // A hook that throws fails that end after its UPDATE (and its turn) ran: the savepoint takes them back.
@@ -328,7 +319,7 @@ describe('an end committed: what goes with it being seen', () => {
     const runs = createRunStore(service.db);
     const start = (input: string) =>
       runs.startRun({ userId: user.user.id, agentId: agent.id, parentRunId: null, sessionId: null, input, model: 'm' })!.id;
-    const end: RunEnd = { status: 'succeeded', output: 'ok', error: null, steps: [], sources: [], warnings: [], usage: null, ms: 1 };
+    const end = succeededEnd('ok');
     const [a, b] = [start('one'), start('two')];
     const told: string[] = [];
     const settled = await within(
@@ -402,16 +393,7 @@ describe('turns kept on their runs', () => {
     const memory = createMemoryStore(service.db);
     const start = (agentId: string, sessionId: string, input: string) =>
       runs.startRun({ userId: user.user.id, agentId, parentRunId: null, sessionId, input, model: 'm' })!.id;
-    const succeeded = (output: string): RunEnd => ({
-      status: 'succeeded',
-      output,
-      error: null,
-      steps: [],
-      sources: [],
-      warnings: [],
-      usage: null,
-      ms: 1,
-    });
+    const succeeded = succeededEnd;
     const contents = (agentId: string, sessionId: string, afterSeq = 0) =>
       memory.listMessages(agentId, sessionId, { afterSeq, limit: 100 }).rows.map((m) => m.content);
     return { service, user, first, second, runs, memory, start, succeeded, contents };

@@ -17,6 +17,7 @@ import { silentLogger } from '../src/lib/log.js';
 import { CreateAgentSchema } from '../src/agents/schema.js';
 import { WebhookDispatcher } from '../src/webhooks/dispatcher.js';
 import { subscribeWebhookEvents } from '../src/webhooks/events.js';
+import { succeededEnd } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'ams-webhook-durable-'));
 const db = openDatabase(join(dir, 'webhooks.db'));
@@ -37,16 +38,8 @@ function subscribedUser(email: string) {
   return { user, agent };
 }
 
-const endOf = (status: 'succeeded' | 'failed') => ({
-  status,
-  output: status === 'succeeded' ? 'done' : null,
-  error: null,
-  steps: [],
-  sources: [],
-  warnings: [],
-  usage: null,
-  ms: 1,
-});
+const endOf = (status: 'succeeded' | 'failed') =>
+  status === 'succeeded' ? succeededEnd('done') : { ...succeededEnd(''), status, output: null };
 
 test("a run's end's deliveries are held while the end is committed but not synced, and released after", async () => {
   const { user, agent } = subscribedUser('durable@example.com');
