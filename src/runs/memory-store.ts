@@ -115,9 +115,9 @@ export function createMemoryStore(db: Db) {
   );
   const selectRowSeq = db.prepare(`SELECT seq FROM agent_messages WHERE session_seq = ? AND id = ?`).pluck();
   const selectTurnSeq = db.prepare(`SELECT turn_seq FROM agent_runs WHERE id = ? AND session_seq = ?`).pluck();
-  // The newest messages (turns) whose sizes, added up from the newest, stay within `maxBytes`: only
-  // those leave SQLite, so a session of huge answers does not fill the memory of every run replaying
-  // it. `fits` tells where the budget ran out.
+  // The newest messages (turns), each with the size of it and those newer added up: only the contents
+  // within `maxBytes` leave SQLite (the others come back null, from where the budget ran out), so a
+  // session of huge answers does not fill the memory of every run replaying it.
   const selectRecentRows = db.prepare(
     `SELECT CASE WHEN total <= @maxBytes THEN role END AS role, CASE WHEN total <= @maxBytes THEN content END AS content, total FROM (
        SELECT seq, role, content, sum(octet_length(content)) OVER (ORDER BY seq DESC) AS total FROM (
