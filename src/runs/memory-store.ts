@@ -37,6 +37,8 @@ export interface MessageRow {
 }
 
 type Message = { role: 'user' | 'assistant'; content: string };
+/** A run's turn as a page reads it. */
+type TurnRow = { turnSeq: number; id: string; input: string; output: string; finishedAt: string };
 
 /**
  * Where a message stands in its session (the order of a page, and its cursor): an agent_messages
@@ -59,7 +61,7 @@ function maskTail(id: string, [high, low]: readonly [number, number]): string {
   return `${id.slice(0, 24)}${hex(id.slice(24, 30), high)}${hex(id.slice(30, 36), low)}`;
 }
 
-export function turnMessageId(runId: string, role: 'user' | 'assistant'): string {
+function turnMessageId(runId: string, role: 'user' | 'assistant'): string {
   return maskTail(runId, MASKS[role]);
 }
 
@@ -88,6 +90,7 @@ export type MemoryStore = ReturnType<typeof createMemoryStore>;
 
 export function createMemoryStore(db: Db) {
   const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
+  const sessionSeqOf = (agentId: string, sessionId: string) => selectSessionSeq.get(agentId, sessionId) as number | undefined;
   // A turn's session: created, or (already there) its updated_at and its count of turns moved on;
   // one statement either way, answering the session and the turn's number in it. Only while its run
   // is still under way: a run whose end is not recorded adds no turn (and no session).
@@ -145,10 +148,7 @@ export function createMemoryStore(db: Db) {
   });
 
   /** The turn messages of `runs` (oldest first) after `afterPosition`, with their positions. */
-  function turnMessages(
-    runs: { turnSeq: number; id: string; input: string; output: string; finishedAt: string }[],
-    afterPosition: number,
-  ): (MessageRow & { position: number })[] {
+  function turnMessages(runs: TurnRow[], afterPosition: number): (MessageRow & { position: number })[] {
     return runs.flatMap((run) =>
       (['user', 'assistant'] as const)
         .map((role) => ({
@@ -185,9 +185,10 @@ export function createMemoryStore(db: Db) {
      * whole turns that fit in `maxBytes` of UTF-8 together.
      */
     recentMessages(agentId: string, sessionId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Message[] {
-      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      const sessionSeq = sessionSeqOf(agentId, sessionId);
       if (sessionSeq === undefined) return [];
-      const turns = selectRecentTurns.all({ sessionSeq, limit: Math.floor(limit / 2), maxBytes }) as {
+      const wantedTurns = Math.floor(limit / 2);
+      const turns = selectRecentTurns.all({ sessionSeq, limit: wantedTurns, maxBytes }) as {
         input: string | null;
         output: string | null;
         total: number;
@@ -198,11 +199,10 @@ export function createMemoryStore(db: Db) {
         { role: 'assistant', content: turn.output! },
       ]);
       // Older messages only once the session's run turns are all taken (and all fitted).
-      const room = limit - messages.length;
-      if (fitting.length < turns.length || turns.length === Math.floor(limit / 2) || room <= 0) return messages;
+      if (fitting.length < turns.length || turns.length === wantedTurns) return messages;
       const used = turns.at(-1)?.total ?? 0;
       const rows = (
-        selectRecentRows.all({ sessionSeq, limit: room, maxBytes: maxBytes - used }) as {
+        selectRecentRows.all({ sessionSeq, limit: limit - messages.length, maxBytes: maxBytes - used }) as {
           role: Message['role'] | null;
           content: string | null;
         }[]
@@ -215,7 +215,7 @@ export function createMemoryStore(db: Db) {
 
     /** The cursor of a session of the agent (for paging sessions). */
     seqOfSession(agentId: string, sessionId: string): number | undefined {
-      return selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      return sessionSeqOf(agentId, sessionId);
     },
     listSessions(agentId: string, page: PageRequest): Page<SessionRow> {
       return toPage(selectSessions.all(agentId, page.afterSeq, page.limit + 1) as SessionRow[], page.limit);
@@ -225,14 +225,14 @@ export function createMemoryStore(db: Db) {
     },
     /** Deletes a session and its messages (its runs' records stay); false when the agent has no such session. */
     deleteSession(agentId: string, sessionId: string): boolean {
-      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      const sessionSeq = sessionSeqOf(agentId, sessionId);
       if (sessionSeq === undefined) return false;
       deleteInTransaction(sessionSeq);
       return true;
     },
     /** The cursor of a message of the session (its position, see TURNS). */
     seqOfMessage(agentId: string, sessionId: string, messageId: string): number | undefined {
-      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      const sessionSeq = sessionSeqOf(agentId, sessionId);
       if (sessionSeq === undefined) return undefined;
       const rowSeq = selectRowSeq.get(sessionSeq, messageId) as number | undefined;
       if (rowSeq !== undefined) return rowSeq;
@@ -246,7 +246,7 @@ export function createMemoryStore(db: Db) {
     },
     /** A session's messages in order, `limit` at most after the cursor `afterSeq` (a position). */
     listMessages(agentId: string, sessionId: string, page: PageRequest): Page<MessageRow> {
-      const sessionSeq = selectSessionSeq.get(agentId, sessionId) as number | undefined;
+      const sessionSeq = sessionSeqOf(agentId, sessionId);
       if (sessionSeq === undefined) return { rows: [], hasMore: false };
       const wanted = page.limit + 1;
       const rows = (page.afterSeq < TURNS ? selectRows.all(sessionSeq, page.afterSeq, wanted) : []) as (MessageRow & {
@@ -254,9 +254,7 @@ export function createMemoryStore(db: Db) {
       })[];
       if (rows.length < wanted) {
         const firstTurn = page.afterSeq < TURNS ? 0 : Math.floor((page.afterSeq - TURNS) / 2);
-        const runs = selectTurns.all(sessionSeq, firstTurn, Math.ceil((wanted - rows.length) / 2) + 1) as Parameters<
-          typeof turnMessages
-        >[0];
+        const runs = selectTurns.all(sessionSeq, firstTurn, Math.ceil((wanted - rows.length) / 2) + 1) as TurnRow[];
         rows.push(...turnMessages(runs, page.afterSeq));
       }
       return toPage(
