@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { startService, type Json, type SignedUp, type TestService } from './helpers.js';
+import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { standaloneJsonSchema } from '../src/openapi/document.js';
 import { AgentExportSchema } from '../src/agents/carry/format.js';
 
@@ -331,6 +332,50 @@ describe('POST /agents/import', () => {
         original.map((m) => [m.role, m.content]),
       );
     }
+  });
+
+  it("replays an imported session as whole turns: the model gets questions and answers in turn, whatever the file's order", async () => {
+    const fake = await startFakeOpenAI(); // closed when this test ends
+    const llm = { provider: 'openai-compatible', model: 'fake-model', baseUrl: fake.url };
+    const source = await service.createAgent(alice.token, { name: 'Strict template', type: 'VENDOR_A', hasMemory: true, llm });
+    const file = (await api(alice.token, 'GET', `/agents/${source.id}/export`)).body;
+    const said = (role: 'user' | 'assistant', content: string) => ({ role, content });
+    // As a chat app or another service may leave a conversation: no role strictly in turn.
+    const messages = [
+      said('assistant', 'Welcome back.'),
+      said('user', 'My order is late.'),
+      said('user', 'It is order 42.'),
+      said('assistant', 'Order 42 shipped on Monday.'),
+      said('assistant', 'It should arrive tomorrow.'),
+      said('user', 'Are you still there?'),
+    ];
+    const imported = await api(bob.token, 'POST', '/agents/import', { ...file, sessions: [{ id: 'imported', messages }] });
+    assert.equal(imported.status, 200, imported.text);
+    const { agentId } = imported.body.data;
+    // The session's messages are kept as they came ...
+    const stored = await service.listAll(bob.token, `/agents/${agentId}/sessions/imported/messages`);
+    assert.deepEqual(
+      stored.map((m) => [m.role, m.content]),
+      messages.map((m) => [m.role, m.content]),
+    );
+    // ... and the model is given them in turns, ending with the new question.
+    fake.reply({ text: 'It arrives tomorrow.' });
+    const run = await api(bob.token, 'POST', `/agents/${agentId}/invoke`, { input: 'When will it arrive?', sessionId: 'imported' });
+    assert.equal(run.status, 200, run.text);
+    const sent = fake.requests.at(-1)!.body.messages as { role: string; content: string }[];
+    assert.deepEqual(
+      sent.filter((m) => m.role !== 'system').map((m) => [m.role, m.content]),
+      [
+        ['user', 'My order is late.\n\nIt is order 42.'],
+        ['assistant', 'Order 42 shipped on Monday.\n\nIt should arrive tomorrow.'],
+        ['user', 'When will it arrive?'],
+      ],
+    );
+    // The next run replays the imported turn and the run's own, still in turn.
+    fake.reply({ text: 'You are welcome.' });
+    assert.equal((await api(bob.token, 'POST', `/agents/${agentId}/invoke`, { input: 'Thanks!', sessionId: 'imported' })).status, 200);
+    const roles = (fake.requests.at(-1)!.body.messages as { role: string }[]).filter((m) => m.role !== 'system').map((m) => m.role);
+    assert.deepEqual(roles, ['user', 'assistant', 'user', 'assistant', 'user']);
   });
 
   it('refuses files that are not ours, newer, or of the wrong shape with a 422 naming the field, storing nothing', async () => {

@@ -11,7 +11,7 @@ import { assertNotFound, errorOf, startService, succeededEnd, testConfig, waitFo
 import { startFakeOpenAI, type FakeOpenAI } from './fixtures/fake-openai.js';
 import type { ResolvedAddress } from '../src/ingest/fetch.js';
 import { createRunStore } from '../src/runs/store.js';
-import { createMemoryStore } from '../src/runs/memory-store.js';
+import { createMemoryStore, wholeTurns } from '../src/runs/memory-store.js';
 import { createChatApi } from '../src/runs/chat-api.js';
 
 const fake: FakeOpenAI = await startFakeOpenAI();
@@ -441,7 +441,38 @@ describe('turns kept on their runs', () => {
     const replayed = (limit: number) => memory.recentMessages(first.id, 'imported', limit).map((m) => m.content);
     assert.deepEqual(replayed(3), ['question two', 'answer two']);
     assert.deepEqual(replayed(5), ['question one', 'answer one', 'question two', 'answer two']);
-    assert.deepEqual(replayed(6), ['dangling', 'question one', 'answer one', 'question two', 'answer two']);
+    assert.deepEqual(
+      replayed(6),
+      ['question one', 'answer one', 'question two', 'answer two'],
+      'the question left without its answer is not replayed: two questions in a row would follow',
+    );
+  });
+
+  test('stored messages are replayed as whole turns: a role in a row joined, an answer first and a question last left out', () => {
+    const m = (role: 'user' | 'assistant', content: string) => ({ role, content });
+    assert.deepEqual(
+      wholeTurns([
+        m('assistant', 'an answer first'),
+        m('assistant', 'and more of it'),
+        m('user', 'one question'),
+        m('user', 'and another'),
+        m('assistant', 'an answer'),
+        m('assistant', 'in two parts'),
+        m('user', 'a question'),
+        m('assistant', 'its answer'),
+        m('user', 'never answered'),
+        m('user', 'still not'),
+      ]),
+      [
+        m('user', 'one question\n\nand another'),
+        m('assistant', 'an answer\n\nin two parts'),
+        m('user', 'a question'),
+        m('assistant', 'its answer'),
+      ],
+    );
+    assert.deepEqual(wholeTurns([m('user', 'only a question')]), []);
+    assert.deepEqual(wholeTurns([m('assistant', 'only an answer')]), []);
+    assert.deepEqual(wholeTurns([]), []);
   });
 
   test('an end that is not recorded adds no turn and no session', async () => {

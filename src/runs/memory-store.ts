@@ -88,6 +88,25 @@ export const agentMessagesSql = (a: string) =>
 
 export type MemoryStore = ReturnType<typeof createMemoryStore>;
 
+/**
+ * Stored messages (an import's, an older version's) as the turns a model is given: one question,
+ * then its answer. Messages of one role in a row (two questions before an answer, an answer in
+ * parts) are joined into one, and an answer before any question (its question did not fit, or the
+ * import began with it) and a question left without its answer at the end are left out: a turn is
+ * replayed whole or not at all. Chat templates that insist on alternating roles (Mistral's,
+ * Gemma's, served by vLLM or llama.cpp) refuse a conversation with two questions in a row.
+ */
+export function wholeTurns(rows: Message[]): Message[] {
+  const turns: Message[] = [];
+  for (const row of rows) {
+    const last = turns.at(-1);
+    if (last?.role === row.role) last.content += `\n\n${row.content}`;
+    else if (last !== undefined || row.role === 'user') turns.push({ role: row.role, content: row.content });
+  }
+  if (turns.at(-1)?.role === 'user') turns.pop();
+  return turns;
+}
+
 export function createMemoryStore(db: Db) {
   const selectSessionSeq = db.prepare(`SELECT seq FROM agent_sessions WHERE agent_id = ? AND id = ?`).pluck();
   const sessionSeqOf = (agentId: string, sessionId: string) => selectSessionSeq.get(agentId, sessionId) as number | undefined;
@@ -181,8 +200,9 @@ export function createMemoryStore(db: Db) {
     },
 
     /**
-     * The last `limit` messages of a session, oldest first (empty for a new session): the newest
-     * whole turns that fit in `maxBytes` of UTF-8 together.
+     * At most the last `limit` messages of a session, oldest first (empty for a new session): the
+     * newest whole turns that fit in `maxBytes` of UTF-8 together, stored messages as wholeTurns
+     * makes them.
      */
     recentMessages(agentId: string, sessionId: string, limit: number, maxBytes = Number.MAX_SAFE_INTEGER): Message[] {
       const sessionSeq = sessionSeqOf(agentId, sessionId);
@@ -209,8 +229,7 @@ export function createMemoryStore(db: Db) {
       )
         .filter((row) => row.role !== null)
         .reverse() as Message[];
-      // An answer whose question did not fit is left out too: a turn is replayed whole or not at all.
-      return [...(rows[0]?.role === 'assistant' ? rows.slice(1) : rows), ...messages];
+      return [...wholeTurns(rows), ...messages];
     },
 
     /** The cursor of a session of the agent (for paging sessions). */
