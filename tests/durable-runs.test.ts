@@ -141,6 +141,22 @@ describe('a background run', () => {
     );
     assert.deepEqual(live.events, (await readLog(runId)).events, 'the live stream and a later replay are the same events');
   });
+
+  test('followed from past its last event (after= beyond the end), the stream still ends with the run, empty', async () => {
+    const words = ['one ', 'two ', 'three'];
+    fake.reply({ text: words.join(''), chunks: words, chunkDelayMs: 150 });
+    const { runId } = (await invoke({ input: 'slowly', background: true })).body.data;
+    const beyond = readLog(runId, { after: 999_999 });
+    const byHeader = readLog(runId, { lastEventId: '999999' });
+    const run = await ended(runId);
+    assert.equal(run.status, 'succeeded');
+    const answered = await Promise.race([Promise.all([beyond, byHeader]), new Promise((done) => setTimeout(done, 3000, 'still open'))]);
+    assert.notEqual(answered, 'still open', 'both streams ended with the run');
+    assert.deepEqual(answered, [
+      { status: 200, events: [] },
+      { status: 200, events: [] },
+    ]);
+  });
 });
 
 describe('every run is logged', () => {

@@ -51,10 +51,16 @@ async function follow(
   let last = after;
   /** Sends one event (`passed`: a `requires_action` the run went on from); true when it ended the stream. */
   const send = (event: NumberedEvent, passed = false): boolean => {
-    if (event.seq <= last || sse.closed) return sse.closed;
+    if (sse.closed) return true;
+    const ends = !passed && ENDS.has(event.name);
+    if (event.seq <= last) {
+      // Not sent (the client named a later event), but an end still ends the stream: nothing follows it.
+      if (ends) sse.end();
+      return ends;
+    }
     last = event.seq;
-    write(event, !passed && ENDS.has(event.name));
-    if (!ENDS.has(event.name) || passed) return false;
+    write(event, ends);
+    if (!ends) return false;
     sse.end(); // the writer has ended it already
     return true;
   };
