@@ -269,6 +269,60 @@ describe('the queue and cancel', () => {
   });
 });
 
+describe('cancel at the edges', () => {
+  test('a queued run cancelled as it is given its slot (its endpoint still being checked) ends its log', async () => {
+    let slowLookups = false;
+    const local = await startService({ runs: { ...base.runs, concurrencyPerUser: 1, queuePerUser: 2 } }, undefined, {
+      resolveHost: async () => {
+        if (slowLookups) await new Promise((resolve) => setTimeout(resolve, 600));
+        return [{ address: '127.0.0.1', family: 4 }];
+      },
+    });
+    const owner = await local.signUp();
+    const create = async (name: string, baseUrl: string) =>
+      (await local.request('POST', '/api/v1/agents', { token: owner.token, body: { name, type: 'VENDOR_A', llm: { ...llm, baseUrl } } })).body
+        .data;
+    const quick = await create('quick', fake.url);
+    // A host name: the run's endpoint is looked up when it is given its slot.
+    const named = await create('named', fake.url.replace('127.0.0.1', 'model.example'));
+    const start = (agentId: string) =>
+      local.request('POST', `/api/v1/agents/${agentId}/invoke`, { token: owner.token, body: { input: 'go', background: true } });
+    const getLocal = async (runId: string) => (await local.request('GET', `/api/v1/runs/${runId}`, { token: owner.token })).body.data;
+    fake.reply({ text: 'first', chunks: ['first'], chunkDelayMs: 200 });
+    const first = (await start(quick.id)).body.data;
+    slowLookups = true;
+    const second = (await start(named.id)).body.data;
+    assert.equal(second.status, 'queued');
+    await waitFor('the first run ends', async () => ((await getLocal(first.runId)).status === 'succeeded' ? true : undefined));
+    // The second has its slot now, its endpoint's lookup under way.
+    const cancelled = await local.request('POST', `/api/v1/runs/${second.runId}/cancel`, { token: owner.token });
+    assert.equal(cancelled.status, 200);
+    assert.equal(cancelled.body.data.status, 'cancelled');
+    const response = await fetch(`${local.url}/api/v1/runs/${second.runId}/events`, {
+      headers: { Authorization: `Bearer ${owner.token}` },
+      signal: AbortSignal.timeout(3000),
+    });
+    const events = parseEvents(await response.text());
+    assert.deepEqual(
+      events.map((event) => [event.id, event.event, event.data.code]),
+      [
+        [1, 'run', undefined],
+        [2, 'error', 'cancelled'],
+      ],
+      'its log is its run event, then the cancel',
+    );
+    slowLookups = false;
+    // Its slot is free again once the lookup under way has come back.
+    fake.reply({ text: 'next' });
+    const next = await waitFor('a run gets the slot', async () => {
+      const answer = await local.request('POST', `/api/v1/agents/${quick.id}/invoke`, { token: owner.token, body: { input: 'go' } });
+      return answer.status === 429 ? undefined : answer;
+    });
+    assert.equal(next.status, 200, next.text);
+    assert.equal((await getLocal(second.runId)).status, 'cancelled');
+  });
+});
+
 describe('bad input gets a clear error', () => {
   test('after, Last-Event-ID, other users and unknown runs', async () => {
     fake.reply({ text: 'mine' });

@@ -136,22 +136,29 @@ export function createRunEngine(deps: RunEngineDeps) {
     queue.add(userId, {
       runId: record.runId,
       start() {
-        queuedEvents.delete(record.runId);
         let admission;
         try {
           admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
         } catch (error) {
           const message = error instanceof RunFailure ? error.message : 'The run could not be started.';
-          queuedEvents.set(record.runId, record.events);
           endWaiting(record.runId, 'failed', 'unavailable', message);
           return;
         }
-        begin(userId, agent, background, admission, null, record).then(detach, (error: unknown) => {
-          const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not be started.');
-          if (failure.code === 'cancelled') return;
-          stores.runs.endUnderWay(record.runId, 'failed', failure.message, failure.code);
-          record.events.emit({ name: 'error', data: { code: failure.code, message: failure.message } });
-        });
+        // Until it is running it is still `queued` in the file (its endpoint is checked first): a
+        // cancel meanwhile ends it through endWaiting, which needs its emitter to close its log.
+        begin(userId, agent, background, admission, null, record).then(
+          (prepared) => {
+            queuedEvents.delete(record.runId);
+            detach(prepared);
+          },
+          (error: unknown) => {
+            queuedEvents.delete(record.runId);
+            const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not be started.');
+            if (failure.code === 'cancelled') return; // ended (and its log closed) by the cancel
+            stores.runs.endUnderWay(record.runId, 'failed', failure.message, failure.code);
+            record.events.emit({ name: 'error', data: { code: failure.code, message: failure.message } });
+          },
+        );
       },
     });
     return { runId: record.runId, sessionId: record.sessionId, status: 'queued', events: record.events };
