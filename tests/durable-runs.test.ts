@@ -323,6 +323,28 @@ describe('cancel at the edges', () => {
   });
 });
 
+describe('cancel racing the end', () => {
+  test('a cancel answers 200 only for a run it cancelled, else 409 with the end the run had', async () => {
+    let answeredOk = 0;
+    for (let attempt = 0; attempt < 40; attempt += 1) {
+      fake.reply({ text: 'ab', chunks: ['a', 'b'], chunkDelayMs: 15 });
+      const { runId } = (await invoke({ input: 'race', background: true })).body.data;
+      await new Promise((resolve) => setTimeout(resolve, 20 + (attempt % 8) * 4));
+      const cancel = await service.request('POST', `/api/v1/runs/${runId}/cancel`, { token: user.token });
+      const run = await ended(runId);
+      if (cancel.status === 200) {
+        answeredOk += 1;
+        assert.equal(cancel.body.data.status, 'cancelled', `attempt ${attempt}: a 200 names the cancel`);
+        assert.equal(run.status, 'cancelled', `attempt ${attempt}: the run that was answered as cancelled is`);
+      } else {
+        assertConflict(cancel);
+        assert.equal(run.status, 'succeeded', `attempt ${attempt}`);
+      }
+    }
+    assert.ok(answeredOk > 0, 'some cancels came in time');
+  });
+});
+
 describe('bad input gets a clear error', () => {
   test('after, Last-Event-ID, other users and unknown runs', async () => {
     fake.reply({ text: 'mine' });

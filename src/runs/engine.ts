@@ -187,7 +187,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     if (run.status === 'running' && under) {
       under.abort(new RunAbort('cancelled', message));
       await under.ended;
-      return 'cancelled';
+      // Its end may have been on its way already (the model had answered): that end is the one recorded.
+      return stores.runs.getRun(userId, runId)?.status === 'cancelled' ? 'cancelled' : 'ended';
     }
     if (run.status === 'requires_action') {
       // The nested runs it waits on end with it.
