@@ -149,3 +149,26 @@ test('the sweep removes the events of runs ended before the retention, keeps the
   );
   assert.deepEqual([events.at(-1)!.event, events.at(-1)!.data.code], ['error', 'cancelled']);
 });
+
+test('a run waiting for approval keeps its log however long ago it began to wait: it goes on in the same log', async () => {
+  const tool = await service.create(user.token, '/tools', {
+    name: 'launcher',
+    type: 'HOSTED_MODEL',
+    description: 'Launches a rocket.',
+    metadata: { url: 'http://127.0.0.1:9/launch' },
+  });
+  await service.create(user.token, '/agent-tools', { agentId: agent.id, toolId: tool.id, requiresApproval: true });
+  fake.reply({ toolCalls: [{ id: 'call-1', name: tool.name, arguments: '{"input":"moon"}' }] });
+  const paused = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'Launch it.' } });
+  assert.equal(paused.status, 202);
+  const waiting = paused.body.data.runId as string;
+  assert.equal(paused.body.data.status, 'requires_action');
+  const logged = storedEvents(waiting);
+  assert.ok(logged >= 2);
+  // It began to wait 40 days ago (its finished_at says when), under an approval TTL longer than the
+  // retention; every run before it started earlier still (the sweep walks runs in the order they started).
+  service.db.prepare('UPDATE agent_runs SET started_at = ? WHERE id != ?').run(formatTimestamp(Date.now() - 50 * DAY_MS), waiting);
+  age(waiting, 41, 40);
+  await createEventSweeper(createRunEventStore(service.db), RETENTION_DAYS, silentLogger).sweepNow();
+  assert.equal(storedEvents(waiting), logged, 'the log of a waiting run is kept');
+});

@@ -65,7 +65,8 @@ export function createRunEventStore(db: Db) {
         for (const run of logged) {
           if (run.startedAt >= cutoff) return true;
           next = run.seq;
-          if (run.finishedAt !== null && run.finishedAt < cutoff) deleteEvents.run(run.seq);
+          // A run waiting for approval has a finished_at (when it began to wait) but goes on later, in the same log.
+          if (run.status !== 'requires_action' && run.finishedAt !== null && run.finishedAt < cutoff) deleteEvents.run(run.seq);
         }
         return false;
       });
