@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { startService, waitFor, type Json } from './helpers.js';
+import { startService, testConfig, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startMcpServer1, startMcpServer2, type FixtureServer } from './fixtures/mcp-servers.js';
 import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
@@ -322,6 +322,36 @@ describe('an MCP server that cannot be used', () => {
     const [step] = reply.body.data.steps;
     assert.equal(step.error, `${new URL(server.url).host} did not answer within 1.5 s`);
     assert.match(toolMessage(before + 1), /did not answer within 1\.5 s/);
+  });
+
+  test('several servers that never answer are waited for at once, not one after another: the run goes on without them', async () => {
+    const quick = await startService({ toolTimeoutMs: 1000, runs: { ...testConfig().runs, timeoutMs: 3000 } });
+    const user = await quick.signUp();
+    const silent = http.createServer(() => {}); // accepts, never answers
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    after(() => {
+      silent.closeAllConnections();
+      silent.close();
+    });
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/mcp`;
+    const agent = await quick.create(user.token, '/agents', { name: 'Patient', type: 'VENDOR_A', llm });
+    for (const name of ['Quiet one', 'Quiet two', 'Quiet three', 'Quiet four']) {
+      const tool = await quick.createTool(user.token, { name, type: 'MCP', metadata: { url } });
+      await quick.create(user.token, '/agent-tools', { agentId: agent.id, toolId: tool.id });
+    }
+    fake.reply({ text: 'Done without them.' });
+    const started = Date.now();
+    const reply = await quick.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'go' } });
+    assert.equal(reply.status, 200, reply.text);
+    assert.ok(Date.now() - started < 2500, `one tool timeout for all four, not four (${Date.now() - started} ms)`);
+    assert.equal(reply.body.data.output, 'Done without them.');
+    assert.deepEqual(
+      reply.body.data.warnings.map(
+        (warning: string) => /^tool "(.*?)" \(MCP\) is not offered: the MCP server is unavailable/.exec(warning)?.[1],
+      ),
+      ['Quiet one', 'Quiet two', 'Quiet three', 'Quiet four'],
+      'a warning for each, in the order they are linked',
+    );
   });
 
   test('a server that answers a call with a protocol error: a tool error the model is told', async () => {

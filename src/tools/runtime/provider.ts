@@ -64,14 +64,14 @@ function guarded(fn: ToolFunction, secrets: string[], requiresApproval: boolean)
   };
 }
 
-/** The functions the agent's tools stand for, and a warning for each tool (or operation) left out. */
+/**
+ * The functions the agent's tools stand for, and a warning for each tool (or operation) left out.
+ * The tools are built at once (an MCP server that does not answer holds up the run one tool
+ * timeout, not one per such server); their functions are then named in the order the tools are
+ * linked, unique within the run.
+ */
 export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetRequest): Promise<ToolSet> {
-  const name = createFunctionNamer();
-  const tools: ToolFunction[] = [];
-  const warnings: string[] = [];
-  const notes: string[] = [];
-  const closes: (() => Promise<void>)[] = [];
-  for (const record of request.tools) {
+  const builds = request.tools.map(async (record) => {
     const kind = kindOf(record.type);
     const secrets = secretsOf(record, kind);
     const built: Built = kind
@@ -81,12 +81,37 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
           signal: request.signal,
           deadline: request.deadline,
           findAgent: (agentId) => deps.findAgent(request.userId, agentId),
-          name,
+          // Unique within the tool here; within the run below.
+          name: createFunctionNamer(),
         })
       : { ok: false, reason: `the type ${record.type} is not one this service can run` };
+    return { record, secrets, built };
+  });
+  const settled = await Promise.allSettled(builds);
+  const name = createFunctionNamer();
+  const tools: ToolFunction[] = [];
+  const warnings: string[] = [];
+  const notes: string[] = [];
+  const closes: (() => Promise<void>)[] = [];
+  for (const outcome of settled) {
+    const close = outcome.status === 'fulfilled' && outcome.value.built.ok ? outcome.value.built.value.close : undefined;
+    if (close) closes.push(close);
+  }
+  const release = async () => {
+    await Promise.all(closes.map((close) => close()));
+  };
+  // A build that threw (the run's signal aborted it): every tool built is closed again.
+  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) {
+    await release();
+    throw failed.reason;
+  }
+  for (const outcome of settled as PromiseFulfilledResult<Awaited<(typeof builds)[number]>>[]) {
+    const { record, secrets, built } = outcome.value;
     if (built.ok) {
-      tools.push(...built.value.functions.map((fn) => guarded(fn, secrets, record.requiresApproval ?? false)));
-      if (built.value.close) closes.push(built.value.close);
+      tools.push(
+        ...built.value.functions.map((fn) => guarded({ ...fn, name: name(fn.name, true) }, secrets, record.requiresApproval ?? false)),
+      );
       warnings.push(...built.value.warnings.map((warning) => redactSecrets(warning, secrets)));
     } else {
       const said = redactSecrets(`tool "${record.name}" (${record.type}) is not offered: ${built.reason}`, secrets);
@@ -94,9 +119,6 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
       if (built.unavailable) notes.push(`The ${said}.`);
     }
   }
-  const release = async () => {
-    await Promise.all(closes.map((close) => close()));
-  };
   return { tools, warnings, notes, release };
 }
 
