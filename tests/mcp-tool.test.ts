@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
-import { startService, testConfig, waitFor, type Json } from './helpers.js';
+import { assertInvalid, startService, testConfig, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startMcpServer1, startMcpServer2, type FixtureServer } from './fixtures/mcp-servers.js';
 import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
@@ -163,6 +163,36 @@ for (const [line, start] of [
     });
   });
 }
+
+test('metadata an MCP tool cannot use is a 422 naming the field, on create and on change, and nothing is stored', async () => {
+  const toolsBefore = (await service.listAll(alice.token, '/tools')).length;
+  const cases: [Json, string, RegExp][] = [
+    [{}, 'metadata.url', /URL of a Streamable HTTP MCP server/],
+    [{ url: 'not a url' }, 'metadata.url', /absolute http or https URL/],
+    [{ url: 'ftp://files.example/mcp' }, 'metadata.url', /absolute http or https URL/],
+    [{ url: 'https://mcp.example/mcp', headers: { 'bad name': 'x' } }, 'metadata.headers', /invalid header name "bad name"/],
+    [{ url: 'https://mcp.example/mcp', headers: { Host: 'elsewhere.example' } }, 'metadata.headers', /cannot set "Host"/],
+    [{ url: 'https://mcp.example/mcp', headers: { 'X-Key': 'line\nbreak' } }, 'metadata.headers', /"X-Key" holds a line break/],
+  ];
+  for (const [metadata, path, message] of cases) {
+    const reply = await service.request('POST', '/api/v1/tools', { token: alice.token, body: { name: 'Bad MCP', type: 'MCP', metadata } });
+    const error = assertInvalid(reply, path, JSON.stringify(metadata));
+    assert.match(error.details![0].message, message);
+    assert.ok(!reply.text.includes('line\nbreak') && !reply.text.includes('elsewhere.example'), 'no header value is echoed');
+  }
+  assert.equal((await service.listAll(alice.token, '/tools')).length, toolsBefore, 'nothing was stored');
+
+  const server = await startMcpServer2();
+  const tool = await service.createTool(alice.token, { name: 'Good MCP', type: 'MCP', metadata: { url: server.url } });
+  const changed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, {
+    token: alice.token,
+    body: { metadata: { url: 'ftp://files.example/mcp' } },
+  });
+  assertInvalid(changed, 'metadata.url');
+  const kept = await functionsOf(tool.id);
+  assert.equal(kept.status, 200, 'the tool still reaches its server: it is as it was');
+  assert.ok(kept.body.data.functions.length > 0);
+});
 
 test('an MCP tool says hasHeaders in every answer with it, and never its headers', async () => {
   const hidden = (reply: { text: string }, what: string) =>

@@ -255,13 +255,53 @@ export function targetFromMetadata(metadata: Record<string, unknown>): MetadataR
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The types of the `url` and `headers` a web tool's metadata may give (what they say is read when a run builds the tool). */
+const headersShape = v.pipe(
+  v.custom<Record<string, unknown>>(isPlainObject, 'must be an object of header names and values'),
+  v.record(v.string(), v.union([v.string(), v.number()], 'must be a string')),
+);
+
+/**
+ * The types of the `url` and `headers` a web tool's metadata may give (what they say is read when a
+ * run builds the tool): the kinds the original API's clients create are kept as lenient as it was.
+ */
 export const webTargetEntries = {
   url: v.nullish(v.string('must be a string')),
-  headers: v.nullish(
+  headers: v.nullish(headersShape),
+};
+
+/** Why the metadata's `field` would not be usable, as a field's message (`metadata.<field>` cut off). */
+const fieldMessage = (reason: string, field: string) => reason.replace(`metadata.${field} `, '');
+
+/**
+ * `url` and `headers` checked when the tool is written as a run reads them (urlFromMetadata,
+ * headersFromMetadata): for the kinds that came after the original API (MCP), so that a tool that
+ * could never connect is refused with a 422 instead. `described` names what the URL must point to
+ * (also when it is missing: see withRequiredUrl).
+ */
+export const strictWebTargetEntries = (described: string) => ({
+  url: v.optional(
     v.pipe(
-      v.custom<Record<string, unknown>>(isPlainObject, 'must be an object of header names and values'),
-      v.record(v.string(), v.union([v.string(), v.number()], 'must be a string')),
+      v.string(`must be the URL of ${described}`),
+      v.check((url) => urlFromMetadata({ url }).ok, 'must be an absolute http or https URL'),
     ),
   ),
-};
+  headers: v.nullish(
+    v.pipe(
+      headersShape,
+      v.rawCheck(({ dataset, addIssue }) => {
+        const headers = dataset.typed ? headersFromMetadata({ headers: dataset.value }) : undefined;
+        if (headers && !headers.ok) addIssue({ message: fieldMessage(headers.reason, 'headers') });
+      }),
+    ),
+  ),
+});
+
+/** `schema` (an object's) with its `url` required, said in words as `url`'s own message. */
+export const withRequiredUrl = (schema: v.GenericSchema<Record<string, unknown>, { url?: unknown }>, described: string) =>
+  v.pipe(
+    schema,
+    v.forward(
+      v.check((metadata) => metadata.url !== undefined, `is required: the URL of ${described}`),
+      ['url'],
+    ),
+  );
