@@ -130,6 +130,33 @@ for (const line of ['2.x', '1.x'] as const) {
   });
 }
 
+describe('/mcp and prompt variables named like its arguments', () => {
+  test('{sessionId} is filled by the sessionId argument (then required), {input} by the input', async () => {
+    const carol = await service.signUp('Carol');
+    const odd = await service.create(carol.token, '/prompts', {
+      name: 'Odd names',
+      template: 'Session {sessionId}, topic {topic}: {input}',
+      input_variables: ['sessionId', 'topic', 'input'],
+    });
+    await createAgent(carol.token, { name: 'Odd', hasMemory: true, promptId: odd.id });
+    const client = await connect('2.x', carol.token);
+    const [tool] = (await client.listTools()).tools;
+    assert.equal(tool.name, 'odd');
+    assert.deepEqual(tool.inputSchema.required, ['input', 'sessionId', 'topic']);
+    assert.deepEqual(Object.keys(tool.inputSchema.properties ?? {}).sort(), ['input', 'sessionId', 'topic']);
+    fake.reply({ text: 'Understood.' });
+    const before = fake.requests.length;
+    const result = (await client.callTool({ name: 'odd', arguments: { input: 'Hi', sessionId: 's-1', topic: 'birds' } })) as Json;
+    assert.equal(result.isError ?? false, false, JSON.stringify(result));
+    assert.equal(result.structuredContent.sessionId, 's-1');
+    assert.equal(fake.requests[before].body.messages[0].content, 'Session s-1, topic birds: Hi');
+    const missing = (await client.callTool({ name: 'odd', arguments: { input: 'Hi' } })) as Json;
+    assert.equal(missing.isError, true);
+    assert.equal(missing.content[0].text, 'Invalid arguments: sessionId: must be a string; topic: must be a string.');
+    await client.close();
+  });
+});
+
 describe('/mcp authentication', () => {
   test('without a valid token: 401 with WWW-Authenticate: Bearer; a revoked token stops at once', async () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };

@@ -97,6 +97,14 @@ describe('POST /prompts', () => {
     );
   });
 
+  test('__proto__ cannot be a variable (no object could carry its value to the MCP tools): 422 naming it', async () => {
+    const { token } = await service.signUp();
+    const body = { ...BASE, template: 'Hi {__proto__}', input_variables: ['__proto__'] };
+    const refused = assertInvalid(await request('POST', '/api/v1/prompts', { token, body }), 'input_variables.0');
+    assert.match(refused.details![0].message, /cannot be __proto__/);
+    assert.equal((await request('GET', '/api/v1/prompts', { token })).body.data.length, 0, 'nothing was stored');
+  });
+
   test('name, template and input_variables are required', async () => {
     const { token } = await service.signUp();
     for (const field of ['name', 'template', 'input_variables'] as const) {

@@ -18,8 +18,6 @@ const SEARCH_DEFAULT_LIMIT = 20;
 const SEARCH_MAX_LIMIT = 100;
 /** Agents' tools in one page of `tools/list`; a caller with more gets `nextCursor`, which MCP clients follow. */
 export const MCP_PAGE_SIZE = 100;
-/** Arguments of an agent's tool that are not variables of its prompt. */
-const RESERVED_ARGUMENTS = new Set(['input', 'sessionId']);
 
 /** A listed tool, as the SDK types it (its input a JSON Schema). */
 export type McpToolShape = Tool;
@@ -55,16 +53,29 @@ export function namedAgents(agents: ToolAgentRow[]): { name: string; agent: Tool
   });
 }
 
-const variablesOf = (agent: ToolAgentRow) => agent.variables.filter((name) => !RESERVED_ARGUMENTS.has(name));
+/**
+ * The prompt's variables a call must give: all but `{input}`, which the input fills (as for
+ * invoke). A `{sessionId}` is filled by the `sessionId` argument, which it makes required.
+ */
+const variablesOf = (agent: ToolAgentRow) => agent.variables.filter((name) => name !== 'input');
 
 function agentTool(name: string, agent: ToolAgentRow): McpToolShape {
-  const properties: Record<string, { type: string; description: string }> = {
-    input: { type: 'string', description: 'The message for the agent.' },
-    sessionId: { type: 'string', description: 'Continues this memory session (an agent with memory starts a new one without it).' },
-  };
   const variables = variablesOf(agent);
-  for (const variable of variables)
-    properties[variable] = { type: 'string', description: `The value of {${variable}} in the agent's prompt.` };
+  const session = 'Continues this memory session (an agent with memory starts a new one without it)';
+  // Built from entries: a variable may be named `__proto__`, which an assignment would not add.
+  const properties = Object.fromEntries([
+    ['input', { type: 'string', description: 'The message for the agent.' }],
+    [
+      'sessionId',
+      {
+        type: 'string',
+        description: variables.includes('sessionId') ? `${session}; also the value of {sessionId} in the agent's prompt.` : `${session}.`,
+      },
+    ],
+    ...variables
+      .filter((variable) => variable !== 'sessionId')
+      .map((variable) => [variable, { type: 'string', description: `The value of {${variable}} in the agent's prompt.` }]),
+  ]);
   return {
     name,
     description: agent.description || `Runs the agent "${agent.name}" and answers with its reply.`,
@@ -159,19 +170,16 @@ export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
   }
 
   async function runAgent(userId: string, agent: ToolAgentRow, args: unknown, signal: AbortSignal): Promise<McpToolResult> {
-    const variables = variablesOf(agent);
-    const schema = v.object({
-      input: InputSchema,
-      sessionId: v.optional(SessionIdSchema),
-      ...Object.fromEntries(variables.map((name) => [name, v.string('must be a string')])),
-    });
-    const parsed = read(schema, args);
+    const parsed = read(v.looseObject({ input: InputSchema, sessionId: v.optional(SessionIdSchema) }), args);
     if (!parsed.ok) return failed(parsed.words);
-    const values = parsed.value as Record<string, string>;
+    // The variables are read as own keys of the arguments (a variable may be named `__proto__`).
+    const given = args as Record<string, unknown>;
+    const missing = variablesOf(agent).filter((name) => !Object.hasOwn(given, name) || typeof given[name] !== 'string');
+    if (missing.length > 0) return failed(`Invalid arguments: ${missing.map((name) => `${name}: must be a string`).join('; ')}.`);
     const request = {
-      input: values.input,
-      variables: Object.fromEntries(variables.map((name) => [name, values[name]])),
-      sessionId: values.sessionId ?? null,
+      input: parsed.value.input,
+      variables: Object.fromEntries(variablesOf(agent).map((name) => [name, given[name] as string])),
+      sessionId: parsed.value.sessionId ?? null,
       stream: false,
     };
     let prepared;
