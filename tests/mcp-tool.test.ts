@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { assertInvalid, startService, testConfig, waitFor, type Json } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
-import { startMcpServer1, startMcpServer2, type FixtureServer } from './fixtures/mcp-servers.js';
+import { startMcpServer1, startMcpServer2, startPagedMcpServer, type FixtureServer } from './fixtures/mcp-servers.js';
 import { mcpFunctionName } from '../src/tools/runtime/mcp.js';
 
 const SECRET = 'Bearer sk-mcp-header-secret-98765';
@@ -192,6 +192,26 @@ test('metadata an MCP tool cannot use is a 422 naming the field, on create and o
   const kept = await functionsOf(tool.id);
   assert.equal(kept.status, 200, 'the tool still reaches its server: it is as it was');
   assert.ok(kept.body.data.functions.length > 0);
+});
+
+test('a server that lists its tools in more pages than are read: the tools of the first pages are offered, with a warning, and can be called', async () => {
+  const server = await startPagedMcpServer(70, 1);
+  const tool = await service.createTool(alice.token, { name: 'Many', type: 'MCP', metadata: { url: server.url } });
+  const listed = await functionsOf(tool.id);
+  assert.equal(listed.status, 200);
+  assert.deepEqual(
+    listed.body.data.functions.map((fn: Json) => fn.mcpTool),
+    ['t0', 't1', 't2', 't3'],
+  );
+  assert.deepEqual(listed.body.data.warnings, [
+    'tool "Many" (MCP): the server lists its tools in more than 4 pages; only those of the first 4 are offered',
+  ]);
+  const allowed = await service.createTool(alice.token, { name: 'One of many', type: 'MCP', metadata: { url: server.url, tools: ['t1'] } });
+  const agent = await agentWith(allowed);
+  fake.reply({ toolCalls: [{ name: 'one_of_many__t1', arguments: '{}' }] }, { text: 'Called it.' });
+  const reply = await invoke(agent.id);
+  assert.equal(reply.status, 200, reply.text);
+  assert.equal(reply.body.data.steps[0].output, 'called t1');
 });
 
 test('an MCP tool says hasHeaders in every answer with it, and never its headers', async () => {

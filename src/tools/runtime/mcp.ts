@@ -34,7 +34,7 @@ export const MCP_RESPONSE_MAX_BYTES = 1024 * 1024;
 /** Largest input schema of one tool (JSON characters): it is sent to the model with every step. */
 export const MCP_SCHEMA_MAX_CHARS = 16 * 1024;
 const DESCRIPTION_MAX_CHARS = 1024;
-/** Pages of a tool list read at most. */
+/** Pages of a tool list read at most (each at most MCP_RESPONSE_MAX_BYTES). */
 const MAX_LIST_PAGES = 4;
 
 /** The function name of one MCP tool: `<tool name>__<mcp tool name>`, each part as a function name, cut to 64. */
@@ -152,6 +152,32 @@ function allowList(metadata: Record<string, unknown>): Set<string> | undefined {
   return Array.isArray(tools) ? new Set(tools.filter((name): name is string => typeof name === 'string')) : undefined;
 }
 
+/**
+ * The server's tools: the client's own listing (every page, at most MAX_LIST_PAGES, which it keeps
+ * for its calls: their output schemas, the headers their arguments are mirrored in); or, from a
+ * server with more pages, those of the first MAX_LIST_PAGES read page by page (`cut`).
+ */
+async function listServerTools(
+  client: Client,
+  options: () => { signal: AbortSignal; timeout: number },
+): Promise<{ tools: Tool[]; cut: boolean }> {
+  try {
+    return { tools: (await client.listTools(undefined, options())).tools, cut: false };
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'LIST_PAGINATION_EXCEEDED') throw error;
+  }
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
+    const answer =
+      cursor === undefined ? await client.request({ method: 'tools/list' }, options()) : await client.listTools({ cursor }, options());
+    tools.push(...answer.tools);
+    cursor = answer.nextCursor;
+    if (cursor === undefined) break;
+  }
+  return { tools, cut: true };
+}
+
 /** The functions of an MCP tool for one run: connects, lists the server's tools, offers the allowed ones. */
 export async function mcpTools(
   tool: ToolRecord,
@@ -172,7 +198,10 @@ export async function mcpTools(
   /** A client connected (as `prior` says, or by asking the server) with the server's tools listed; closed again if that fails. */
   const open = async (prior: PriorDiscovery | undefined) => {
     const { Client, StreamableHTTPClientTransport } = await loadClient();
-    const client = new Client({ name: 'agent-service', version: packageVersion() }, { versionNegotiation: { mode: 'auto' } });
+    const client = new Client(
+      { name: 'agent-service', version: packageVersion() },
+      { versionNegotiation: { mode: 'auto' }, listMaxPages: MAX_LIST_PAGES },
+    );
     const transport = new StreamableHTTPClientTransport(url, {
       fetch,
       requestInit: { headers },
@@ -180,15 +209,7 @@ export async function mcpTools(
     });
     try {
       await client.connect(transport, { signal, timeout: timeout(), ...(prior && { prior }) });
-      const listed: Tool[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_LIST_PAGES && listed.length <= MAX_MCP_TOOLS; page += 1) {
-        const answer = await client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: timeout() });
-        listed.push(...answer.tools);
-        cursor = answer.nextCursor;
-        if (cursor === undefined) break;
-      }
-      return { client, listed };
+      return { client, ...(await listServerTools(client, () => ({ signal, timeout: timeout() }))) };
     } catch (error) {
       await client.close().catch(() => {});
       throw error;
@@ -213,8 +234,8 @@ export async function mcpTools(
     if (signal.aborted) throw signal.reason;
     return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout)}`, unavailable: true };
   }
-  const { client } = opened;
-  let listed = opened.listed;
+  const { client, cut } = opened;
+  let listed = opened.tools;
   if (asked) discoveries.remember(key, client);
   const close = () =>
     client
@@ -223,6 +244,10 @@ export async function mcpTools(
       .finally(() => session?.close());
 
   const warnings: string[] = [];
+  if (cut)
+    warnings.push(
+      `tool "${tool.name}" (MCP): the server lists its tools in more than ${MAX_LIST_PAGES} pages; only those of the first ${MAX_LIST_PAGES} are offered`,
+    );
   const allowed = allowList(tool.metadata);
   if (allowed) listed = listed.filter((entry) => allowed.has(entry.name));
   if (listed.length > MAX_MCP_TOOLS) {
@@ -253,7 +278,12 @@ export async function mcpTools(
         try {
           result = await client.callTool(
             { name: mcpName, arguments: (args ?? {}) as Record<string, unknown> },
-            { signal: context.signal, timeout: Math.max(1, Math.min(toolTimeout, context.deadline - Date.now())) },
+            {
+              signal: context.signal,
+              timeout: Math.max(1, Math.min(toolTimeout, context.deadline - Date.now())),
+              // A list read page by page is not the client's own: it is told the tool's definition.
+              ...(cut && { toolDefinition: entry }),
+            },
           );
         } catch (error) {
           if (context.signal.aborted) throw context.signal.reason;
