@@ -4,6 +4,7 @@
 // after RUN_APPROVAL_TTL_MS, and goes on once POST /runs/{id}/actions answers its calls — nested
 // agent runs pausing and going on with the run that called them.
 import { after, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -514,6 +515,44 @@ describe('a waiting run and restarts', () => {
     const names = (await stream(second, owner.token, 'GET', `/runs/${runId}/events`)).map((event) => event.event);
     assert.deepEqual(names.slice(0, 4), ['run', 'requires_action', 'tool_call', 'tool_result']);
     assert.equal(names.at(-1), 'done');
+  });
+
+  test('a process stopped while a resumed chain ran: the waiting child ends with its interrupted top run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'ams-approval-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const secretKey = randomBytes(32);
+    const overrides = { ...runsConfig({ approvalTtlMs: 60_000 }), databasePath: join(dir, 'chain.db') };
+    const first = await startService(overrides, undefined, { secretKey });
+    const owner = await first.signUp();
+    const child = await agentWithTool(first, owner.token, { requiresApproval: true });
+    const parent = await first.create(owner.token, '/agents', { name: 'Parent of a chain', type: 'VENDOR_A', llm });
+    const ask = await first.create(owner.token, '/tools', { name: 'askchild', type: 'AGENT', metadata: { agentId: child.agent.id } });
+    await first.create(owner.token, '/agent-tools', { agentId: parent.id, toolId: ask.id });
+    fake.reply(
+      { toolCalls: [{ id: 'call_1', name: ask.name, arguments: '{"query":"go"}' }] },
+      { toolCalls: [{ id: 'call_1', name: child.fn, arguments: '{"input":"venus"}' }] },
+    );
+    const paused = await invoke(first, owner.token, parent.id, { input: 'Ask the child' });
+    assert.equal(paused.status, 202);
+    const topId = paused.body.data.runId;
+    const childRunId = paused.body.data.actions[0].runId;
+    await first.close();
+    // As the file is when the process stops after the top run was answered and went on, before it
+    // took up its child: the top run `running`, the child still waiting.
+    const db = new Database(join(dir, 'chain.db'));
+    db.prepare(`UPDATE agent_runs SET status = 'running', actions = '[]', state = NULL, finished_at = NULL WHERE id = ?`).run(topId);
+    db.close();
+
+    const second = await startService(overrides, undefined, { secretKey });
+    const top = await getRun(second, owner.token, topId);
+    assert.equal(top.status, 'failed');
+    assert.match(top.error, /interrupted/);
+    const orphan = await getRun(second, owner.token, childRunId);
+    assert.equal(orphan.status, 'failed', 'the child does not wait for a run that will never take it up');
+    assert.deepEqual(orphan.actions, []);
+    const events = await stream(second, owner.token, 'GET', `/runs/${childRunId}/events`);
+    assert.equal(events.at(-1)!.event, 'error');
+    assert.equal((await answer(second, owner.token, childRunId, { actions: [{ id: 'call_1', approve: true }] })).status, 409);
   });
 
   test('ends failed ("approval expired") after RUN_APPROVAL_TTL_MS, its log with error approval_expired', async () => {

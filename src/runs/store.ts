@@ -193,6 +193,14 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
   const selectInterrupted = db
     .prepare(`SELECT id FROM agent_runs WHERE status IN ('queued', 'running', 'requires_action') AND status IN ('queued', 'running')`)
     .pluck();
+  // Nested runs waiting on a run above them that no longer waits (it was interrupted while it went
+  // on, before it took them up): nothing will ever take them up.
+  const selectOrphanedWaits = db
+    .prepare(
+      `SELECT c.id FROM agent_runs c JOIN agent_runs p ON p.id = c.parent_run_id
+        WHERE c.status IN ('queued', 'running', 'requires_action') AND c.status = 'requires_action' AND p.status != 'requires_action'`,
+    )
+    .pluck();
   // Top-level runs only: a nested run waits with (and expires with) the run above it.
   const selectWaitingSince = db
     .prepare(
@@ -398,12 +406,21 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
       });
     },
 
-    /** Marks runs left `queued` or `running` by a stopped process as failed (`code` for their log's end); returns how many. */
+    /**
+     * Marks runs left `queued` or `running` by a stopped process as failed (`code` for their log's
+     * end), and the nested runs that waited on them (level by level); returns how many.
+     */
     failInterruptedRuns(reason: string, code: string): number {
       return db.transaction(() => {
         let count = 0;
         for (const runId of selectInterrupted.all() as string[]) {
           if (this.endUnderWay(runId, 'failed', reason, code)) count += 1;
+        }
+        // Level by level: a nested run ended here may have left one below it waiting.
+        for (;;) {
+          const orphans = (selectOrphanedWaits.all() as string[]).filter((runId) => this.endUnderWay(runId, 'failed', reason, code));
+          if (orphans.length === 0) break;
+          count += orphans.length;
         }
         return count;
       })();
