@@ -96,10 +96,22 @@ test('the MCP tool form in Chromium: URL, write-only headers, the allow-list pic
   assert.deepEqual(await functionNames(), ['calc__add', 'calc__echo_headers']);
   assert.equal((await api(`/tools/${tool.id}`)).body.data.hasHeaders, true);
 
-  // Opened again: the picker shows what is offered now; a rename alone keeps every setting.
+  // Opened again: the picker shows every tool of the server, the ones left out unticked (so they
+  // can be let back in); a rename alone keeps every setting.
   await card.getByRole('button', { name: 'Edit Calc' }).click();
   await page.getByLabel('echo_headers', { exact: true }).waitFor();
-  assert.equal(await page.getByLabel('fail', { exact: true }).count(), 0);
+  const ticks = async () => {
+    const states: [string, boolean][] = [];
+    for (const name of ['add', 'echo_headers', 'fail', 'slow'])
+      states.push([name, await page.getByLabel(name, { exact: true }).isChecked()]);
+    return states;
+  };
+  assert.deepEqual(await ticks(), [
+    ['add', true],
+    ['echo_headers', true],
+    ['fail', false],
+    ['slow', false],
+  ]);
   await page.getByLabel('Name', { exact: true }).fill('Calculator');
   await mkdirSync(SHOTS, { recursive: true });
   await page.screenshot({ path: join(SHOTS, 'mcp-tool-form.png'), fullPage: true });
@@ -112,6 +124,22 @@ test('the MCP tool form in Chromium: URL, write-only headers, the allow-list pic
   assert.deepEqual(
     ((await api(`/tools/${tool.id}/functions`)).body.data.functions as Json[]).map((fn) => fn.name),
     ['calculator__add', 'calculator__echo_headers'],
+  );
+
+  // Ticking the left-out ones again: every tool ticked is no list at all (later tools too).
+  await page.locator('.cards li', { hasText: 'Calculator' }).getByRole('button', { name: 'Edit Calculator' }).click();
+  const again = page.getByRole('form', { name: 'Edit Calculator' });
+  await page.getByLabel('fail', { exact: true }).check();
+  await page.getByLabel('slow', { exact: true }).check();
+  await page.getByLabel('Server URL', { exact: true }).fill(server.url);
+  await page.getByLabel('Headers', { exact: true }).fill(`Authorization: ${SECRET}`);
+  await again.getByRole('button', { name: 'Save' }).click();
+  await again.waitFor({ state: 'detached' });
+  const every = await api(`/tools/${tool.id}/functions?all=true`);
+  assert.equal(every.body.data.allowList, null);
+  assert.deepEqual(
+    (every.body.data.functions as Json[]).map((fn) => fn.name),
+    ['calculator__add', 'calculator__echo_headers', 'calculator__fail', 'calculator__slow'],
   );
   assert.deepEqual(errors, []);
 });

@@ -623,9 +623,9 @@ test(
     // The other direction: the agents from an MCP host, with the URL and a ready mcp.json.
     const panel = page.getByRole('region', { name: 'Use your agents from an MCP host' });
     assert.equal(await panel.locator('[data-field="mcp-url"]').textContent(), `${service.url}/mcp`);
-    assert.deepEqual(JSON.parse((await panel.locator('[data-field="mcp-json"]').textContent()) ?? ''), {
-      mcpServers: { agents: { type: 'http', url: `${service.url}/mcp`, headers: { Authorization: 'Bearer <your API token>' } } },
-    });
+    const server = { agents: { type: 'http', url: `${service.url}/mcp`, headers: { Authorization: 'Bearer <your API token>' } } };
+    assert.deepEqual(JSON.parse((await panel.locator('[data-field="mcp-json"]').textContent()) ?? ''), { mcpServers: server });
+    assert.deepEqual(JSON.parse((await panel.locator('[data-field="mcp-json-vscode"]').textContent()) ?? ''), { servers: server });
     await page.getByRole('button', { name: 'New tool' }).click();
     await page.getByLabel('Name', { exact: true }).fill('Otter facts');
     await page.getByLabel('Description', { exact: true }).fill('Looks up facts about otters.');

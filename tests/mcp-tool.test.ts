@@ -214,6 +214,42 @@ test('a server that lists its tools in more pages than are read: the tools of th
   assert.equal(reply.body.data.steps[0].output, 'called t1');
 });
 
+test('GET /tools/{id}/functions?all=true: every tool of the server, each saying whether the allow-list lets it through, and the list', async () => {
+  const server = await startMcpServer2();
+  const picky = await service.createTool(alice.token, {
+    name: 'Picky',
+    type: 'MCP',
+    metadata: { url: server.url, tools: ['add', 'fail'] },
+  });
+  const offered = await functionsOf(picky.id);
+  assert.deepEqual(
+    offered.body.data.functions.map((fn: Json) => [fn.mcpTool, fn.allowed]),
+    [
+      ['add', undefined],
+      ['fail', undefined],
+    ],
+    'without all: what a run gets, as before',
+  );
+  assert.equal(offered.body.data.allowList, undefined);
+  const every = await service.request('GET', `/api/v1/tools/${picky.id}/functions?all=true`, { token: alice.token });
+  assert.equal(every.status, 200, every.text);
+  assert.deepEqual(
+    every.body.data.functions.map((fn: Json) => [fn.mcpTool, fn.allowed]),
+    [
+      ['add', true],
+      ['echo_headers', false],
+      ['fail', true],
+      ['slow', false],
+    ],
+  );
+  assert.deepEqual(every.body.data.allowList, ['add', 'fail']);
+  const open = await service.createTool(alice.token, { name: 'Open', type: 'MCP', metadata: { url: server.url } });
+  const all = await service.request('GET', `/api/v1/tools/${open.id}/functions?all=true`, { token: alice.token });
+  assert.equal(all.body.data.allowList, null, 'no allow-list: every tool, now and later');
+  assert.ok(all.body.data.functions.every((fn: Json) => fn.allowed === true));
+  assertInvalid(await service.request('GET', `/api/v1/tools/${open.id}/functions?all=yes`, { token: alice.token }), 'all');
+});
+
 test('an MCP tool says hasHeaders in every answer with it, and never its headers', async () => {
   const hidden = (reply: { text: string }, what: string) =>
     assert.ok(!reply.text.includes('sk-mcp-header-secret'), `${what} shows no header`);

@@ -41,3 +41,12 @@ export const ErrorEnvelopeSchema = v.strictObject({
     details: v.pipe(v.optional(v.array(FieldIssueSchema)), v.description('For validation_failed: one entry per bad field.')),
   }),
 });
+
+/** A yes-or-no query parameter: `true` or `false` (absent: false). */
+export const QueryFlag = v.optional(
+  v.pipe(
+    v.picklist(['true', 'false'], 'must be true or false'),
+    v.transform((word) => word === 'true'),
+  ),
+  'false',
+);

@@ -2,6 +2,7 @@
 import * as v from 'valibot';
 import { parseAsync } from '../http/validate.js';
 import { notFound } from '../http/errors.js';
+import { QueryFlag } from '../http/shapes.js';
 import { defineRoute, type Route } from '../http/route.js';
 import type { ToolSet } from '../lib/tool-contract.js';
 import type { ToolRecord } from './kinds/kind.js';
@@ -27,11 +28,23 @@ const FunctionSchema = v.strictObject({
   description: v.string(),
   parameters: v.pipe(v.record(v.string(), v.unknown()), v.description('JSON Schema of its arguments.')),
   mcpTool: v.pipe(v.optional(v.string()), v.description("MCP tools only: the server's name of the tool, as `metadata.tools` lists it.")),
+  allowed: v.pipe(
+    v.optional(v.boolean()),
+    v.description("With `?all=true` only: whether the tool's allow-list (`metadata.tools`) lets it through."),
+  ),
 });
 const FunctionsSchema = v.strictObject({
   functions: v.array(FunctionSchema),
   warnings: v.pipe(v.array(v.string()), v.description('What is left out of the tool, and why (as a run would say it).')),
+  allowList: v.pipe(
+    v.optional(v.nullable(v.array(v.string()))),
+    v.description('With `?all=true` only: the allow-list `metadata.tools` (null: every tool of the server, now and later).'),
+  ),
 });
+
+/** The allow-list a tool's metadata holds (`metadata.tools`, an MCP tool's), or null. */
+const allowListOf = (record: ToolRecord): string[] | null =>
+  Array.isArray(record.metadata.tools) ? record.metadata.tools.filter((name): name is string => typeof name === 'string') : null;
 
 export interface ToolRouteDeps {
   tools: ToolStore;
@@ -47,22 +60,27 @@ export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
     summary: 'List what a tool offers the model',
     description:
       'The functions a run starting now would offer the model for this tool, with the names the model sees, and the warnings a run would record. ' +
-      "An MCP tool's server is asked (within TOOL_TIMEOUT_MS): a server that cannot be reached answers no functions and a warning saying why.",
+      "An MCP tool's server is asked (within TOOL_TIMEOUT_MS): a server that cannot be reached answers no functions and a warning saying why. " +
+      'With `?all=true`, an MCP tool answers every tool of its server, its allow-list not applied: each says whether the allow-list lets it through (`allowed`), and `allowList` is the list (to choose from).',
     tag: 'Tools',
     auth: true,
+    query: v.object({ all: QueryFlag }),
     success: { status: 200, description: 'The functions and warnings.', data: FunctionsSchema },
-    handler: async ({ caller, params }) => {
+    handler: async ({ caller, params, query }) => {
       const record = tools.getRecord(caller.id, params.id);
       if (!record) throw notFound('Tool');
-      const set = await functionsOf(caller.id, record);
+      const allowList = allowListOf(record);
+      const set = await functionsOf(caller.id, query.all ? { ...record, metadata: { ...record.metadata, tools: undefined } } : record);
       return {
         functions: set.tools.map(({ name, description, parameters, mcpTool }) => ({
           name,
           description,
           parameters,
           ...(mcpTool === undefined ? {} : { mcpTool }),
+          ...(query.all ? { allowed: allowList === null || allowList.includes(mcpTool ?? name) } : {}),
         })),
         warnings: set.warnings,
+        ...(query.all ? { allowList } : {}),
       };
     },
   });

@@ -9,14 +9,7 @@ import { AgentExportSchema, CARRY_LIMITS, EXPORT_FORMAT, ImportResultSchema } fr
 import { fileUrl } from '../../documents/upload.js';
 import { checkToolSettings, importSummary, readCarriedFiles, readImportFile } from './import.js';
 import type { CarryStore } from './store.js';
-
-const Flag = v.optional(
-  v.pipe(
-    v.picklist(['true', 'false'], 'must be true or false'),
-    v.transform((word) => word === 'true'),
-  ),
-  'false',
-);
+import { QueryFlag } from '../../http/shapes.js';
 
 const ImportBodySchema = v.pipe(
   v.looseObject({}, 'must be a JSON object'),
@@ -50,7 +43,7 @@ export function carryRoutes({ carry, ingestion }: { carry: CarryStore; ingestion
         'what did not fit is named in `omitted`.',
       tag: 'Agents',
       auth: true,
-      query: v.object({ sessions: Flag }),
+      query: v.object({ sessions: QueryFlag }),
       success: { status: 200, description: 'The export file.', raw: AgentExportSchema },
       handler: ({ ctx, caller, params, query }) => {
         const source = carry.readForExport(caller.id, params.id, query.sessions);
@@ -71,7 +64,7 @@ export function carryRoutes({ carry, ingestion }: { carry: CarryStore; ingestion
         'A file that is not an export of this service or a Letta agent file, or of a newer version, is a 422 naming the field.',
       tag: 'Agents',
       auth: true,
-      query: v.object({ dryRun: Flag }),
+      query: v.object({ dryRun: QueryFlag }),
       body: ImportBodySchema,
       success: { status: 200, description: 'What was (or, on a dry run, would be) created.', data: ImportResultSchema },
       handler: async ({ ctx, caller, query, body }) => {

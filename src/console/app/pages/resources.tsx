@@ -232,13 +232,16 @@ function mcpMetadata(values: Values, editing: boolean): Record<string, unknown> 
 }
 
 interface ToolFunctions {
-  functions: { name: string; description: string; mcpTool?: string }[];
+  functions: { name: string; description: string; mcpTool?: string; allowed?: boolean }[];
   warnings: string[];
+  allowList?: string[] | null;
 }
 
 /**
- * The allow-list of a saved MCP tool, picked from the functions it offers now (asked of its server):
- * unticking one leaves it out. A new tool offers all of its server's tools until it is saved.
+ * The allow-list of a saved MCP tool, picked from every tool its server offers now (asked of the
+ * server, the stored list not applied): unticking one leaves it out, ticking it again lets it back.
+ * With every tool ticked there is no list: the tools the server adds later are offered too. A new
+ * tool offers all of its server's tools until it is saved.
  */
 function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
   const [found, setFound] = useState<ToolFunctions>();
@@ -247,15 +250,14 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
   useEffect(() => {
     if (!id) return;
     let current = true;
-    call<ToolFunctions>('GET', `/tools/${encodeURIComponent(id)}/functions`)
+    call<ToolFunctions>('GET', `/tools/${encodeURIComponent(id)}/functions?all=true`)
       .then((answer) => {
         if (!current) return;
         setFound(answer);
-        const names = JSON.stringify(answer.functions.map((fn) => fn.mcpTool ?? fn.name));
-        if (answer.functions.length) {
-          set(MCP_TOOLS)(names);
-          set(MCP_TOOLS_LOADED)(names);
-        }
+        // '' is no list (every tool); the stored list otherwise.
+        const stored = answer.allowList ? JSON.stringify(answer.allowList) : '';
+        set(MCP_TOOLS)(stored);
+        set(MCP_TOOLS_LOADED)(stored);
       })
       .catch((error) => current && setFailure(describeError(error)));
     return () => {
@@ -263,10 +265,12 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
     };
   }, [id]);
   const messages = errors.fields.filter((issue) => issue.path.startsWith(MCP_TOOLS)).map((issue) => issue.message);
-  const ticked = new Set<string>(values[MCP_TOOLS] ? (JSON.parse(values[MCP_TOOLS]) as string[]) : []);
+  const list = values[MCP_TOOLS] ? new Set<string>(JSON.parse(values[MCP_TOOLS]) as string[]) : undefined;
+  const isTicked = (name: string) => list === undefined || list.has(name);
   const toggle = (name: string, on: boolean) => {
-    const names = (found?.functions ?? []).map((fn) => fn.mcpTool ?? fn.name).filter((entry) => (entry === name ? on : ticked.has(entry)));
-    set(MCP_TOOLS)(JSON.stringify(names));
+    const every = (found?.functions ?? []).map((fn) => fn.mcpTool ?? fn.name);
+    const names = every.filter((entry) => (entry === name ? on : isTicked(entry)));
+    set(MCP_TOOLS)(names.length === every.length ? '' : JSON.stringify(names));
   };
   return (
     <fieldset data-field={MCP_TOOLS}>
@@ -288,7 +292,7 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
                 <input
                   type="checkbox"
                   id={`mcp-tool-${name}`}
-                  checked={ticked.has(name)}
+                  checked={isTicked(name)}
                   onChange={(event) => toggle(name, event.currentTarget.checked)}
                 />
                 <label for={`mcp-tool-${name}`}>{name}</label>
@@ -296,7 +300,10 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
               </div>
             );
           })}
-          <p class="hint">Untick what this tool should not offer. The server's URL is needed again to save a change.</p>
+          <p class="hint">
+            Untick what this tool should not offer; with every tool ticked, the tools the server adds later are offered too. The server's
+            URL is needed again to save a change.
+          </p>
         </>
       )}
       <FieldError messages={messages} />
@@ -430,15 +437,14 @@ const TAGS: ResourceSpec<Tag> = {
 
 /**
  * The other direction: the user's agents as tools of an MCP host, through the service's /mcp.
- * The snippet names no token: one is made on the Tokens page and pasted in.
+ * The snippets name no token: one is made on the Tokens page and pasted in. Cursor and Claude Code
+ * read their servers under `mcpServers`; VS Code's mcp.json under `servers`.
  */
 function McpHostPanel() {
   const url = `${location.origin}/mcp`;
-  const config = JSON.stringify(
-    { mcpServers: { agents: { type: 'http', url, headers: { Authorization: 'Bearer <your API token>' } } } },
-    null,
-    2,
-  );
+  const server = { agents: { type: 'http', url, headers: { Authorization: 'Bearer <your API token>' } } };
+  const config = JSON.stringify({ mcpServers: server }, null, 2);
+  const vscode = JSON.stringify({ servers: server }, null, 2);
   return (
     <section class="card" aria-label="Use your agents from an MCP host">
       <h2>Use your agents from an MCP host</h2>
@@ -449,9 +455,13 @@ function McpHostPanel() {
       <p>
         <code data-field="mcp-url">{url}</code>
       </p>
-      <p class="muted">mcp.json:</p>
+      <p class="muted">mcp.json for Cursor, Claude Code and other hosts that list servers under mcpServers:</p>
       <pre class="json" data-field="mcp-json">
         {config}
+      </pre>
+      <p class="muted">.vscode/mcp.json for VS Code:</p>
+      <pre class="json" data-field="mcp-json-vscode">
+        {vscode}
       </pre>
     </section>
   );
