@@ -486,6 +486,68 @@ describe('answering the calls: bad input is a 4xx and changes nothing', () => {
   });
 });
 
+describe('an answer when every slot is taken', () => {
+  test('the run waits queued, first in line: it goes on before runs queued earlier, however many keep coming', async () => {
+    const busy = await startService(runsConfig({ queuePerUser: 2 }));
+    const owner = await busy.signUp();
+    const { agent, fn } = await agentWithTool(busy, owner.token, { requiresApproval: true });
+    const worker = await busy.create(owner.token, '/agents', { name: 'Worker', type: 'VENDOR_A', llm });
+    fake.reply({ toolCalls: [{ id: 'call_w', name: fn, arguments: '{"input":"jupiter"}' }] });
+    const paused = await invoke(busy, owner.token, agent.id, { input: 'Launch to Jupiter' });
+    assert.equal(paused.status, 202);
+    const waitingId = paused.body.data.runId;
+    // The slot is taken by a slow run, and another waits in the queue behind it.
+    fake.reply({ text: 'slow work done', chunks: ['slow ', 'work ', 'done'], chunkDelayMs: 150 });
+    const slow = await invoke(busy, owner.token, worker.id, { input: 'slow', background: true });
+    assert.equal(slow.body.data.status, 'running');
+    const queued = await invoke(busy, owner.token, worker.id, { input: 'later', background: true });
+    assert.equal(queued.body.data.status, 'queued');
+
+    const before = fake.requests.length;
+    const answered = await answer(busy, owner.token, waitingId, { actions: [{ id: 'call_w', approve: true }] });
+    assert.equal(answered.status, 202, answered.text);
+    assert.deepEqual(answered.body.data, { runId: waitingId, status: 'queued' });
+    const meanwhile = await getRun(busy, owner.token, waitingId);
+    assert.equal(meanwhile.status, 'queued');
+    assert.deepEqual(meanwhile.actions, []);
+    const again = await answer(busy, owner.token, waitingId, { actions: [{ id: 'call_w', approve: true }] });
+    assert.equal(again.status, 409, 'answered once');
+
+    // The answered run's next model call comes before the queued run's.
+    fake.reply({ text: 'Jupiter reached.' }, { text: 'later work done' });
+    const resumed = await runEnded(busy, owner.token, waitingId);
+    assert.equal(resumed.status, 'succeeded', resumed.error);
+    assert.equal(resumed.output, 'Jupiter reached.');
+    const later = await runEnded(busy, owner.token, queued.body.data.runId);
+    assert.equal(later.output, 'later work done');
+    assert.deepEqual(
+      fake.requests.slice(before).map((request) => (request.body.messages as Json[]).at(-1)!.content),
+      ['launched jupiter', 'later'],
+      'the answered run went on before the run queued earlier',
+    );
+  });
+
+  test('cancelled while it waits for a slot, it ends cancelled', async () => {
+    const busy = await startService(runsConfig({ queuePerUser: 2 }));
+    const owner = await busy.signUp();
+    const { agent, fn } = await agentWithTool(busy, owner.token, { requiresApproval: true });
+    const worker = await busy.create(owner.token, '/agents', { name: 'Worker', type: 'VENDOR_A', llm });
+    fake.reply({ toolCalls: [{ id: 'call_x', name: fn, arguments: '{"input":"pluto"}' }] });
+    const waitingId = (await invoke(busy, owner.token, agent.id, { input: 'Pluto' })).body.data.runId;
+    fake.reply({ text: 'slow', chunks: ['s', 'l', 'o', 'w'], chunkDelayMs: 150 });
+    const slow = await invoke(busy, owner.token, worker.id, { input: 'slow', background: true });
+    assert.equal((await answer(busy, owner.token, waitingId, { actions: [{ id: 'call_x', approve: true }] })).body.data.status, 'queued');
+    const launched = launches.length;
+    const cancelled = await busy.request('POST', `/api/v1/runs/${waitingId}/cancel`, { token: owner.token });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal((await getRun(busy, owner.token, waitingId)).status, 'cancelled');
+    await runEnded(busy, owner.token, slow.body.data.runId);
+    assert.equal(launches.length, launched, 'its approved call was never made');
+    const events = await stream(busy, owner.token, 'GET', `/runs/${waitingId}/events`);
+    assert.deepEqual([events.at(-1)!.event, events.at(-1)!.data.code], ['error', 'cancelled']);
+  });
+});
+
 describe('a waiting run and restarts', () => {
   test('survives a restart on the same database file and can be approved after it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'ams-approval-'));

@@ -21,13 +21,13 @@ import { createExecutor } from './execute.js';
 import { createPreparer } from './prepare.js';
 import { createRunQueue } from './queue.js';
 import type { PreparedRun, RunChains, RunRequest } from './run.js';
-import { createRunSlots } from './slots.js';
+import { createRunSlots, type Admission } from './slots.js';
 import { cancelAbort, RunAbort, RunFailure } from './failures.js';
 import { endWaitingChain, type Decision, type PausedState } from './approval.js';
 import type { FieldIssue } from '../http/errors.js';
 import { formatTimestamp } from '../lib/ids.js';
 import type { MemoryStore } from './memory-store.js';
-import type { RunStore } from './store.js';
+import type { RunRow, RunStore } from './store.js';
 
 export interface RunEngineDeps {
   stores: {
@@ -102,7 +102,8 @@ export function createRunEngine(deps: RunEngineDeps) {
 
   /** Ends a run that never ran or waits (queued, cancelled or stopped): recorded, its events ended with `error`. */
   function endWaiting(runId: string, status: 'failed' | 'cancelled', code: 'cancelled' | 'interrupted' | 'unavailable', message: string) {
-    stores.runs.endUnderWay(runId, status, message, code);
+    // An answered run waiting for a slot ends with the nested runs it was to take up.
+    endWaitingChain(stores.runs, runId, status, message, code);
     const events = queuedEvents.get(runId);
     queuedEvents.delete(runId);
     events?.emit({ name: 'error', data: { code, message } });
@@ -203,7 +204,8 @@ export function createRunEngine(deps: RunEngineDeps) {
    * The run is `running` again before this returns, in the caller's slot, and goes on in the
    * background (under RUN_BACKGROUND_TIMEOUT_MS): its approved calls are made, the denied ones
    * told to the model, the nested runs it waits on taken up, then its conversation goes on.
-   * Throws a RunFailure when no slot is free (429) or the service is stopping.
+   * With no slot free it waits `queued`, first in its user's queue, and goes on with the next slot
+   * freed. Throws a RunFailure when the service is stopping.
    */
   function answer(
     userId: string,
@@ -213,7 +215,7 @@ export function createRunEngine(deps: RunEngineDeps) {
     | { status: 'not_found' }
     | { status: 'conflict'; message: string }
     | { status: 'invalid'; details: FieldIssue[] }
-    | { status: 'running' } {
+    | { status: 'running' | 'queued' } {
     const run = stores.runs.getRun(userId, runId);
     if (!run) return { status: 'not_found' };
     if (run.status !== 'requires_action') {
@@ -242,10 +244,41 @@ export function createRunEngine(deps: RunEngineDeps) {
     if (details.length > 0) return { status: 'invalid', details };
     const state = stores.runs.stateOf(runId) as PausedState | undefined;
     if (state === undefined) return { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+    if (!slots.hasRoom(userId) && !slots.closing) {
+      // Every slot is taken: it goes on with the next one freed, before the runs queued since (a
+      // freed slot goes straight to the queue, so an answer that asked again later would never get one).
+      if (!stores.runs.markQueued(runId)) return { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+      queue.addFirst(userId, {
+        runId,
+        start() {
+          let admission;
+          try {
+            admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
+          } catch (error) {
+            const message = error instanceof RunFailure ? error.message : 'The run could not go on.';
+            endWaiting(runId, 'failed', 'unavailable', message);
+            return;
+          }
+          goOn(userId, run, state, decisions, admission);
+        },
+      });
+      return { status: 'queued' };
+    }
     const admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
+    return goOn(userId, run, state, decisions, admission)
+      ? { status: 'running' }
+      : { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+  }
+
+  /**
+   * An answered run goes on in the slot `admission` holds: `running` again (false, the slot given
+   * back, when it no longer waits), then taken up in the background from what it paused with.
+   */
+  function goOn(userId: string, run: RunRow, state: PausedState, decisions: Map<string, Decision>, admission: Admission): boolean {
+    const runId = run.id;
     if (!stores.runs.markRunning(runId)) {
       admission.release();
-      return { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+      return false;
     }
     // Cancellable at once, before `execute` takes its place in the chains.
     let settle!: () => void;
@@ -291,7 +324,7 @@ export function createRunEngine(deps: RunEngineDeps) {
       settle();
       await execute(prepared, { resume: { state, decisions } });
     })().catch((error) => log.error({ msg: 'a run taken up after approval failed unexpectedly', runId, error: describeError(error) }));
-    return { status: 'running' };
+    return true;
   }
 
   /** Ends the top-level runs (and the nested runs with them) that have waited for approval longer than RUN_APPROVAL_TTL_MS. */

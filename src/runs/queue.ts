@@ -19,6 +19,13 @@ export function createRunQueue(perUser: number) {
       waiting.set(userId, queue);
       return true;
     },
+    /**
+     * Puts `run` first in the user's queue, room or not: a run that was answered after waiting for
+     * approval, not a new one (it goes on before the runs queued since).
+     */
+    addFirst(userId: string, run: QueuedRun): void {
+      waiting.set(userId, [run, ...(waiting.get(userId) ?? [])]);
+    },
     /** The user has room to queue one more. */
     hasRoom: (userId: string) => (waiting.get(userId)?.length ?? 0) < perUser,
     /** Takes the user's first queued run. */

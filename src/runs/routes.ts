@@ -307,13 +307,14 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
       description:
         'A `requires_action` run waits until every call in its `actions` is answered, in one request: `approve: true` makes the call, `approve: false` tells the model ' +
         '"The user denied this call" with the `reason`. Answers 202 `{ runId, status }`: the run goes on in the background (under RUN_BACKGROUND_TIMEOUT_MS, in one of the ' +
-        "user's RUN_CONCURRENCY_PER_USER slots: none free, 429), in the same event log — follow it with GET /runs/{id}/events. A call of a nested agent run " +
+        "user's RUN_CONCURRENCY_PER_USER slots: `running`; none free, `queued` until one is, before the user's other queued runs), in the same event log — " +
+        'follow it with GET /runs/{id}/events. A call of a nested agent run ' +
         "(an AGENT tool's) is listed, and answered, in the top run (its `runId` names the nested run). A missing, unknown or repeated id: 422 naming it; " +
         'a run not waiting, or a nested run: 409. A waiting run keeps waiting across restarts, and fails `approval_expired` after RUN_APPROVAL_TTL_MS.',
       tag,
       auth: true,
       body: ActionsBodySchema,
-      errors: [409, 429],
+      errors: [409],
       success: { status: 202, description: 'The answers are taken: the run goes on.', data: ActionsAcceptedSchema },
       handler: ({ caller, params, body }) => {
         let answered: ReturnType<RunEngine['answer']>;

@@ -96,7 +96,12 @@ export const ActionsBodySchema = v.object({
 /** What POST /runs/{id}/actions answers (202). */
 export const ActionsAcceptedSchema = v.strictObject({
   runId: Id,
-  status: v.pipe(v.picklist(['running']), v.description('The run goes on.')),
+  status: v.pipe(
+    v.picklist(['running', 'queued']),
+    v.description(
+      "`running`: the run goes on; `queued`: it goes on as soon as one of the user's slots is free, before the user's other queued runs.",
+    ),
+  ),
 });
 
 /** `?after=` of GET /runs/{id}/events: the number of the last event the client has. */

@@ -214,6 +214,13 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
         WHERE id = ? AND status IN ('queued', 'requires_action') RETURNING user_id`,
     )
     .pluck();
+  // An answered run waiting for a slot: what it resumes from (`state`) is kept until it goes on.
+  const markQueued = db
+    .prepare(
+      `UPDATE agent_runs SET status = 'queued', actions = '[]', finished_at = NULL
+        WHERE id = ? AND status = 'requires_action' RETURNING user_id`,
+    )
+    .pluck();
   // A waiting run keeps its progress so far; finished_at holds when it began to wait (cleared when it goes on).
   const pauseRun = db
     .prepare(
@@ -438,6 +445,13 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
     markRunning(runId: string): boolean {
       return db.transaction(() => {
         return reportChange(runId, markRunning.get(runId) as string | undefined, 'running');
+      })();
+    },
+
+    /** A waiting run, answered, waits for a slot: `queued` (its hooks told); false when it no longer waits. */
+    markQueued(runId: string): boolean {
+      return db.transaction(() => {
+        return reportChange(runId, markQueued.get(runId) as string | undefined, 'queued');
       })();
     },
 
