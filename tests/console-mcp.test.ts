@@ -141,5 +141,21 @@ test('the MCP tool form in Chromium: URL, write-only headers, the allow-list pic
     (every.body.data.functions as Json[]).map((fn) => fn.name),
     ['calculator__add', 'calculator__echo_headers', 'calculator__fail', 'calculator__slow'],
   );
+
+  // A list naming a tool the server does not show now keeps it when another box is changed.
+  const listed = await service.request('PATCH', `/api/v1/tools/${tool.id}`, {
+    token,
+    body: { metadata: { url: server.url, headers: { Authorization: SECRET }, tools: ['add', 'retired'] } },
+  });
+  assert.equal(listed.status, 200, listed.text);
+  await page.reload();
+  await page.locator('.cards li', { hasText: 'Calculator' }).getByRole('button', { name: 'Edit Calculator' }).click();
+  const third = page.getByRole('form', { name: 'Edit Calculator' });
+  await page.getByLabel('fail', { exact: true }).check();
+  await page.getByLabel('Server URL', { exact: true }).fill(server.url);
+  await page.getByLabel('Headers', { exact: true }).fill(`Authorization: ${SECRET}`);
+  await third.getByRole('button', { name: 'Save' }).click();
+  await third.waitFor({ state: 'detached' });
+  assert.deepEqual((await api(`/tools/${tool.id}/functions?all=true`)).body.data.allowList, ['add', 'fail', 'retired']);
   assert.deepEqual(errors, []);
 });

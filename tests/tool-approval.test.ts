@@ -512,6 +512,8 @@ describe('an answer when every slot is taken', () => {
     assert.deepEqual(meanwhile.actions, []);
     const again = await answer(busy, owner.token, waitingId, { actions: [{ id: 'call_w', approve: true }] });
     assert.equal(again.status, 409, 'answered once');
+    // Followed while it waits for its slot: the stream stays open past its wait and ends with it.
+    const followed = stream(busy, owner.token, 'GET', `/runs/${waitingId}/events`);
 
     // The answered run's next model call comes before the queued run's.
     fake.reply({ text: 'Jupiter reached.' }, { text: 'later work done' });
@@ -520,11 +522,49 @@ describe('an answer when every slot is taken', () => {
     assert.equal(resumed.output, 'Jupiter reached.');
     const later = await runEnded(busy, owner.token, queued.body.data.runId);
     assert.equal(later.output, 'later work done');
+    const events = await followed;
+    assert.deepEqual(
+      events.map((event) => event.event).filter((name) => name !== 'token'),
+      ['run', 'requires_action', 'tool_call', 'tool_result', 'done'],
+    );
+    assert.equal(
+      events
+        .filter((event) => event.event === 'token')
+        .map((event) => event.data.text)
+        .join(''),
+      'Jupiter reached.',
+    );
     assert.deepEqual(
       fake.requests.slice(before).map((request) => (request.body.messages as Json[]).at(-1)!.content),
       ['launched jupiter', 'later'],
       'the answered run went on before the run queued earlier',
     );
+  });
+
+  test('a chain answered while every slot is taken, then cancelled: its nested run ends with it', async () => {
+    const busy = await startService(runsConfig({ queuePerUser: 2 }));
+    const owner = await busy.signUp();
+    const child = await agentWithTool(busy, owner.token, { requiresApproval: true });
+    const parent = await busy.create(owner.token, '/agents', { name: 'Parent', type: 'VENDOR_A', llm });
+    const ask = await busy.create(owner.token, '/tools', { name: 'askthechild', type: 'AGENT', metadata: { agentId: child.agent.id } });
+    await busy.create(owner.token, '/agent-tools', { agentId: parent.id, toolId: ask.id });
+    const worker = await busy.create(owner.token, '/agents', { name: 'Worker', type: 'VENDOR_A', llm });
+    fake.reply(
+      { toolCalls: [{ id: 'call_1', name: ask.name, arguments: '{"query":"go"}' }] },
+      { toolCalls: [{ id: 'call_1', name: child.fn, arguments: '{"input":"venus"}' }] },
+    );
+    const paused = (await invoke(busy, owner.token, parent.id, { input: 'Ask the child' })).body.data;
+    const childRunId = paused.actions[0].runId;
+    fake.reply({ text: 'slow', chunks: ['s', 'l', 'o', 'w'], chunkDelayMs: 150 });
+    const slow = await invoke(busy, owner.token, worker.id, { input: 'slow', background: true });
+    assert.equal(
+      (await answer(busy, owner.token, paused.runId, { actions: [{ id: 'call_1', approve: true }] })).body.data.status,
+      'queued',
+    );
+    assert.equal((await busy.request('POST', `/api/v1/runs/${paused.runId}/cancel`, { token: owner.token })).status, 200);
+    assert.equal((await getRun(busy, owner.token, paused.runId)).status, 'cancelled');
+    assert.equal((await getRun(busy, owner.token, childRunId)).status, 'cancelled', 'the nested run it was to take up ends too');
+    await runEnded(busy, owner.token, slow.body.data.runId);
   });
 
   test('cancelled while it waits for a slot, it ends cancelled', async () => {
@@ -614,7 +654,9 @@ describe('a waiting run and restarts', () => {
     assert.deepEqual(orphan.actions, []);
     const events = await stream(second, owner.token, 'GET', `/runs/${childRunId}/events`);
     assert.equal(events.at(-1)!.event, 'error');
-    assert.equal((await answer(second, owner.token, childRunId, { actions: [{ id: 'call_1', approve: true }] })).status, 409);
+    const refused = await answer(second, owner.token, childRunId, { actions: [{ id: 'call_1', approve: true }] });
+    assert.equal(refused.status, 409);
+    assert.match(errorOf(refused).message, /not waiting for approval \(it is failed\)/);
   });
 
   test('ends failed ("approval expired") after RUN_APPROVAL_TTL_MS, its log with error approval_expired', async () => {

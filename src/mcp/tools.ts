@@ -178,7 +178,10 @@ export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
     if (missing.length > 0) return failed(`Invalid arguments: ${missing.map((name) => `${name}: must be a string`).join('; ')}.`);
     const request = {
       input: parsed.value.input,
-      variables: Object.fromEntries(variablesOf(agent).map((name) => [name, given[name] as string])),
+      // {sessionId} is the session's id as the run uses it (trimmed, as the argument is read).
+      variables: Object.fromEntries(
+        variablesOf(agent).map((name) => [name, name === 'sessionId' ? parsed.value.sessionId! : (given[name] as string)]),
+      ),
       sessionId: parsed.value.sessionId ?? null,
       stream: false,
     };

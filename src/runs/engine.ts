@@ -248,14 +248,18 @@ export function createRunEngine(deps: RunEngineDeps) {
       // Every slot is taken: it goes on with the next one freed, before the runs queued since (a
       // freed slot goes straight to the queue, so an answer that asked again later would never get one).
       if (!stores.runs.markQueued(runId)) return { status: 'conflict', message: 'The run is no longer waiting for approval.' };
+      // Its log is followed meanwhile: a cancel or a shutdown closes it through this emitter.
+      queuedEvents.set(runId, emitterOf({ runId, userId, agentId: run.agentId, parentRunId: null }));
       queue.addFirst(userId, {
         runId,
         start() {
+          queuedEvents.delete(runId);
           let admission;
           try {
             admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
           } catch (error) {
             const message = error instanceof RunFailure ? error.message : 'The run could not go on.';
+            queuedEvents.set(runId, emitterOf({ runId, userId, agentId: run.agentId, parentRunId: null }));
             endWaiting(runId, 'failed', 'unavailable', message);
             return;
           }

@@ -170,8 +170,9 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
      * `follow` then gets every later event; the answer's `unfollow` removes it.
      */
     read(run: RunRow, after: number, limit: number, follow?: EventFollower) {
-      // A run taken up after approval is `running` before it sends anything: followed from now on.
-      const current = live.get(run.id) ?? (run.status === 'running' ? liveRun(run.id) : undefined);
+      // A run taken up after approval is `running` (or, answered while every slot was taken,
+      // `queued`) before it sends anything: followed from now on.
+      const current = live.get(run.id) ?? (run.status === 'running' || run.status === 'queued' ? liveRun(run.id) : undefined);
       const runSeq = current?.runSeq ?? store.runSeq(run.id);
       const page: NumberedEvent[] = runSeq === undefined ? [] : store.after(runSeq, after, limit);
       if (current) {

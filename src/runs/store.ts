@@ -228,7 +228,8 @@ export function createRunStore(db: Db, memoryStore: MemoryStore = createMemorySt
         WHERE id = ? AND status = 'running' RETURNING user_id`,
     )
     .pluck();
-  const selectState = db.prepare(`SELECT state FROM agent_runs WHERE id = ? AND status = 'requires_action'`).pluck();
+  // A waiting run's, or an answered one's queued for a slot (it goes on from it).
+  const selectState = db.prepare(`SELECT state FROM agent_runs WHERE id = ? AND status IN ('requires_action', 'queued')`).pluck();
   const selectRun = db.prepare(`SELECT ${RUN_COLUMNS} FROM agent_runs WHERE id = ? AND user_id = ?`);
   const deleteRun = db.prepare(`DELETE FROM agent_runs WHERE id = ? AND user_id = ? AND status <> 'running'`);
   // A deleted run takes its turn of its session with it: what was said is gone, not just unlinked.

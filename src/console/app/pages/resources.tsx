@@ -268,9 +268,11 @@ function McpToolPicker({ values, set, record, errors }: FieldContext<Tool>) {
   const list = values[MCP_TOOLS] ? new Set<string>(JSON.parse(values[MCP_TOOLS]) as string[]) : undefined;
   const isTicked = (name: string) => list === undefined || list.has(name);
   const toggle = (name: string, on: boolean) => {
-    const every = (found?.functions ?? []).map((fn) => fn.mcpTool ?? fn.name);
-    const names = every.filter((entry) => (entry === name ? on : isTicked(entry)));
-    set(MCP_TOOLS)(names.length === every.length ? '' : JSON.stringify(names));
+    const shown = (found?.functions ?? []).map((fn) => fn.mcpTool ?? fn.name);
+    // Names on the list the server did not show now (past what a run is offered, or gone for a while) stay on it.
+    const unshown = list ? [...list].filter((entry) => !shown.includes(entry)) : [];
+    const names = shown.filter((entry) => (entry === name ? on : isTicked(entry)));
+    set(MCP_TOOLS)(names.length === shown.length && unshown.length === 0 ? '' : JSON.stringify([...names, ...unshown]));
   };
   return (
     <fieldset data-field={MCP_TOOLS}>
