@@ -74,6 +74,24 @@ const runEnded = (svc: TestService, token: string, runId: string) =>
     return ['succeeded', 'failed', 'cancelled'].includes(run.status) ? run : undefined;
   });
 
+/**
+ * A parent agent whose AGENT tool runs a child whose tool needs approval, run once on `svc`: the
+ * chain paused, its top run and the nested run waiting with it.
+ */
+async function pausedChain(svc: TestService, token: string) {
+  const child = await agentWithTool(svc, token, { requiresApproval: true });
+  const parent = await svc.create(token, '/agents', { name: `Parent ${tools}`, type: 'VENDOR_A', llm });
+  const ask = await svc.create(token, '/tools', { name: `askchild${tools}`, type: 'AGENT', metadata: { agentId: child.agent.id } });
+  await svc.create(token, '/agent-tools', { agentId: parent.id, toolId: ask.id });
+  fake.reply(
+    { toolCalls: [{ id: 'call_1', name: ask.name, arguments: '{"query":"go"}' }] },
+    { toolCalls: [{ id: 'call_1', name: child.fn, arguments: '{"input":"venus"}' }] },
+  );
+  const paused = await invoke(svc, token, parent.id, { input: 'Ask the child' });
+  assert.equal(paused.status, 202);
+  return { topId: paused.body.data.runId as string, childRunId: paused.body.data.actions[0].runId as string };
+}
+
 /** A `text/event-stream` body as its events (data parsed), with their `id:` when they have one. */
 function parseEvents(text: string): { id?: number; event?: string; data: Json }[] {
   return text
@@ -487,11 +505,22 @@ describe('answering the calls: bad input is a 4xx and changes nothing', () => {
 });
 
 describe('an answer when every slot is taken', () => {
-  test('the run waits queued, first in line: it goes on before runs queued earlier, however many keep coming', async () => {
+  /** A service of its own (one slot, two queued), a user, and their agent for the slow runs that take the slot. */
+  async function busyService() {
     const busy = await startService(runsConfig({ queuePerUser: 2 }));
     const owner = await busy.signUp();
-    const { agent, fn } = await agentWithTool(busy, owner.token, { requiresApproval: true });
     const worker = await busy.create(owner.token, '/agents', { name: 'Worker', type: 'VENDOR_A', llm });
+    /** A background run holding the slot for about 0.6 s. */
+    const takeTheSlot = () => {
+      fake.reply({ text: 'slow', chunks: ['s', 'l', 'o', 'w'], chunkDelayMs: 150 });
+      return invoke(busy, owner.token, worker.id, { input: 'slow', background: true });
+    };
+    return { busy, owner, worker, takeTheSlot };
+  }
+
+  test('the run waits queued, first in line: it goes on before runs queued earlier, however many keep coming', async () => {
+    const { busy, owner, worker } = await busyService();
+    const { agent, fn } = await agentWithTool(busy, owner.token, { requiresApproval: true });
     fake.reply({ toolCalls: [{ id: 'call_w', name: fn, arguments: '{"input":"jupiter"}' }] });
     const paused = await invoke(busy, owner.token, agent.id, { input: 'Launch to Jupiter' });
     assert.equal(paused.status, 202);
@@ -542,40 +571,22 @@ describe('an answer when every slot is taken', () => {
   });
 
   test('a chain answered while every slot is taken, then cancelled: its nested run ends with it', async () => {
-    const busy = await startService(runsConfig({ queuePerUser: 2 }));
-    const owner = await busy.signUp();
-    const child = await agentWithTool(busy, owner.token, { requiresApproval: true });
-    const parent = await busy.create(owner.token, '/agents', { name: 'Parent', type: 'VENDOR_A', llm });
-    const ask = await busy.create(owner.token, '/tools', { name: 'askthechild', type: 'AGENT', metadata: { agentId: child.agent.id } });
-    await busy.create(owner.token, '/agent-tools', { agentId: parent.id, toolId: ask.id });
-    const worker = await busy.create(owner.token, '/agents', { name: 'Worker', type: 'VENDOR_A', llm });
-    fake.reply(
-      { toolCalls: [{ id: 'call_1', name: ask.name, arguments: '{"query":"go"}' }] },
-      { toolCalls: [{ id: 'call_1', name: child.fn, arguments: '{"input":"venus"}' }] },
-    );
-    const paused = (await invoke(busy, owner.token, parent.id, { input: 'Ask the child' })).body.data;
-    const childRunId = paused.actions[0].runId;
-    fake.reply({ text: 'slow', chunks: ['s', 'l', 'o', 'w'], chunkDelayMs: 150 });
-    const slow = await invoke(busy, owner.token, worker.id, { input: 'slow', background: true });
-    assert.equal(
-      (await answer(busy, owner.token, paused.runId, { actions: [{ id: 'call_1', approve: true }] })).body.data.status,
-      'queued',
-    );
-    assert.equal((await busy.request('POST', `/api/v1/runs/${paused.runId}/cancel`, { token: owner.token })).status, 200);
-    assert.equal((await getRun(busy, owner.token, paused.runId)).status, 'cancelled');
+    const { busy, owner, takeTheSlot } = await busyService();
+    const { topId, childRunId } = await pausedChain(busy, owner.token);
+    const slow = await takeTheSlot();
+    assert.equal((await answer(busy, owner.token, topId, { actions: [{ id: 'call_1', approve: true }] })).body.data.status, 'queued');
+    assert.equal((await busy.request('POST', `/api/v1/runs/${topId}/cancel`, { token: owner.token })).status, 200);
+    assert.equal((await getRun(busy, owner.token, topId)).status, 'cancelled');
     assert.equal((await getRun(busy, owner.token, childRunId)).status, 'cancelled', 'the nested run it was to take up ends too');
     await runEnded(busy, owner.token, slow.body.data.runId);
   });
 
   test('cancelled while it waits for a slot, it ends cancelled', async () => {
-    const busy = await startService(runsConfig({ queuePerUser: 2 }));
-    const owner = await busy.signUp();
+    const { busy, owner, takeTheSlot } = await busyService();
     const { agent, fn } = await agentWithTool(busy, owner.token, { requiresApproval: true });
-    const worker = await busy.create(owner.token, '/agents', { name: 'Worker', type: 'VENDOR_A', llm });
     fake.reply({ toolCalls: [{ id: 'call_x', name: fn, arguments: '{"input":"pluto"}' }] });
     const waitingId = (await invoke(busy, owner.token, agent.id, { input: 'Pluto' })).body.data.runId;
-    fake.reply({ text: 'slow', chunks: ['s', 'l', 'o', 'w'], chunkDelayMs: 150 });
-    const slow = await invoke(busy, owner.token, worker.id, { input: 'slow', background: true });
+    const slow = await takeTheSlot();
     assert.equal((await answer(busy, owner.token, waitingId, { actions: [{ id: 'call_x', approve: true }] })).body.data.status, 'queued');
     const launched = launches.length;
     const cancelled = await busy.request('POST', `/api/v1/runs/${waitingId}/cancel`, { token: owner.token });
@@ -626,18 +637,7 @@ describe('a waiting run and restarts', () => {
     const overrides = { ...runsConfig({ approvalTtlMs: 60_000 }), databasePath: join(dir, 'chain.db') };
     const first = await startService(overrides, undefined, { secretKey });
     const owner = await first.signUp();
-    const child = await agentWithTool(first, owner.token, { requiresApproval: true });
-    const parent = await first.create(owner.token, '/agents', { name: 'Parent of a chain', type: 'VENDOR_A', llm });
-    const ask = await first.create(owner.token, '/tools', { name: 'askchild', type: 'AGENT', metadata: { agentId: child.agent.id } });
-    await first.create(owner.token, '/agent-tools', { agentId: parent.id, toolId: ask.id });
-    fake.reply(
-      { toolCalls: [{ id: 'call_1', name: ask.name, arguments: '{"query":"go"}' }] },
-      { toolCalls: [{ id: 'call_1', name: child.fn, arguments: '{"input":"venus"}' }] },
-    );
-    const paused = await invoke(first, owner.token, parent.id, { input: 'Ask the child' });
-    assert.equal(paused.status, 202);
-    const topId = paused.body.data.runId;
-    const childRunId = paused.body.data.actions[0].runId;
+    const { topId, childRunId } = await pausedChain(first, owner.token);
     await first.close();
     // As the file is when the process stops after the top run was answered and went on, before it
     // took up its child: the top run `running`, the child still waiting.
