@@ -280,8 +280,8 @@ describe('cancel at the edges', () => {
     });
     const owner = await local.signUp();
     const create = async (name: string, baseUrl: string) =>
-      (await local.request('POST', '/api/v1/agents', { token: owner.token, body: { name, type: 'VENDOR_A', llm: { ...llm, baseUrl } } })).body
-        .data;
+      (await local.request('POST', '/api/v1/agents', { token: owner.token, body: { name, type: 'VENDOR_A', llm: { ...llm, baseUrl } } }))
+        .body.data;
     const quick = await create('quick', fake.url);
     // A host name: the run's endpoint is looked up when it is given its slot.
     const named = await create('named', fake.url.replace('127.0.0.1', 'model.example'));
