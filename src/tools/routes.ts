@@ -8,6 +8,7 @@ import type { ToolSet } from '../lib/tool-contract.js';
 import type { ToolRecord } from './kinds/kind.js';
 import { resourceRoutes } from '../http/resource-routes.js';
 import { kindOf } from './kinds/index.js';
+import { allowListOf } from './runtime/mcp.js';
 import { SCHEMA_LIMITS } from './runtime/openapi.js';
 import { presentTool } from './present.js';
 import { CreateToolSchema, ToolSchema, UpdateToolSchema } from './schema.js';
@@ -42,10 +43,6 @@ const FunctionsSchema = v.strictObject({
   ),
 });
 
-/** The allow-list a tool's metadata holds (`metadata.tools`, an MCP tool's), or null. */
-const allowListOf = (record: ToolRecord): string[] | null =>
-  Array.isArray(record.metadata.tools) ? record.metadata.tools.filter((name): name is string => typeof name === 'string') : null;
-
 export interface ToolRouteDeps {
   tools: ToolStore;
   /** What one tool offers the model right now (see toolFunctions in runtime/provider.ts). */
@@ -69,7 +66,7 @@ export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
     handler: async ({ caller, params, query }) => {
       const record = tools.getRecord(caller.id, params.id);
       if (!record) throw notFound('Tool');
-      const allowList = allowListOf(record);
+      const allowList = allowListOf(record.metadata);
       const set = await functionsOf(caller.id, query.all ? { ...record, metadata: { ...record.metadata, tools: undefined } } : record);
       return {
         functions: set.tools.map(({ name, description, parameters, mcpTool }) => ({

@@ -146,10 +146,10 @@ function answeredOtherwise(error: unknown): boolean {
   return true;
 }
 
-/** The allow-list of metadata.tools, or undefined for every tool. */
-function allowList(metadata: Record<string, unknown>): Set<string> | undefined {
+/** The allow-list of metadata.tools, or null for every tool. */
+export function allowListOf(metadata: Record<string, unknown>): string[] | null {
   const tools = metadata.tools;
-  return Array.isArray(tools) ? new Set(tools.filter((name): name is string => typeof name === 'string')) : undefined;
+  return Array.isArray(tools) ? tools.filter((name): name is string => typeof name === 'string') : null;
 }
 
 /**
@@ -248,7 +248,8 @@ export async function mcpTools(
     warnings.push(
       `tool "${tool.name}" (MCP): the server lists its tools in more than ${MAX_LIST_PAGES} pages; only those of the first ${MAX_LIST_PAGES} are offered`,
     );
-  const allowed = allowList(tool.metadata);
+  const allowList = allowListOf(tool.metadata);
+  const allowed = allowList && new Set(allowList);
   if (allowed) listed = listed.filter((entry) => allowed.has(entry.name));
   if (listed.length > MAX_MCP_TOOLS) {
     warnings.push(
