@@ -3,7 +3,7 @@
 // the server's tool names. Connecting, listing, calling and the bounds are in ../runtime/mcp.ts.
 // stdio servers are not offered: a service that starts processes for its users is a hole.
 import * as v from 'valibot';
-import { strictWebTargetEntries, withRequiredUrl } from '../runtime/http-call.js';
+import { strictWebTargetSchema } from '../runtime/http-call.js';
 import { mcpTools } from '../runtime/mcp.js';
 import { defineKind } from './kind.js';
 
@@ -12,21 +12,17 @@ const SERVER = 'a Streamable HTTP MCP server';
 export const mcp = defineKind({
   type: 'MCP',
   label: 'the tools of an MCP server',
-  metadataSchema: withRequiredUrl(
-    v.looseObject({
-      ...strictWebTargetEntries(SERVER),
-      tools: v.nullish(
-        v.pipe(
-          v.array(
-            v.pipe(v.string('must be a tool name'), v.maxLength(200, 'must be at most 200 characters')),
-            'must be a list of tool names',
-          ),
-          v.maxLength(256, 'must list at most 256 tools'),
+  metadataSchema: strictWebTargetSchema(SERVER, {
+    tools: v.nullish(
+      v.pipe(
+        v.array(
+          v.pipe(v.string('must be a tool name'), v.maxLength(200, 'must be at most 200 characters')),
+          'must be a list of tool names',
         ),
+        v.maxLength(256, 'must list at most 256 tools'),
       ),
-    }),
-    SERVER,
-  ),
+    ),
+  }),
   secretFields: ['headers'],
   showsHasHeaders: true,
   describe: () => 'Calls a tool of an MCP server.',

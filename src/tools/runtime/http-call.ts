@@ -269,39 +269,30 @@ export const webTargetEntries = {
   headers: v.nullish(headersShape),
 };
 
-/** Why the metadata's `field` would not be usable, as a field's message (`metadata.<field>` cut off). */
-const fieldMessage = (reason: string, field: string) => reason.replace(`metadata.${field} `, '');
-
 /**
- * `url` and `headers` checked when the tool is written as a run reads them (urlFromMetadata,
- * headersFromMetadata): for the kinds that came after the original API (MCP), so that a tool that
- * could never connect is refused with a 422 instead. `described` names what the URL must point to
- * (also when it is missing: see withRequiredUrl).
+ * The metadata schema of a web tool whose `url` and `headers` are checked when the tool is written
+ * as a run reads them (urlFromMetadata, headersFromMetadata), besides `entries`: for the kinds that
+ * came after the original API (MCP), so that a tool that could never connect is a 422 instead.
+ * `described` names what the URL must point to (said too when it is missing).
  */
-export const strictWebTargetEntries = (described: string) => ({
-  url: v.optional(
-    v.pipe(
-      v.string(`must be the URL of ${described}`),
-      v.check((url) => urlFromMetadata({ url }).ok, 'must be an absolute http or https URL'),
-    ),
-  ),
-  headers: v.nullish(
-    v.pipe(
-      headersShape,
-      v.rawCheck(({ dataset, addIssue }) => {
-        const headers = dataset.typed ? headersFromMetadata({ headers: dataset.value }) : undefined;
-        if (headers && !headers.ok) addIssue({ message: fieldMessage(headers.reason, 'headers') });
-      }),
-    ),
-  ),
-});
-
-/** `schema` (an object's) with its `url` required, said in words as `url`'s own message. */
-export const withRequiredUrl = (schema: v.GenericSchema<Record<string, unknown>, { url?: unknown }>, described: string) =>
-  v.pipe(
-    schema,
+export function strictWebTargetSchema(described: string, entries: v.ObjectEntries) {
+  const url = v.pipe(
+    v.string(`must be the URL of ${described}`),
+    v.check((text) => urlFromMetadata({ url: text }).ok, 'must be an absolute http or https URL'),
+  );
+  const headers = v.pipe(
+    headersShape,
+    v.rawCheck(({ dataset, addIssue }) => {
+      const checked = dataset.typed ? headersFromMetadata({ headers: dataset.value }) : undefined;
+      if (checked && !checked.ok) addIssue({ message: checked.reason.replace('metadata.headers ', '') });
+    }),
+  );
+  return v.pipe(
+    v.looseObject({ ...entries, url: v.optional(url), headers: v.nullish(headers) }),
+    // A missing key would otherwise be valibot's "Invalid key" message.
     v.forward(
       v.check((metadata) => metadata.url !== undefined, `is required: the URL of ${described}`),
       ['url'],
     ),
   );
+}
