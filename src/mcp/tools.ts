@@ -174,13 +174,14 @@ export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
     if (!parsed.ok) return failed(parsed.words);
     // The variables are read as own keys of the arguments (a variable may be named `__proto__`).
     const given = args as Record<string, unknown>;
-    const missing = variablesOf(agent).filter((name) => !Object.hasOwn(given, name) || typeof given[name] !== 'string');
+    const variables = variablesOf(agent);
+    const missing = variables.filter((name) => !Object.hasOwn(given, name) || typeof given[name] !== 'string');
     if (missing.length > 0) return failed(`Invalid arguments: ${missing.map((name) => `${name}: must be a string`).join('; ')}.`);
     const request = {
       input: parsed.value.input,
       // {sessionId} is the session's id as the run uses it (trimmed, as the argument is read).
       variables: Object.fromEntries(
-        variablesOf(agent).map((name) => [name, name === 'sessionId' ? parsed.value.sessionId! : (given[name] as string)]),
+        variables.map((name) => [name, name === 'sessionId' ? parsed.value.sessionId! : (given[name] as string)]),
       ),
       sessionId: parsed.value.sessionId ?? null,
       stream: false,

@@ -110,6 +110,19 @@ export function createRunEngine(deps: RunEngineDeps) {
   }
 
   /**
+   * A slot for a queued run whose turn has come; undefined when none can be had (the service is
+   * stopping), the run then ended failed and its log closed.
+   */
+  function admitQueued(userId: string, runId: string): Admission | undefined {
+    try {
+      return slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
+    } catch (error) {
+      endWaiting(runId, 'failed', 'unavailable', error instanceof RunFailure ? error.message : 'The run could not be started.');
+      return undefined;
+    }
+  }
+
+  /**
    * Starts a background run: with a free slot it is checked like any run (what is wrong answered as
    * the RunFailure) and goes on at once; without one it waits `queued`, up to RUN_QUEUE_PER_USER
    * (then 429). Resolves once it is recorded, with its emitter for a client that follows it.
@@ -137,14 +150,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     queue.add(userId, {
       runId: record.runId,
       start() {
-        let admission;
-        try {
-          admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
-        } catch (error) {
-          const message = error instanceof RunFailure ? error.message : 'The run could not be started.';
-          endWaiting(record.runId, 'failed', 'unavailable', message);
-          return;
-        }
+        const admission = admitQueued(userId, record.runId);
+        if (!admission) return;
         // Until it is running it is still `queued` in the file (its endpoint is checked first): a
         // cancel meanwhile ends it through endWaiting, which needs its emitter to close its log.
         begin(userId, agent, background, admission, null, record).then(
@@ -253,16 +260,9 @@ export function createRunEngine(deps: RunEngineDeps) {
       queue.addFirst(userId, {
         runId,
         start() {
-          queuedEvents.delete(runId);
-          let admission;
-          try {
-            admission = slots.admit(userId, Date.now() + config.runs.backgroundTimeoutMs);
-          } catch (error) {
-            const message = error instanceof RunFailure ? error.message : 'The run could not go on.';
-            queuedEvents.set(runId, emitterOf({ runId, userId, agentId: run.agentId, parentRunId: null }));
-            endWaiting(runId, 'failed', 'unavailable', message);
-            return;
-          }
+          const admission = admitQueued(userId, runId);
+          if (!admission) return;
+          queuedEvents.delete(runId); // `goOn` gives it an emitter of its own
           goOn(userId, run, state, decisions, admission);
         },
       });
