@@ -323,6 +323,42 @@ describe('cancel at the edges', () => {
   });
 });
 
+describe('a queued run ended by a shutdown', () => {
+  test('its follower gets the end numbered as a replay numbers it, so a resumed follower never gets it twice', async () => {
+    const local = await startService({ runs: { ...base.runs, concurrencyPerUser: 1, queuePerUser: 2 } });
+    const owner = await local.signUp();
+    const worker = (await local.request('POST', '/api/v1/agents', { token: owner.token, body: { name: 'w', type: 'VENDOR_A', llm } })).body
+      .data;
+    const start = (input: string) =>
+      local.request('POST', `/api/v1/agents/${worker.id}/invoke`, { token: owner.token, body: { input, background: true } });
+    fake.reply({ hang: true });
+    await start('holds the slot');
+    const queued = (await start('waits')).body.data;
+    assert.equal(queued.status, 'queued');
+    const headers = { Authorization: `Bearer ${owner.token}` };
+    const following = await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, { headers, signal: AbortSignal.timeout(5000) });
+    await local.app.stopBackgroundWork();
+    const live = parseEvents(await following.text());
+    assert.deepEqual(
+      live.map((event) => [event.event, event.data.code]),
+      [
+        ['run', undefined],
+        ['error', 'interrupted'],
+      ],
+    );
+    const replay = parseEvents(await (await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, { headers })).text());
+    assert.deepEqual(
+      replay.map((event) => event.id),
+      live.map((event) => event.id),
+      'the replay numbers every event as the follower got it',
+    );
+    const resumed = await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, {
+      headers: { ...headers, 'Last-Event-ID': String(live.at(-1)!.id) },
+    });
+    assert.deepEqual(parseEvents(await resumed.text()), [], 'resumed after the end it saw, the follower gets nothing more');
+  });
+});
+
 describe('cancel racing the end', () => {
   test('a cancel answers 200 only for a run it cancelled, else 409 with the end the run had', async () => {
     let answeredOk = 0;

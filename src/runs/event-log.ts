@@ -153,8 +153,9 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
       }
       sendTokens(info.runId, run);
       if (event.name === 'done' || event.name === 'error') {
-        // The record holds the end; followers get it numbered after the last event.
-        const end = { seq: run.next, name: event.name, data: JSON.stringify(event.data) };
+        // The record holds the end; followers get it numbered as a replay numbers it.
+        const code = event.name === 'error' ? event.data.code : undefined;
+        const end = { seq: endSeqAfter(run.next - 1, code), name: event.name, data: JSON.stringify(event.data) };
         for (const follower of run.followers) follower(end);
         write(info.runId);
         live.delete(info.runId);
@@ -189,7 +190,7 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
       }
       const end = endOf(run);
       const lastSeq = page.length > 0 ? page[page.length - 1].seq : runSeq === undefined ? 0 : store.lastSeq(runSeq);
-      const endSeq = lastSeq + 1 + (run.errorCode === 'interrupted' ? LOST_EVENTS_GAP : 0);
+      const endSeq = endSeqAfter(lastSeq, run.errorCode);
       if (end && endSeq > after) page.push({ seq: endSeq, ...end });
       return { events: page, more: false, ended: true, unfollow: () => {} };
     },
@@ -203,6 +204,14 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
     /** Commits, rows and bytes written so far (the bench reads them). */
     stats: () => ({ ...stats }),
   };
+}
+
+/**
+ * The number of a log's end, its last event being `lastSeq`: the next, or past LOST_EVENTS_GAP for
+ * an interrupted run, live and on replay alike (a follower that saw the end never gets it again).
+ */
+function endSeqAfter(lastSeq: number, code: string | null | undefined): number {
+  return lastSeq + 1 + (code === 'interrupted' ? LOST_EVENTS_GAP : 0);
 }
 
 /** The event that ends a finished run's log, made from its record; undefined while it is not finished. */
