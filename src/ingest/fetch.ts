@@ -518,6 +518,8 @@ export function createPooledFetch(options: GuardedFetchOptions & { pool: Connect
 /** A guarded fetch whose connections are kept alive between requests, until `close`. */
 export interface FetchSession {
   fetch: FetchFunction;
+  /** The same request as `fetch`, its answer as Node reads it (no web stream made for its body). */
+  send: GuardedSend;
   /**
    * Ends the session: its requests still under way are ended; its idle connections are ended too,
    * or, with a pool, left to the pool. A later request has a connection of its own.
@@ -645,6 +647,7 @@ export function createGuardedSession(options: GuardedFetchOptions & { pool?: Con
     // A JSON answer (an MCP server's, one at a time) is read whole, within the cap: a buffer is
     // handed on more cheaply than a stream piped through a transform and into a web stream.
     fetch: guardedFetchThrough(options, route, true),
+    send: guardedSendThrough(options, route, false),
     close() {
       closed = true;
       for (const agent of agents) agent.destroy();
@@ -721,10 +724,39 @@ class WholeResponse extends Response {
   }
 }
 
+/**
+ * An answer of the guarded fetch before it is made a Response: its body as Node reads it (decoded,
+ * within the cap), or read whole (`whole`: a JSON answer, when asked for). A caller that reads many
+ * small pieces (a model's stream) reads `stream` through its events, without a web stream between.
+ */
+export interface GuardedAnswer {
+  status: number;
+  statusText: string;
+  headers: Headers;
+  url: string;
+  stream: Readable | null;
+  whole: Buffer | null;
+}
+
+export type GuardedSend = (input: string | URL | Request, init?: RequestInit) => Promise<GuardedAnswer>;
+
 function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) => Promise<Route>, wholeJson = false): FetchFunction {
+  const send = guardedSendThrough(options, routeOf, wholeJson);
+  return async function guardedFetch(input, init) {
+    const { status, statusText, headers, url, stream, whole } = await send(input, init);
+    const responseInit = { status, statusText, headers };
+    const answer = whole
+      ? new WholeResponse(whole, responseInit)
+      : new Response(stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null, responseInit);
+    Object.defineProperty(answer, 'url', { value: url });
+    return answer;
+  };
+}
+
+function guardedSendThrough(options: GuardedFetchOptions, routeOf: (url: URL) => Promise<Route>, wholeJson: boolean): GuardedSend {
   const cap = options.maxResponseBytes;
   const maxRedirects = options.maxRedirects ?? DEFAULT_MAX_REDIRECTS;
-  return async function guardedFetch(input, init = {}) {
+  return async function guardedSend(input, init = {}) {
     const request = input instanceof Request ? input : undefined;
     let current = parseHttpUrl(request ? request.url : String(input));
     let method = (init.method ?? request?.method ?? 'GET').toUpperCase();
@@ -793,16 +825,14 @@ function guardedFetchThrough(options: GuardedFetchOptions, routeOf: (url: URL) =
       } else {
         response.destroy();
       }
-      const init = {
+      return {
         status: status < 200 || status > 599 ? 502 : status,
         statusText: response.statusMessage ?? '',
         headers: responseHeaders,
+        url: current.href,
+        stream: whole ? null : stream,
+        whole,
       };
-      const answer = whole
-        ? new WholeResponse(whole, init)
-        : new Response(stream ? (Readable.toWeb(stream) as ReadableStream<Uint8Array>) : null, init);
-      Object.defineProperty(answer, 'url', { value: current.href });
-      return answer;
     }
   };
 }

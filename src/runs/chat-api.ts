@@ -12,7 +12,7 @@
 import http from 'node:http';
 import { finished, Readable } from 'node:stream';
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
-import { createGuardedFetch, createGuardedSession, type ConnectionPool, type FetchFunction, type FetchSession } from '../ingest/fetch.js';
+import { createGuardedSession, type ConnectionPool, type FetchFunction, type FetchSession, type GuardedAnswer } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import { https } from '../lib/builtins.js';
 import { ACCEPT_ENCODING, decodedBody } from '../lib/content-encoding.js';
@@ -75,29 +75,32 @@ const sendKeptAlive: Send = (url, headers, body, signal) =>
 
 /**
  * A user's endpoint: the guarded fetch (SSRF guard on every connection), through a session of its
- * own per call, ended once the answer has been read (or given up on).
+ * own per call, ended once the answer has been read (or given up on). The answer's body is the
+ * Node stream itself, read through its events like an operator's endpoint's: a web stream between
+ * cost a third more CPU per streamed chunk.
  */
-function sendGuarded(sessionOf: () => FetchSession): Send {
+function sendGuarded(openSession: () => FetchSession): Send {
   return async (url, headers, body, signal) => {
-    const session = sessionOf();
-    let response: Response;
+    const session = openSession();
+    let answer: GuardedAnswer;
     try {
-      response = await session.fetch(url, { method: 'POST', headers, body, signal });
+      answer = await session.send(url, { method: 'POST', headers, body, signal });
     } catch (error) {
       session.close();
       throw error;
     }
-    const parts = (response.body ?? []) as AsyncIterable<Uint8Array>;
-    return {
-      status: response.status,
-      body: (async function* () {
-        try {
-          yield* parts;
-        } finally {
-          session.close();
-        }
-      })(),
-    };
+    const { stream } = answer;
+    if (stream === null) session.close();
+    else finished(stream, () => session.close());
+    return { status: answer.status, body: stream ?? Readable.from([]) };
+  };
+}
+
+/** A fetch given in place of the guard (tests): its answer's web stream read piece by piece. */
+function sendFetched(fetch: FetchFunction): Send {
+  return async (url, headers, body, signal) => {
+    const response = await fetch(url, { method: 'POST', headers, body, signal });
+    return { status: response.status, body: (response.body ?? Readable.from([])) as AsyncIterable<Uint8Array> };
   };
 }
 
@@ -212,10 +215,7 @@ function broken(error: unknown, endpoint: ModelEndpoint): RunFailure {
  */
 export function createChatApi(options: { allowPrivateNetworks: boolean; fetch?: FetchFunction; pool?: ConnectionPool }): ChatApi {
   const { allowPrivateNetworks, fetch, pool } = options;
-  const once = fetch ?? (pool ? undefined : createGuardedFetch({ allowPrivateNetworks }));
-  const sendGuardedFetch = sendGuarded(
-    once ? () => ({ fetch: once, close: () => {} }) : () => createGuardedSession({ allowPrivateNetworks, pool }),
-  );
+  const sendGuardedFetch = fetch ? sendFetched(fetch) : sendGuarded(() => createGuardedSession({ allowPrivateNetworks, pool }));
 
   /** Sends the call; resolves with a 2xx answer, throws a RunFailure for anything else. */
   async function open(endpoint: ModelEndpoint, body: object, accept: string, signal: AbortSignal): Promise<Answer> {
