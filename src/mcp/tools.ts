@@ -138,7 +138,7 @@ const agentIdOf = (cursor: string) => {
 export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
   /**
    * One page of the caller's tools: MCP_PAGE_SIZE agents from the start or after `cursor`'s agent,
-   * search_documents on the last page. Undefined for a cursor this server did not give, or whose
+   * search_documents after the first page's (a host that reads only the first page still has it). Undefined for a cursor this server did not give, or whose
    * agent has been deleted since (the client lists again from the start).
    */
   function list(userId: string, cursor?: string): { tools: McpToolShape[]; nextCursor?: string } | undefined {
@@ -152,7 +152,8 @@ export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
     }
     const page = named.slice(start, start + MCP_PAGE_SIZE);
     const tools = page.map(({ name, agent }) => agentTool(name, agent));
-    if (start + MCP_PAGE_SIZE >= named.length) return { tools: [...tools, SEARCH_TOOL_SHAPE] };
+    if (start === 0) tools.push(SEARCH_TOOL_SHAPE);
+    if (start + MCP_PAGE_SIZE >= named.length) return { tools };
     return { tools, nextCursor: cursorAfter(page[page.length - 1].agent.id) };
   }
 
