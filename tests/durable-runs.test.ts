@@ -323,6 +323,38 @@ describe('cancel at the edges', () => {
   });
 });
 
+describe('a write of the log that fails', () => {
+  test('loses nothing: its events are written with the next, and the replay is whole', async () => {
+    const pieces = ['one ', 'two ', 'three ', 'four ', 'five ', 'six'];
+    fake.reply({ text: pieces.join(''), chunks: pieces, chunkDelayMs: 150 });
+    // Every write of run events fails while the trigger is there (a full disk, a locked file).
+    service.db.exec("CREATE TEMP TRIGGER fail_run_events BEFORE INSERT ON run_events BEGIN SELECT RAISE(ABORT, 'disk full'); END");
+    let started;
+    try {
+      started = (await invoke({ input: 'while writes fail', background: true })).body.data;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    } finally {
+      service.db.exec('DROP TRIGGER fail_run_events');
+    }
+    const run = await ended(started.runId);
+    assert.equal(run.status, 'succeeded');
+    const replay = (await readLog(started.runId)).events;
+    assert.deepEqual(
+      replay.map((event) => event.id),
+      replay.map((_, k) => k + 1),
+      'numbered 1, 2, 3 … with no hole',
+    );
+    assert.equal(replay[0].event, 'run');
+    assert.equal(
+      replay
+        .filter((event) => event.event === 'token')
+        .map((event) => event.data.text)
+        .join(''),
+      run.output,
+    );
+  });
+});
+
 describe('a queued run ended by a shutdown', () => {
   test('its follower gets the end numbered as a replay numbers it, so a resumed follower never gets it twice', async () => {
     const local = await startService({ runs: { ...base.runs, concurrencyPerUser: 1, queuePerUser: 2 } });

@@ -102,14 +102,17 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
   /** Writes the unwritten events of `only` (one run) or of every run; inside the caller's transaction when there is one. */
   function write(only?: string): void {
     const rows = [];
+    const written: LiveRun[] = [];
     for (const [runId, run] of only === undefined ? live : [[only, live.get(only)] as const]) {
       if (!run) continue;
       if (only !== undefined) sendTokens(runId, run);
       for (const event of run.unwritten) rows.push({ runSeq: run.runSeq, ...event });
-      run.unwritten = [];
+      written.push(run);
     }
     if (rows.length === 0) return;
     store.append(rows);
+    // Only once they are in: a write that fails leaves them to the next.
+    for (const run of written) run.unwritten = [];
     stats.rows += rows.length;
     for (const row of rows) stats.bytes += row.data.length + row.name.length + 16;
   }
