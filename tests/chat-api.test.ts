@@ -99,6 +99,20 @@ describe('reading a stream', () => {
     assert.match(error.message, /reported an error while answering: the model is overloaded$/);
   });
 
+  test('after an error event, nothing more is handed on, not even pieces already read', async () => {
+    answer = (res) => {
+      // All at once: the pieces after the error are already read when it is found.
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write('data: {"error":{"message":"the model is overloaded"}}\n\n');
+      for (let k = 0; k < 5; k++) res.write(`data: ${chunk({ content: `after ${k}` })}\n\n`);
+      res.end();
+    };
+    let handed = 0;
+    const error = await failure(api.stream(endpoint, params, signal(), () => void handed++));
+    assert.match(error.message, /the model is overloaded/);
+    assert.equal(handed, 0, 'no chunk after the error reaches the run');
+  });
+
   test('an event that is not JSON fails the call as unreadable', async () => {
     answer = (res) => writeApart(res, ['data: {not json\n\n']);
     assert.match((await failure(collect(params, signal()))).message, /sent an answer that could not be read: an event is not JSON/);

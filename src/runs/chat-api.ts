@@ -116,10 +116,14 @@ function readParts(body: AsyncIterable<Uint8Array | string>, onPart: (part: Uint
     })();
   }
   return new Promise((resolve, reject) => {
+    let failed = false;
     body.on('data', (part: Uint8Array | string) => {
+      // Pieces already read may still come after destroy(): none reaches `onPart` after it threw.
+      if (failed) return;
       try {
         onPart(part);
       } catch (error) {
+        failed = true;
         reject(error);
         body.destroy();
       }
