@@ -240,6 +240,36 @@ describe('a run that calls a tool needing approval', () => {
     assert.equal(tokens.join(''), 'Launched to the moon.');
   });
 
+  test('a run whose wait cannot be recorded fails, and its log ends with that failure', async () => {
+    const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });
+    fake.reply({ toolCalls: [{ id: 'call_mars', name: fn, arguments: '{"input":"mars"}' }] });
+    // The write that records the wait fails (a full disk, say).
+    service.db.exec(
+      "CREATE TEMP TRIGGER fail_pause BEFORE UPDATE OF status ON agent_runs WHEN NEW.status = 'requires_action' BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+    );
+    let run;
+    try {
+      const started = await invoke(service, user.token, agent.id, { input: 'Launch to Mars', background: true });
+      assert.equal(started.status, 202);
+      run = await runEnded(service, user.token, started.body.data.runId);
+    } finally {
+      service.db.exec('DROP TRIGGER fail_pause');
+    }
+    assert.equal(run.status, 'failed');
+    assert.match(run.error, /could not be kept waiting/);
+    const response = await fetch(`${service.url}/api/v1/runs/${run.id}/events`, {
+      headers: { Authorization: `Bearer ${user.token}` },
+      signal: AbortSignal.timeout(3000),
+    });
+    const events = parseEvents(await response.text());
+    assert.deepEqual(
+      events.map((event) => event.event),
+      ['run', 'requires_action', 'error'],
+      'the log ends, it is not followed as if the run went on',
+    );
+    assert.equal(events.at(-1)!.data.code, 'internal');
+  });
+
   test('a streamed invoke ends with requires_action; denied with a reason, the model is told so and the call is never made', async () => {
     const { agent, fn } = await agentWithTool(service, user.token, { requiresApproval: true });
     const launched = launches.length;
@@ -735,6 +765,45 @@ describe('nested agent runs', () => {
     assert.equal(sentTo(before + 3).at(-1)!.content, 'Venus launched.');
     assert.equal(top.steps.length, 1);
     assert.equal(top.steps[0].output, 'Venus launched.');
+  });
+
+  test('a child taken up that cannot go on (its endpoint no longer resolves) ends the log its followers read', async () => {
+    // Host names resolve slowly, then not at all: the child's endpoint is checked again when it is taken up.
+    const local = await startService(runsConfig(), undefined, {
+      resolveHost: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        throw Object.assign(new Error('getaddrinfo ENOTFOUND model.example'), { code: 'ENOTFOUND' });
+      },
+    });
+    const owner = await local.signUp();
+    const { topId, childRunId } = await pausedChain(local, owner.token);
+    const childAgentId = (await getRun(local, owner.token, childRunId)).agentId;
+    const moved = await local.request('PATCH', `/api/v1/agents/${childAgentId}`, {
+      token: owner.token,
+      body: { llm: { ...llm, baseUrl: fake.url.replace('127.0.0.1', 'model.example') } },
+    });
+    assert.equal(moved.status, 200, moved.text);
+    fake.reply({ text: 'The child could not go on.' });
+    assert.equal((await answer(local, owner.token, topId, { actions: [{ id: 'call_1', approve: true }] })).status, 202);
+    // Followed while its endpoint is being looked up.
+    await waitFor('the child is taken up', async () =>
+      (await getRun(local, owner.token, childRunId)).status === 'running' ? true : undefined,
+    );
+    const response = await fetch(`${local.url}/api/v1/runs/${childRunId}/events`, {
+      headers: { Authorization: `Bearer ${owner.token}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    const events = parseEvents(await response.text());
+    assert.equal(events.at(-1)!.event, 'error', 'the follower is told the child ended');
+    const child = await runEnded(local, owner.token, childRunId);
+    assert.equal(child.status, 'failed');
+    assert.equal((await runEnded(local, owner.token, topId)).output, 'The child could not go on.');
+    // Read again later, its log ends too (it is not taken for a run still going).
+    const again = await fetch(`${local.url}/api/v1/runs/${childRunId}/events`, {
+      headers: { Authorization: `Bearer ${owner.token}` },
+      signal: AbortSignal.timeout(5000),
+    });
+    assert.equal(parseEvents(await again.text()).at(-1)!.event, 'error');
   });
 
   test('cancelling the waiting top run ends its waiting child too', async () => {

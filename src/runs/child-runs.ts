@@ -11,6 +11,7 @@ import type { Admission, RunSlots } from './slots.js';
 import { ToolCallWaits, type ToolCallContext } from '../lib/tool-contract.js';
 import { endWaitingChain, type Decision, type PausedState } from './approval.js';
 import type { RunStore } from './store.js';
+import type { RunInfo } from './events.js';
 
 /** How deep agents may call agents (a top-level run is depth 0). */
 export const MAX_DEPTH = 3;
@@ -23,6 +24,8 @@ export interface ChildRunDeps {
   begin(userId: string, agent: RunAgent, request: RunRequest, admission: Admission, parent: ParentRun): Promise<PreparedRun>;
   execute(prepared: PreparedRun, options?: ExecuteOptions): Promise<RunOutcome>;
   reopen(userId: string, agent: RunAgent, run: ReopenedRun, admission: Admission): Promise<PreparedRun>;
+  /** Ends the log of a run taken up that could not go on: whoever follows it since is told. */
+  endLog(run: RunInfo, failure: RunFailure): void;
 }
 
 /** A child's end as its caller's tool sees it: the answer, a wait, or an Error to tell the model. */
@@ -32,7 +35,7 @@ function answerOf(agent: RunAgent, outcome: RunOutcome): string {
   throw new Error(`The agent "${agent.name}" failed: ${outcome.failure.message}`);
 }
 
-export function createChildRuns({ agents, runs, slots, chains, begin, execute, reopen }: ChildRunDeps) {
+export function createChildRuns({ agents, runs, slots, chains, begin, execute, reopen, endLog }: ChildRunDeps) {
   /**
    * Runs another of the user's agents as a child of the run `parent` describes (the AGENT tool):
    * recorded with parentRunId, without memory, outside the concurrency limit, under the parent's
@@ -98,6 +101,7 @@ export function createChildRuns({ agents, runs, slots, chains, begin, execute, r
     } catch (error) {
       const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The nested run could not go on.');
       endWaitingChain(runs, runId, failure.code === 'cancelled' ? 'cancelled' : 'failed', failure.message, failure.code, state);
+      endLog({ runId, userId: parent.userId, agentId: run.agentId, parentRunId: parent.runId }, failure);
       throw new Error(`The agent "${agent?.name ?? run.agentId}" cannot go on: ${failure.message}`);
     }
     return answerOf(agent, await execute(prepared, { resume: { state, decisions } }));

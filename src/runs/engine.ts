@@ -72,19 +72,28 @@ export function createRunEngine(deps: RunEngineDeps) {
     return events;
   }
 
+  /**
+   * Ends the log of a run that cannot go on once its own emitter has sent its last event (it was
+   * to wait, or it was taken up again): whoever follows it is told.
+   */
+  function endLog(run: RunInfo, failure: RunFailure): void {
+    emitterOf(run).emit({ name: 'error', data: { code: failure.code, message: failure.message } });
+  }
+
   const { prepare, begin, enqueue, reopen } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
   const execute = createExecutor({
     stores,
     config,
     log,
     chains,
+    endLog,
     chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks, pool: deps.connections }),
     tools: deps.tools,
     // A tool's context offers its run's children (the AGENT kind); runChildAgent is made below, called later.
     runChild: (parent, agentId, input) => childRuns.runChildAgent(parent, agentId, input),
     resumeChild: (parent, runId, decisions) => childRuns.resumeChildAgent(parent, runId, decisions),
   });
-  const childRuns = createChildRuns({ agents: stores.agents, runs: stores.runs, slots, chains, begin, execute, reopen });
+  const childRuns = createChildRuns({ agents: stores.agents, runs: stores.runs, slots, chains, begin, execute, reopen, endLog });
 
   /** Runs a prepared run to its end without a client waiting for it. */
   function detach(prepared: PreparedRun): void {
@@ -316,11 +325,7 @@ export function createRunEngine(deps: RunEngineDeps) {
         chains.delete(runId);
         const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not go on.');
         endWaitingChain(stores.runs, runId, failure.code === 'cancelled' ? 'cancelled' : 'failed', failure.message, failure.code, state);
-        // Whoever follows its log since it went on is told.
-        emitterOf({ runId, userId, agentId: run.agentId, parentRunId: null }).emit({
-          name: 'error',
-          data: { code: failure.code, message: failure.message },
-        });
+        endLog({ runId, userId, agentId: run.agentId, parentRunId: null }, failure);
         settle();
         return;
       }

@@ -13,7 +13,7 @@ import { answerCut } from './bounds.js';
 import type { ChatApi } from './chat-api.js';
 import { contextChunks, sourcesOf, systemMessage } from './context.js';
 import { echoChatApi } from './echo-model.js';
-import type { RunEvent } from './events.js';
+import type { RunEvent, RunInfo } from './events.js';
 import { abortFailure, agentNotFound, cancelAbort, redact, RunFailure, waitingMessage } from './failures.js';
 import type { ChatMessage } from './messages.js';
 import { endWaitingChain, RunPaused, type Decision, type PausedState } from './approval.js';
@@ -43,6 +43,8 @@ export interface ExecuteDeps {
   runChild(parent: ToolCallContext, agentId: string, input: string): Promise<string>;
   /** Takes up a nested run that waited (its calls answered) as a child of `parent`: its answer, as `runChild`. */
   resumeChild(parent: ToolCallContext, runId: string, decisions: Map<string, Decision>): Promise<string>;
+  /** Ends the log of a run whose emitter has ended (a wait that could not be recorded). */
+  endLog(run: RunInfo, failure: RunFailure): void;
 }
 
 /** How a nested run its caller ended without is ended. */
@@ -314,7 +316,10 @@ export function createExecutor(deps: ExecuteDeps) {
         } catch {
           // deleted with its agent
         }
-        return { ok: false, runId, failure: new RunFailure('internal', 'The run could not be kept waiting for approval.') };
+        const failure = new RunFailure('internal', 'The run could not be kept waiting for approval.');
+        // Its log said it waits (its emitter has ended): it ends with the failure, else a reader would follow it forever.
+        deps.endLog({ runId, userId: prepared.userId, agentId: prepared.agent.id, parentRunId: prepared.parentRunId }, failure);
+        return { ok: false, runId, failure };
       }
       const failure = new RunFailure('conflict', waitingMessage(runId, actions.length));
       return { ok: false, runId, failure, waiting: { sessionId: prepared.sessionId, actions } };
