@@ -248,6 +248,19 @@ test('GET /tools/{id}/functions?all=true: every tool of the server, each saying 
   assert.equal(all.body.data.allowList, null, 'no allow-list: every tool, now and later');
   assert.ok(all.body.data.functions.every((fn: Json) => fn.allowed === true));
   assertInvalid(await service.request('GET', `/api/v1/tools/${open.id}/functions?all=yes`, { token: alice.token }), 'all');
+  // A kind with no allow-list: its functions, each allowed, and no list.
+  const plain = await service.createTool(alice.token, {
+    name: 'plain_http',
+    type: 'HOSTED_MODEL',
+    metadata: { url: 'http://127.0.0.1:9/x' },
+  });
+  const plainAll = await service.request('GET', `/api/v1/tools/${plain.id}/functions?all=true`, { token: alice.token });
+  assert.equal(plainAll.status, 200, plainAll.text);
+  assert.deepEqual(
+    plainAll.body.data.functions.map((fn: Json) => [fn.name, fn.allowed]),
+    [['plain_http', true]],
+  );
+  assert.equal(plainAll.body.data.allowList, null);
 });
 
 test('an MCP tool says hasHeaders in every answer with it, and never its headers', async () => {
