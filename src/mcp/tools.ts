@@ -138,8 +138,9 @@ const agentIdOf = (cursor: string) => {
 export function createMcpTools({ agents, search, engine }: McpToolsDeps) {
   /**
    * One page of the caller's tools: MCP_PAGE_SIZE agents from the start or after `cursor`'s agent,
-   * search_documents after the first page's (a host that reads only the first page still has it). Undefined for a cursor this server did not give, or whose
-   * agent has been deleted since (the client lists again from the start).
+   * search_documents after the first page's (a host that reads only the first page still has it).
+   * Undefined for a cursor this server did not give, or whose agent has been deleted since (the
+   * client lists again from the start).
    */
   function list(userId: string, cursor?: string): { tools: McpToolShape[]; nextCursor?: string } | undefined {
     const named = namedAgents(agents.listAsTools(userId));
