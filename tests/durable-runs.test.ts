@@ -36,13 +36,21 @@ function parseEvents(text: string): LogEvent[] {
     });
 }
 
-async function readLog(runId: string, options: { after?: number; lastEventId?: string; token?: string } = {}) {
+/** A run's log read to its end, from `url` (this file's service unless given) as `token` (the user's unless given). */
+async function readLog(runId: string, options: { after?: number; lastEventId?: string; token?: string; url?: string } = {}) {
   const query = options.after === undefined ? '' : `?after=${options.after}`;
   const headers: Record<string, string> = { Authorization: `Bearer ${options.token ?? user.token}` };
   if (options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
-  const response = await fetch(`${service.url}/api/v1/runs/${runId}/events${query}`, { headers });
+  const response = await fetch(`${options.url ?? service.url}/api/v1/runs/${runId}/events${query}`, { headers });
   return { status: response.status, events: parseEvents(await response.text()) };
 }
+
+/** The texts of a log's `token` events, joined. */
+const tokenText = (events: LogEvent[]) =>
+  events
+    .filter((event) => event.event === 'token')
+    .map((event) => event.data.text)
+    .join('');
 
 const getRun = async (runId: string) => (await service.request('GET', `/api/v1/runs/${runId}`, { token: user.token })).body.data;
 const ended = (runId: string) =>
@@ -78,7 +86,7 @@ describe('a background run', () => {
     assert.equal(last.data.output, run.output);
     const tokens = log.events.filter((event) => event.event === 'token');
     assert.ok(tokens.length >= 1);
-    assert.equal(tokens.map((event) => event.data.text).join(''), run.output);
+    assert.equal(tokenText(tokens), run.output);
     assert.deepEqual(
       log.events.slice(1, -1).map((event) => event.event),
       tokens.map(() => 'token'),
@@ -114,13 +122,7 @@ describe('a background run', () => {
     assert.equal(run.status, 'succeeded', 'the disconnect did not cancel it');
     assert.equal(run.output, 'one two three four');
     const log = await readLog(runId);
-    assert.equal(
-      log.events
-        .filter((event) => event.event === 'token')
-        .map((event) => event.data.text)
-        .join(''),
-      run.output,
-    );
+    assert.equal(tokenText(log.events), run.output);
   });
 
   test('is followed live: a client joining mid-run gets the rest as it comes, then the end', async () => {
@@ -132,13 +134,7 @@ describe('a background run', () => {
     const run = await getRun(runId);
     assert.equal(run.status, 'succeeded');
     assert.equal(live.events[live.events.length - 1].event, 'done');
-    assert.equal(
-      live.events
-        .filter((event) => event.event === 'token')
-        .map((event) => event.data.text)
-        .join(''),
-      run.output,
-    );
+    assert.equal(tokenText(live.events), run.output);
     assert.deepEqual(live.events, (await readLog(runId)).events, 'the live stream and a later replay are the same events');
   });
 
@@ -345,13 +341,7 @@ describe('a write of the log that fails', () => {
       'numbered 1, 2, 3 … with no hole',
     );
     assert.equal(replay[0].event, 'run');
-    assert.equal(
-      replay
-        .filter((event) => event.event === 'token')
-        .map((event) => event.data.text)
-        .join(''),
-      run.output,
-    );
+    assert.equal(tokenText(replay), run.output);
   });
 });
 
@@ -367,8 +357,10 @@ describe('a queued run ended by a shutdown', () => {
     await start('holds the slot');
     const queued = (await start('waits')).body.data;
     assert.equal(queued.status, 'queued');
-    const headers = { Authorization: `Bearer ${owner.token}` };
-    const following = await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, { headers, signal: AbortSignal.timeout(5000) });
+    const following = await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, {
+      headers: { Authorization: `Bearer ${owner.token}` },
+      signal: AbortSignal.timeout(5000),
+    });
     await local.app.stopBackgroundWork();
     const live = parseEvents(await following.text());
     assert.deepEqual(
@@ -378,16 +370,15 @@ describe('a queued run ended by a shutdown', () => {
         ['error', 'interrupted'],
       ],
     );
-    const replay = parseEvents(await (await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, { headers })).text());
+    const asOwner = { url: local.url, token: owner.token };
+    const replay = (await readLog(queued.runId, asOwner)).events;
     assert.deepEqual(
       replay.map((event) => event.id),
       live.map((event) => event.id),
       'the replay numbers every event as the follower got it',
     );
-    const resumed = await fetch(`${local.url}/api/v1/runs/${queued.runId}/events`, {
-      headers: { ...headers, 'Last-Event-ID': String(live.at(-1)!.id) },
-    });
-    assert.deepEqual(parseEvents(await resumed.text()), [], 'resumed after the end it saw, the follower gets nothing more');
+    const resumed = await readLog(queued.runId, { ...asOwner, lastEventId: String(live.at(-1)!.id) });
+    assert.deepEqual(resumed.events, [], 'resumed after the end it saw, the follower gets nothing more');
   });
 });
 
