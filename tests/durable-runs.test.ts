@@ -345,6 +345,57 @@ describe('a write of the log that fails', () => {
   });
 });
 
+describe('a run whose agent is deleted while it streams', () => {
+  test("writes nothing more: not into the run that gets its seq next (another user's), nor stops the others' writes", async () => {
+    const doomed = (await service.request('POST', '/api/v1/agents', { token: user.token, body: { name: 'doomed', type: 'VENDOR_A', llm } }))
+      .body.data;
+    const secret = ['secret ', 'of ', 'the ', 'first ', 'user ', 'kept ', 'going ', 'on'];
+    fake.reply({ text: secret.join(''), chunks: secret, chunkDelayMs: 150 });
+    const first = (
+      await service.request('POST', `/api/v1/agents/${doomed.id}/invoke`, {
+        token: user.token,
+        body: { input: 'go on', background: true },
+      })
+    ).body.data;
+    const seqOf = (runId: string) => service.db.prepare('SELECT seq FROM agent_runs WHERE id = ?').pluck().get(runId);
+    const firstSeq = seqOf(first.runId);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${doomed.id}`, { token: user.token })).status, 200);
+    assert.equal(seqOf(first.runId), undefined, 'the run went with its agent');
+
+    // Another user's run, started while the deleted one still streams, is given the deleted run's seq.
+    const theirs = (
+      await service.request('POST', '/api/v1/agents', { token: other.token, body: { name: 'theirs', type: 'VENDOR_A', llm } })
+    ).body.data;
+    fake.reply({ text: 'mine alone', chunks: ['mine ', 'alone'], chunkDelayMs: 300 });
+    const second = (
+      await service.request('POST', `/api/v1/agents/${theirs.id}/invoke`, {
+        token: other.token,
+        body: { input: 'mine', background: true },
+      })
+    ).body.data;
+    assert.equal(seqOf(second.runId), firstSeq, 'the seq of the deleted run is taken again');
+
+    // Within a few writes of the log, the new run's events are on disk: the deleted run's do not stop them.
+    const stored = () => service.db.prepare('SELECT name, data FROM run_events WHERE run_seq = ? ORDER BY seq').all(firstSeq) as Json[];
+    await waitFor('the new run has events written', async () => (stored().some((row) => row.name === 'token') ? true : undefined));
+
+    const run = (await waitFor(`run ${second.runId} ends`, async () => {
+      const read = (await service.request('GET', `/api/v1/runs/${second.runId}`, { token: other.token })).body.data;
+      return read.status === 'succeeded' ? read : undefined;
+    })) as Json;
+    await new Promise((resolve) => setTimeout(resolve, 900)); // the deleted run ends too
+    const replay = (await readLog(second.runId, { token: other.token })).events;
+    assert.equal(tokenText(replay), run.output);
+    assert.equal(run.output, 'mine alone');
+    assert.deepEqual(
+      replay.map((event) => event.id),
+      replay.map((_, k) => k + 1),
+    );
+    for (const row of stored()) assert.doesNotMatch(String(row.data), /secret|first|going/, `${row.name} ${row.data}`);
+  });
+});
+
 describe('a queued run ended by a shutdown', () => {
   test('its follower gets the end numbered as a replay numbers it, so a resumed follower never gets it twice', async () => {
     const local = await startService({ runs: { ...base.runs, concurrencyPerUser: 1, queuePerUser: 2 } });

@@ -106,7 +106,7 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
     for (const [runId, run] of only === undefined ? live : [[only, live.get(only)] as const]) {
       if (!run) continue;
       if (only !== undefined) sendTokens(runId, run);
-      for (const event of run.unwritten) rows.push({ runSeq: run.runSeq, ...event });
+      for (const event of run.unwritten) rows.push({ runId, runSeq: run.runSeq, ...event });
       written.push(run);
     }
     if (rows.length === 0) return;
@@ -160,8 +160,12 @@ export function createEventLog(deps: { events: RunEventStore; runs: RunStore; lo
         const code = event.name === 'error' ? event.data.code : undefined;
         const end = { seq: endSeqAfter(run.next - 1, code), name: event.name, data: JSON.stringify(event.data) };
         for (const follower of run.followers) follower(end);
-        write(info.runId);
-        live.delete(info.runId);
+        try {
+          write(info.runId);
+        } finally {
+          // Even when the write failed: an ended run is followed no more, and kept no longer.
+          live.delete(info.runId);
+        }
         return;
       }
       numbered(info.runId, run, event.name, JSON.stringify(event.data));

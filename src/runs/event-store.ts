@@ -9,8 +9,9 @@ export interface LoggedEvent {
   data: string;
 }
 
-/** A row to write: the event and the `seq` (rowid) of its run in agent_runs. */
+/** A row to write: the event, its run's id and the `seq` (rowid) of that run in agent_runs. */
 export interface EventRow extends LoggedEvent {
+  runId: string;
   runSeq: number;
 }
 
@@ -19,7 +20,11 @@ export type RunEventStore = ReturnType<typeof createRunEventStore>;
 export function createRunEventStore(db: Db) {
   const selectRunSeq = db.prepare('SELECT seq FROM agent_runs WHERE id = ?').pluck();
   const selectLastSeq = db.prepare('SELECT max(seq) FROM run_events WHERE run_seq = ?').pluck();
-  const insertEvent = db.prepare('INSERT OR IGNORE INTO run_events (run_seq, seq, name, data) VALUES (?, ?, ?, ?)');
+  // Only while `seq` is still the run's: a run deleted (with its agent) while it went on must not
+  // write its events — nor under its seq once SQLite has given that seq to a newer run.
+  const insertEvent = db.prepare(
+    'INSERT OR IGNORE INTO run_events (run_seq, seq, name, data) SELECT seq, ?, ?, ? FROM agent_runs WHERE seq = ? AND id = ?',
+  );
   const selectAfter = db.prepare('SELECT seq, name, data FROM run_events WHERE run_seq = ? AND seq > ? ORDER BY seq LIMIT ?');
   // The runs (by seq) whose events may be swept: the oldest logs first, from a cursor on.
   const selectLoggedRuns = db.prepare(
@@ -40,9 +45,12 @@ export function createRunEventStore(db: Db) {
       return (selectLastSeq.get(runSeq) as number | null) ?? 0;
     },
 
-    /** Writes `rows` (inside the caller's transaction, if any); a row already written is left as it is. */
+    /**
+     * Writes `rows` (inside the caller's transaction, if any); a row already written is left as it
+     * is, and the rows of a run that is gone are dropped.
+     */
     append(rows: EventRow[]): void {
-      for (const row of rows) insertEvent.run(row.runSeq, row.seq, row.name, row.data);
+      for (const row of rows) insertEvent.run(row.seq, row.name, row.data, row.runSeq, row.runId);
     },
 
     /** At most `limit` of the run's events after number `after`, in order. */
