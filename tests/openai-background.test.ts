@@ -5,6 +5,8 @@
 // tool approval shows as `incomplete`; another user's response is not found.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { startService, testConfig, waitFor, type Json, type TestService } from './helpers.js';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
@@ -279,5 +281,86 @@ describe("another user's background response", () => {
     const mine = await openai.responses.retrieve(response.id);
     assert.equal(mine.status, 'completed');
     assert.equal(mine.output_text, 'Mine.');
+  });
+});
+
+describe('a tool that needs approval, and a cancel, through the OpenAI API', async () => {
+  // The tool's server answers every call at once.
+  const toolServer = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end('launched'));
+  });
+  await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve));
+  after(() => toolServer.close());
+  const tool = await service.create(alice.token, '/tools', {
+    name: 'launch',
+    type: 'HOSTED_MODEL',
+    description: 'Launches a rocket.',
+    metadata: { url: `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}/launch` },
+  });
+  const careful = await service.create(alice.token, '/agents', { name: 'Careful', type: 'VENDOR_A', llm });
+  await service.create(alice.token, '/agent-tools', { agentId: careful.id, toolId: tool.id, requiresApproval: true });
+  const approveAll = async (runId: string) => {
+    const { actions } = (await service.request('GET', `/api/v1/runs/${runId}`, { token: alice.token })).body.data;
+    const answer = { actions: actions.map((action: Json) => ({ id: action.id, approve: true })) };
+    const reply = await service.request('POST', `/api/v1/runs/${runId}/actions`, { token: alice.token, body: answer });
+    assert.equal(reply.status, 202, JSON.stringify(reply.body));
+  };
+
+  test('a background stream resumed after its response.incomplete goes on numbered from the next event, as a whole replay numbers it', async () => {
+    fake.reply({ toolCalls: [{ name: 'launch', arguments: '{"input":"now"}' }] }, { text: 'Launched it.', chunks: ['Launched ', 'it.'] });
+    const first = await collect(await openai.responses.create({ model: careful.id, input: 'Launch', background: true, stream: true }));
+    const incomplete = first.at(-1) as OpenAI.Responses.ResponseIncompleteEvent;
+    assert.equal(incomplete.type, 'response.incomplete');
+    const id = incomplete.response.id;
+    await approveAll(id.slice('resp_'.length));
+    assert.equal((await settled(id)).output_text, 'Launched it.');
+
+    const resumed = await collect(await openai.responses.retrieve(id, { stream: true, starting_after: incomplete.sequence_number }));
+    const whole = await collect(await openai.responses.retrieve(id, { stream: true }));
+    assert.equal(resumed[0].sequence_number, incomplete.sequence_number + 1);
+    assert.deepEqual(
+      resumed,
+      whole.filter((event) => event.sequence_number > incomplete.sequence_number),
+    );
+    assert.deepEqual(
+      whole.filter((event) => event.sequence_number < incomplete.sequence_number),
+      first.slice(0, -1),
+      'the events before the wait are the same on every read',
+    );
+    const text = resumed.flatMap((event) => (event.type === 'response.output_text.delta' ? [event.delta] : [])).join('');
+    assert.equal(text, 'Launched it.');
+  });
+
+  test('a chat completion that waits for approval is one run: a 409 the SDK does not retry', async () => {
+    fake.reply({ toolCalls: [{ name: 'launch', arguments: '{"input":"later"}' }] });
+    const before = fake.requests.length;
+    // The SDK's default: a 409 or a 5xx is retried twice, unless the answer says not to.
+    const retrying = new OpenAI({ baseURL: `${service.url}/v1`, apiKey: await tokenOf(alice) });
+    const error = await rejectsWith(
+      retrying.chat.completions.create({ model: careful.id, messages: [{ role: 'user', content: 'Launch' }] }),
+      OpenAI.ConflictError,
+      409,
+    );
+    assert.equal(error.code, 'requires_action');
+    assert.equal(error.headers?.get('x-should-retry'), 'false');
+    assert.equal(fake.requests.length, before + 1, 'the model was asked once: one run');
+    const waiting = (await service.request('GET', `/api/v1/agents/${careful.id}/runs`, { token: alice.token })).body.data;
+    assert.equal(waiting.filter((run: Json) => run.status === 'requires_action').length, 1);
+    for (const run of waiting.filter((each: Json) => each.status === 'requires_action'))
+      await service.request('POST', `/api/v1/runs/${run.id}/cancel`, { token: alice.token });
+  });
+
+  test('a plain chat completion cancelled while its client waits is a 409 ConflictError (code cancelled), not retried', async () => {
+    fake.reply({ hang: true });
+    const pending = openai.chat.completions.create({ model: agent.id, messages: [{ role: 'user', content: 'Forever' }] });
+    const running = await waitFor('the run to start', async () => {
+      const runs = (await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: alice.token })).body.data;
+      return runs.find((run: Json) => run.status === 'running');
+    });
+    assert.equal((await service.request('POST', `/api/v1/runs/${running.id}/cancel`, { token: alice.token })).status, 200);
+    const error = await rejectsWith(pending, OpenAI.ConflictError, 409);
+    assert.equal(error.code, 'cancelled');
+    assert.equal(error.headers?.get('x-should-retry'), 'false');
   });
 });

@@ -121,6 +121,26 @@ describe('chat completions', () => {
     assert.deepEqual(run.usage, { promptTokens: 20, completionTokens: 2 });
   });
 
+  test('null sampling settings and null metadata are taken as not set, as OpenAI takes them', async () => {
+    fake.reply({ text: 'Nulls are fine.' }, { text: 'Here too.' });
+    const before = fake.requests.length;
+    const nulls = { temperature: null, top_p: null, seed: null, metadata: null };
+    const completion = await openai.chat.completions.create({ model: plain.id, messages: [{ role: 'user', content: 'Hi' }], ...nulls });
+    assert.equal(completion.choices[0].message.content, 'Nulls are fine.');
+    const response = await openai.responses.create({ model: plain.id, input: 'Hi', ...nulls } as never);
+    assert.equal(response.output_text, 'Here too.');
+    for (const sent of fake.requests.slice(before).map((request) => request.body)) {
+      for (const name of ['temperature', 'top_p', 'seed']) assert.ok(!(name in sent), `${name} is not sent`);
+    }
+    // A prompt's variables still come from metadata: null is none, so a prompt that needs one says which.
+    const error = await rejectsWith(
+      openai.chat.completions.create({ model: tutor.id, messages: [{ role: 'user', content: 'Hi' }], metadata: null }),
+      OpenAI.BadRequestError,
+      400,
+    );
+    assert.equal(error.param, 'metadata.subject');
+  });
+
   test('a streamed completion sends chunks, the usage last with include_usage, then [DONE]', async () => {
     fake.reply({ text: 'Hello there friend', usage: { prompt_tokens: 5, completion_tokens: 3 } });
     const stream = await openai.chat.completions.create({
@@ -399,6 +419,11 @@ describe('responses', () => {
       [read.id, read.status, read.output_text, read.model, read.created_at],
       [response.id, 'completed', 'Kept answer.', plain.id, response.created_at],
     );
+    // `include` (sent as include[]=…) is taken, as in a create's body: there is nothing more to include.
+    const included = await openai.responses.retrieve(response.id, {
+      include: ['message.output_text.logprobs', 'reasoning.encrypted_content'],
+    });
+    assert.equal(included.output_text, 'Kept answer.');
     assert.deepEqual(read.usage, response.usage);
     await rejectsWith(client(bob.token).responses.retrieve(response.id), OpenAI.NotFoundError, 404);
     await rejectsWith(client(bob.token).responses.delete(response.id), OpenAI.NotFoundError, 404);

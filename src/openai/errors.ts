@@ -21,6 +21,12 @@ export class OpenAIError extends ApiError {
     message: string,
     readonly openai: OpenAIDetail,
     retryAfterSeconds?: number,
+    /**
+     * A run was made and recorded (it failed, was cancelled, or waits for approval): answered with
+     * `x-should-retry: false`, which the official SDKs obey, so that they do not run the agent (and
+     * its tools) again on their own — by default they retry a 409 or a 5xx twice.
+     */
+    readonly ranAlready = false,
   ) {
     super(status, code, message, undefined, retryAfterSeconds);
   }
@@ -62,12 +68,13 @@ const paramOf = (issue: FieldIssue | undefined) => (issue?.path ? issue.path : n
 /**
  * Route middleware (a route's `before`): a body or query that fails validation is answered 400, as
  * OpenAI does, naming the first field at fault in `param`; a prompt variable missing from
- * `metadata` is named there.
+ * `metadata` is named there. An error of a run already made says the client must not retry it.
  */
-export const openAIStatuses: AppMiddleware = async (_ctx, next) => {
+export const openAIStatuses: AppMiddleware = async (ctx, next) => {
   try {
     await next();
   } catch (error) {
+    if (error instanceof OpenAIError && error.ranAlready) ctx.set('x-should-retry', 'false');
     if (error instanceof ApiError && !(error instanceof OpenAIError) && error.status === 422) {
       const details = (error.details ?? []) as FieldIssue[];
       throw badRequest(
@@ -81,11 +88,15 @@ export const openAIStatuses: AppMiddleware = async (_ctx, next) => {
 
 /**
  * The error of a run that could not run or failed: the agent missing is the model not found, a
- * prompt variable missing is a bad `metadata`, the model side failing a 502 or 504.
+ * prompt variable missing is a bad `metadata`, the model side failing a 502 or 504. `client` (a
+ * plain request's): fires when its client has gone, which tells a run cancelled while the client
+ * waits (409) from one cancelled because it left.
  */
-export function runError(failure: unknown, model: string): never {
+export function runError(failure: unknown, model: string, client?: AbortSignal): never {
   if (!(failure instanceof RunFailure)) throw failure;
   const { code, message } = failure;
+  const ran = (status: number, errorCode: ErrorCode, type: string, detailCode: string) =>
+    new OpenAIError(status, errorCode, message, { type, param: null, code: detailCode }, undefined, true);
   switch (code) {
     case 'not_found':
       throw modelNotFound(model);
@@ -97,16 +108,18 @@ export function runError(failure: unknown, model: string): never {
     case 'rate_limited':
       throw new OpenAIError(429, 'rate_limited', message, { type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' }, 1);
     case 'cancelled':
+      // Cancelled (POST /api/v1/runs/{id}/cancel) while its client waits: the client is told.
+      if (client && !client.aborted) throw ran(409, 'conflict', 'invalid_request_error', 'cancelled');
       // The client has gone: nobody reads this (499 in the access log, not counted as the service's failure).
       throw new OpenAIError(499, 'internal', message, { type: 'server_error', param: null, code: 'cancelled' });
     case 'upstream_error':
     case 'max_steps':
-      throw new OpenAIError(502, code, message, { type: 'server_error', param: null, code });
+      throw ran(502, code, 'server_error', code);
     case 'upstream_timeout':
-      throw new OpenAIError(504, code, message, { type: 'server_error', param: null, code });
+      throw ran(504, code, 'server_error', code);
     case 'conflict':
       // The run waits for a person to approve tool calls: the message says where to answer them.
-      throw new OpenAIError(409, 'conflict', message, { type: 'invalid_request_error', param: null, code: 'requires_action' });
+      throw ran(409, 'conflict', 'invalid_request_error', 'requires_action');
     case 'unavailable':
       throw new OpenAIError(503, code, message, { type: 'server_error', param: null, code }, 1);
     default:

@@ -127,11 +127,12 @@ export function responseRoutes({ runs, engine, eventLog, keepAliveMs, common }: 
         const prepared = await engine.prepare(caller.id, body.model, request).catch((error) => runError(error, body.model));
         const start = { runId: prepared.runId, model: body.model, createdAt: Math.floor(Date.now() / 1000) };
         if (!stream) {
-          const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
+          const client = clientGone(ctx);
+          const outcome = await engine.execute(prepared, { cancel: client });
           // Waiting for tool calls to be approved: incomplete, answered through POST /api/v1/runs/{id}/actions.
           if (!outcome.ok && outcome.waiting)
             return presentResponse({ ...start, status: 'incomplete', output: null, usage: null, error: null }, settings);
-          if (!outcome.ok) runError(outcome.failure, body.model);
+          if (!outcome.ok) runError(outcome.failure, body.model, client);
           const { output, usage } = outcome.result;
           return presentResponse({ ...start, status: 'completed', output, usage, error: null }, settings);
         }

@@ -103,8 +103,9 @@ export function openAIRoutes(deps: OpenAIRouteDeps): Route[] {
         const prepared = await engine.prepare(caller.id, body.model, request).catch((error) => runError(error, body.model));
         const created = Math.floor(Date.now() / 1000);
         if (!stream) {
-          const outcome = await engine.execute(prepared, { cancel: clientGone(ctx) });
-          if (!outcome.ok) runError(outcome.failure, body.model);
+          const client = clientGone(ctx);
+          const outcome = await engine.execute(prepared, { cancel: client });
+          if (!outcome.ok) runError(outcome.failure, body.model, client);
           return presentChatCompletion(outcome.result, body.model, created);
         }
         const includeUsage = body.stream_options?.include_usage === true;

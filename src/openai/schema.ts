@@ -59,21 +59,33 @@ const MessagesSchema = v.pipe(
   v.maxLength(MAX_MESSAGES, `must hold at most ${MAX_MESSAGES} messages`),
 );
 
-/** The prompt's variables, as OpenAI's `metadata`: an object of strings. */
-const MetadataSchema = v.pipe(
-  JsonObjectSchema,
-  v.check((values) => Object.values(values).every((value) => typeof value === 'string'), 'must be an object of strings'),
-  v.transform((values) => values as Record<string, string>),
+/** The prompt's variables, as OpenAI's `metadata`: an object of strings (absent or null: none). */
+const MetadataSchema = v.optional(
+  v.pipe(
+    v.nullable(
+      v.pipe(
+        JsonObjectSchema,
+        v.check((values) => Object.values(values).every((value) => typeof value === 'string'), 'must be an object of strings'),
+      ),
+    ),
+    // null (which OpenAI's API takes for "none") is no variables
+    v.transform((values) => (values ?? {}) as Record<string, string>),
+  ),
+  {},
 );
 
 const ModelSchema = v.pipe(v.string('must be a string: the id of one of your agents'), v.minLength(1, 'must not be empty'));
 const Tokens = v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'));
 
-/** Sampling settings passed to the model as they are. */
+/** Sampling settings passed to the model as they are (null, as OpenAI's API takes it: not set). */
 const samplingEntries = {
-  temperature: v.optional(v.pipe(v.number('must be a number'), v.minValue(0, 'must be from 0 to 2'), v.maxValue(2, 'must be from 0 to 2'))),
-  top_p: v.optional(v.pipe(v.number('must be a number'), v.minValue(0, 'must be from 0 to 1'), v.maxValue(1, 'must be from 0 to 1'))),
-  seed: v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'))),
+  temperature: v.optional(
+    v.nullable(v.pipe(v.number('must be a number'), v.minValue(0, 'must be from 0 to 2'), v.maxValue(2, 'must be from 0 to 2'))),
+  ),
+  top_p: v.optional(
+    v.nullable(v.pipe(v.number('must be a number'), v.minValue(0, 'must be from 0 to 1'), v.maxValue(1, 'must be from 0 to 1'))),
+  ),
+  seed: v.optional(v.nullable(v.pipe(v.number('must be a number'), v.integer('must be a whole number')))),
 };
 
 /** A request bringing tools of its own is refused: the agent's tools run on the service. */
@@ -87,7 +99,7 @@ const NoTools = v.optional(
 export const ChatCompletionRequestSchema = v.object({
   model: ModelSchema,
   messages: MessagesSchema,
-  metadata: v.optional(MetadataSchema, {}),
+  metadata: MetadataSchema,
   stream: v.optional(v.nullable(v.boolean('must be true or false')), false),
   stream_options: v.optional(v.nullable(noArrays(v.object({ include_usage: v.optional(v.nullable(v.boolean('must be true or false'))) })))),
   ...samplingEntries,
@@ -118,7 +130,7 @@ export const ResponseRequestSchema = v.object({
   instructions: v.optional(v.nullable(Text)),
   previous_response_id: v.optional(v.nullable(v.string('must be a string'))),
   store: v.optional(v.nullable(v.boolean('must be true or false')), true),
-  metadata: v.optional(MetadataSchema, {}),
+  metadata: MetadataSchema,
   stream: v.optional(v.nullable(v.boolean('must be true or false')), false),
   background: v.optional(v.nullable(v.boolean('must be true or false')), false),
   ...samplingEntries,
@@ -132,6 +144,9 @@ export const ResponseQuerySchema = v.object({
   stream: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
   /** Taken and ignored: the service adds no obfuscation to its events. */
   include_obfuscation: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
+  /** Taken and ignored, as in a create's body (the official SDK sends `include[]=…`): there is nothing more to include. */
+  include: v.optional(v.union([v.string(), v.array(v.string())])),
+  'include[]': v.optional(v.union([v.string(), v.array(v.string())])),
   starting_after: v.optional(
     v.pipe(
       v.string(),

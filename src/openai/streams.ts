@@ -77,7 +77,7 @@ export const chatChunks =
  */
 export const responseEvents =
   (start: Omit<ResponseState, 'status' | 'output' | 'usage' | 'error'>, settings: ResponseSettings, startingAfter = -1) =>
-  (sse: SseStream): RunEventListener => {
+  (sse: SseStream): ((event: RunEvent, passedWait?: boolean) => void) => {
     let sequence = 0;
     let opened = false;
     /** The next event, formatted; undefined when it was already sent before (the client resumes after it). */
@@ -102,7 +102,8 @@ export const responseEvents =
     };
     const underWay = (status: 'in_progress' | 'incomplete') =>
       presentResponse({ ...start, status, output: null, usage: null, error: null }, settings);
-    return (event) => {
+    // `passedWait`: the event is a `requires_action` the run went on from (read again from its log).
+    return (event, passedWait = false) => {
       switch (event.name) {
         case 'run': {
           // Once per response, should its run be announced again (it goes on after an approval).
@@ -147,7 +148,10 @@ export const responseEvents =
           return;
         }
         case 'requires_action':
-          end(format('response.incomplete', { response: underWay('incomplete') }));
+          // A wait the run went on from still takes up the number its `response.incomplete` had
+          // when it ended a stream: the events after it keep theirs.
+          if (passedWait) sequence++;
+          else end(format('response.incomplete', { response: underWay('incomplete') }));
           return;
         default:
           return;
@@ -169,7 +173,7 @@ export const responseLogWriter =
     const listener = responseEvents(start, settings, startingAfter)(sse);
     return (event, ends) => {
       // A wait the run went on from (its calls were answered) is passed over: the response goes on.
-      if (event.name === 'requires_action' && !ends) return;
-      if (SAID.has(event.name)) listener({ name: event.name, data: JSON.parse(event.data) } as RunEvent);
+      const passedWait = event.name === 'requires_action' && !ends;
+      if (SAID.has(event.name)) listener({ name: event.name, data: JSON.parse(event.data) } as RunEvent, passedWait);
     };
   };
