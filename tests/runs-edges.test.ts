@@ -1,8 +1,9 @@
 // Running agents at the edges: a DNS server that never answers the endpoint check, an agent
-// deleted while its run is set up, a shutdown that meets a run past its checks, and a streamed
-// client that stops reading; run ends committed together; the kept-alive fetch of the operator's
-// model endpoints. DNS lookups of the endpoint check go through the service's test seam.
-import { describe, test } from 'node:test';
+// deleted while its run is set up, waits for a slot or is about to wait for approval, a shutdown
+// that meets a run past its checks, and a streamed client that stops reading; run ends committed
+// together; the kept-alive fetch of the operator's model endpoints. DNS lookups of the endpoint
+// check go through the service's test seam.
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -496,5 +497,145 @@ describe('turns kept on their runs', () => {
     assert.deepEqual(memory.recentMessages(second.id, 'fresh', 20).length, 2);
     assert.equal(memory.getSession(second.id, 'fresh')?.messages, 2);
     assert.equal(memory.getSession(first.id, 'newest'), undefined);
+  });
+});
+
+/** Opens GET /runs/{id}/events; what it returns reads the stream to its end (failing past `ms`) as its events. */
+async function openLog(service: TestService, token: string, runId: string, ms = 5000) {
+  const response = await fetch(`${service.url}/api/v1/runs/${runId}/events`, {
+    headers: { Authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(ms + 3000),
+  });
+  assert.equal(response.status, 200);
+  return () => within(ms, `the log of run ${runId}`, response.text()).then(events);
+}
+
+describe('a waiting run whose agent is deleted before its turn', () => {
+  /** A service running one run at a time per user, its user, and `takeSlot`, which starts a run that holds the slot until it is freed. */
+  async function oneSlot() {
+    const service = await startService({ runs: runsConfig({ concurrencyPerUser: 1 }) });
+    const user = await service.signUp();
+    const llm = { provider: 'openai-compatible', model: 'm', baseUrl: fake.url };
+    const busy = await service.create(user.token, '/agents', { name: 'busy', type: 'VENDOR_A', llm });
+    async function takeSlot() {
+      fake.reply({ hang: true });
+      const count = fake.requests.length;
+      const started = await service.request('POST', `/api/v1/agents/${busy.id}/invoke`, {
+        token: user.token,
+        body: { input: 'takes the slot', background: true },
+      });
+      assert.equal(started.body.data.status, 'running');
+      await waitFor('the model call', () => fake.requests.length > count);
+      // Cancelling it frees the slot: the turn of the run queued first comes.
+      return async () =>
+        assert.equal((await service.request('POST', `/api/v1/runs/${started.body.data.runId}/cancel`, { token: user.token })).status, 200);
+    }
+    return { service, user, llm, busy, takeSlot };
+  }
+
+  test('a queued background run: its follower is told not_found when its turn comes, and the log forgets it', async () => {
+    const { service, user, llm, busy, takeSlot } = await oneSlot();
+    const agent = await service.create(user.token, '/agents', { name: 'deleted', type: 'VENDOR_A', llm });
+    const freeSlot = await takeSlot();
+    const queued = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, {
+      token: user.token,
+      body: { input: 'waits', background: true },
+    });
+    assert.equal(queued.body.data.status, 'queued');
+    const runId = queued.body.data.runId as string;
+    const read = await openLog(service, user.token, runId);
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token })).status, 200);
+    await freeSlot();
+
+    const got = await read();
+    assert.deepEqual(
+      got.map((event) => event.event),
+      ['run', 'error'],
+    );
+    assert.equal(JSON.parse(got[1].data).code, 'not_found');
+    assert.equal(service.app.eventLog.isLive(runId), false);
+    // The slot it was given is free again.
+    fake.reply({ text: 'next' });
+    const next = await service.request('POST', `/api/v1/agents/${busy.id}/invoke`, { token: user.token, body: { input: 'next' } });
+    assert.equal(next.status, 200, next.text);
+  });
+
+  test('an answered run queued for a slot: its follower is told not_found when its turn comes, and the log forgets it', async () => {
+    const { service, user, llm, busy, takeSlot } = await oneSlot();
+    const agent = await service.create(user.token, '/agents', { name: 'deleted', type: 'VENDOR_A', llm });
+    const tool = await service.create(user.token, '/tools', {
+      name: 'launch',
+      type: 'HOSTED_MODEL',
+      description: 'Never called: the run does not go on.',
+      metadata: { url: 'http://127.0.0.1:9/launch' },
+    });
+    await service.create(user.token, '/agent-tools', { agentId: agent.id, toolId: tool.id, requiresApproval: true });
+    fake.reply({ toolCalls: [{ id: 'call_1', name: tool.name, arguments: '{"input":"x"}' }] });
+    const paused = await service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'go' } });
+    assert.equal(paused.status, 202, paused.text);
+    const runId = paused.body.data.runId as string;
+    // Waiting, it gave up its slot; answered while another run holds it, it waits `queued`.
+    const freeSlot = await takeSlot();
+    const answered = await service.request('POST', `/api/v1/runs/${runId}/actions`, {
+      token: user.token,
+      body: { actions: [{ id: paused.body.data.actions[0].id, approve: true }] },
+    });
+    assert.equal(answered.body.data.status, 'queued');
+    const read = await openLog(service, user.token, runId);
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token })).status, 200);
+    await freeSlot();
+
+    const got = await read();
+    assert.equal(got.at(-2)!.event, 'requires_action');
+    assert.equal(got.at(-1)!.event, 'error');
+    assert.equal(JSON.parse(got.at(-1)!.data).code, 'not_found');
+    assert.equal(service.app.eventLog.isLive(runId), false);
+    fake.reply({ text: 'next' });
+    const next = await service.request('POST', `/api/v1/agents/${busy.id}/invoke`, { token: user.token, body: { input: 'next' } });
+    assert.equal(next.status, 200, next.text);
+  });
+});
+
+describe('an agent deleted while its run is about to wait for approval', () => {
+  test('a plain invoke answers 404 as a run that succeeds after the deletion does, not 500; its log ends', async () => {
+    // A tool that answers only when the test lets it: the agent is deleted while it works.
+    const calls: (() => void)[] = [];
+    const toolServer = http.createServer((req, res) => {
+      req.resume();
+      calls.push(() => res.end('done'));
+    });
+    await new Promise<void>((resolve) => toolServer.listen(0, '127.0.0.1', resolve));
+    after(() => toolServer.close());
+    const url = `http://127.0.0.1:${(toolServer.address() as AddressInfo).port}/work`;
+
+    const service = await startService({ runs: runsConfig() });
+    const user = await service.signUp();
+    const agent = await service.create(user.token, '/agents', {
+      name: 'a',
+      type: 'VENDOR_A',
+      llm: { provider: 'openai-compatible', model: 'm', baseUrl: fake.url },
+    });
+    const tool = async (name: string, requiresApproval: boolean) => {
+      const made = await service.create(user.token, '/tools', { name, type: 'HOSTED_MODEL', description: name, metadata: { url } });
+      await service.create(user.token, '/agent-tools', { agentId: agent.id, toolId: made.id, requiresApproval });
+      return made.name as string;
+    };
+    const [slow, guarded] = [await tool('slow', false), await tool('guarded', true)];
+    fake.reply({
+      toolCalls: [
+        { id: 'call_1', name: slow, arguments: '{"input":"1"}' },
+        { id: 'call_2', name: guarded, arguments: '{"input":"2"}' },
+      ],
+    });
+    const pending = service.request('POST', `/api/v1/agents/${agent.id}/invoke`, { token: user.token, body: { input: 'go' } });
+    await waitFor('the slow tool is called', () => calls.length > 0);
+    const runId = (await service.request('GET', `/api/v1/agents/${agent.id}/runs`, { token: user.token })).body.data[0].id as string;
+    assert.equal((await service.request('DELETE', `/api/v1/agents/${agent.id}`, { token: user.token })).status, 200);
+    calls[0]();
+
+    const reply = await pending;
+    assertNotFound(reply);
+    assert.equal(errorOf(reply).message, 'Agent not found.');
+    assert.equal(service.app.eventLog.isLive(runId), false, 'its log, which said it waits, was ended');
   });
 });

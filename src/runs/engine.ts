@@ -172,6 +172,7 @@ export function createRunEngine(deps: RunEngineDeps) {
             queuedEvents.delete(record.runId);
             const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not be started.');
             if (failure.code === 'cancelled') return; // ended (and its log closed) by the cancel
+            // What stops it here (its agent deleted, its endpoint refused) ends its log with `error`.
             stores.runs.endUnderWay(record.runId, 'failed', failure.message, failure.code);
             record.events.emit({ name: 'error', data: { code: failure.code, message: failure.message } });
           },
@@ -291,6 +292,10 @@ export function createRunEngine(deps: RunEngineDeps) {
     const runId = run.id;
     if (!stores.runs.markRunning(runId)) {
       admission.release();
+      // A cancel while it waited for a slot ended its log; a run gone with its agent has nobody else to end it.
+      if (!stores.runs.getRun(userId, runId)) {
+        endLog({ runId, userId, agentId: run.agentId, parentRunId: null }, new RunFailure('not_found', 'The agent was deleted.'));
+      }
       return false;
     }
     // Cancellable at once, before `execute` takes its place in the chains.

@@ -311,12 +311,15 @@ export function createExecutor(deps: ExecuteDeps) {
       }
       if (!recorded) {
         for (const entry of paused.batch.waiting) if (entry.kind === 'child') endWaiting(entry.runId);
+        // Deleted with its agent meanwhile: no run is left to answer with, as when a run succeeds after that.
+        const failure = stores.agents.get(userId, agent.id)
+          ? new RunFailure('internal', 'The run could not be kept waiting for approval.')
+          : agentNotFound();
         try {
-          stores.runs.endUnderWay(runId, 'failed', 'The run could not be kept waiting for approval.', 'internal');
+          stores.runs.endUnderWay(runId, 'failed', failure.message, failure.code);
         } catch {
           // deleted with its agent
         }
-        const failure = new RunFailure('internal', 'The run could not be kept waiting for approval.');
         // Its log said it waits (its emitter has ended): it ends with the failure, else a reader would follow it forever.
         deps.endLog({ runId, userId: prepared.userId, agentId: prepared.agent.id, parentRunId: prepared.parentRunId }, failure);
         return { ok: false, runId, failure };

@@ -117,8 +117,11 @@ export function createPreparer(deps: PrepareDeps) {
       let runId: string;
       if (queued) {
         runId = queued.runId;
-        // Cancelled (or its agent deleted) while it waited.
-        if (!stores.runs.markRunning(runId)) throw new RunFailure('cancelled', 'The run was cancelled while it waited.');
+        if (!stores.runs.markRunning(runId)) {
+          // Cancelled while it waited (the cancel ended it and its log), or gone with its agent (nothing ended its log).
+          if (stores.runs.getRun(userId, runId)) throw new RunFailure('cancelled', 'The run was cancelled while it waited.');
+          throw new RunFailure('not_found', 'The agent was deleted.');
+        }
       } else {
         runId = record({ userId, agentId: agent.id, parentRunId, sessionId, input: request.input, model: endpoint.model, background });
       }
