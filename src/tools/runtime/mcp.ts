@@ -6,13 +6,14 @@
 // through the run's guarded session (the host vetted anew each run, the SSRF check on each connection),
 // redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
 // tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
-// the tool's error, told to the model.
+// the tool's error, told to the model. What the server says may echo the tool's headers: their
+// values are redacted from what it lists, and from its errors before they are cut.
 import { createHash } from 'node:crypto';
-import type { Client, PriorDiscovery, Tool } from '@modelcontextprotocol/client';
+import type { Client, jsonSchemaValidator, PriorDiscovery, Tool } from '@modelcontextprotocol/client';
 import type { ToolFunction } from '../../lib/tool-contract.js';
 import { packageVersion } from '../../lib/version.js';
 import type { Built, ToolRecord } from '../kinds/kind.js';
-import { targetFromMetadata, TOOL_TIMEOUT_MS, ToolError, type FetchLike, type ToolHttp } from './http-call.js';
+import { cutRedacted, redactSecrets, targetFromMetadata, TOOL_TIMEOUT_MS, ToolError, type FetchLike, type ToolHttp } from './http-call.js';
 import { functionNameOf, MAX_FUNCTION_NAME } from './naming.js';
 
 /** Tools of one server offered to a run; more are left out with a warning. */
@@ -28,6 +29,16 @@ const loadClient = () =>
     client = undefined;
     throw error;
   }));
+
+/**
+ * The client's checker of a call's structured content against the tool's output schema: it accepts
+ * everything. The service hands the model what the server answered and needs it in no shape; and
+ * the client's own checker compiles the server's schema and runs its patterns on the server's text
+ * synchronously, where one pattern that backtracks (`^(a+)+$`) held up the whole service for minutes.
+ */
+const acceptEveryOutput: jsonSchemaValidator = {
+  getValidator: () => (input) => ({ valid: true, data: input as never, errorMessage: undefined }),
+};
 
 /** Largest answer of the server to one request (a tool list, a call's result). */
 export const MCP_RESPONSE_MAX_BYTES = 1024 * 1024;
@@ -70,8 +81,12 @@ export function boundedFetch(fetch: FetchLike, maxBytes = MCP_RESPONSE_MAX_BYTES
   };
 }
 
-/** Words for what went wrong with a server, without a header or a key (the provider also redacts the tool's secrets). */
-function describe(error: unknown, host: string, timeoutMs: number): string {
+/** `text` of the server's, with `secrets` redacted and then cut to `maxChars` (no beginning of a secret left at the cut). */
+const shownOf = (text: string, secrets: readonly string[], maxChars: number) =>
+  cutRedacted(redactSecrets(text, secrets), secrets, (redacted) => redacted.slice(0, maxChars));
+
+/** Words for what went wrong with a server, without a header or a key: `secrets` are redacted before the message is cut. */
+function describe(error: unknown, host: string, timeoutMs: number, secrets: readonly string[]): string {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (cause instanceof ToolError) return cause.message;
     if (cause.name === 'IngestError')
@@ -79,17 +94,20 @@ function describe(error: unknown, host: string, timeoutMs: number): string {
     if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT')
       return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return `${host}: ${message.replace(/\s+/g, ' ').slice(0, 300)}`;
+  const message = redactSecrets(error instanceof Error ? error.message : String(error), secrets);
+  return `${host}: ${shownOf(message.replace(/\s+/g, ' '), secrets, 300)}`;
 }
 
-/** The text a model reads of a call's result: its text parts, the structured content as JSON, other parts named. */
-export function resultText(result: { content?: unknown; structuredContent?: unknown }): string {
+/**
+ * The text a model reads of a call's result: its text parts, the structured content as JSON, other
+ * parts named (`secrets` redacted from a name before it is cut).
+ */
+export function resultText(result: { content?: unknown; structuredContent?: unknown }, secrets: readonly string[] = []): string {
   const parts: string[] = [];
   for (const part of Array.isArray(result.content) ? result.content : []) {
     const block = (typeof part === 'object' && part !== null ? part : {}) as { type?: unknown; text?: unknown };
     if (block.type === 'text' && typeof block.text === 'string') parts.push(block.text);
-    else parts.push(`[${typeof block.type === 'string' ? block.type.slice(0, 40) : 'unknown'} content left out]`);
+    else parts.push(`[${typeof block.type === 'string' ? shownOf(block.type, secrets, 40) : 'unknown'} content left out]`);
   }
   if (result.structuredContent !== undefined) parts.push(JSON.stringify(result.structuredContent));
   return parts.join('\n');
@@ -190,6 +208,7 @@ export async function mcpTools(
   if (!target.ok) return target;
   const { url, headers } = target.value;
   const toolTimeout = http.timeoutMs ?? TOOL_TIMEOUT_MS;
+  const secrets = http.secrets ?? [];
   const timeout = () => Math.max(1, Math.min(toolTimeout, deadline - Date.now()));
   // The run's requests to the server share kept-alive connections (one TCP and TLS handshake, not
   // one a request, nor one a run); its requests still under way end with the client when the run ends.
@@ -200,7 +219,7 @@ export async function mcpTools(
     const { Client, StreamableHTTPClientTransport } = await loadClient();
     const client = new Client(
       { name: 'agent-service', version: packageVersion() },
-      { versionNegotiation: { mode: 'auto' }, listMaxPages: MAX_LIST_PAGES },
+      { versionNegotiation: { mode: 'auto' }, listMaxPages: MAX_LIST_PAGES, jsonSchemaValidator: acceptEveryOutput },
     );
     const transport = new StreamableHTTPClientTransport(url, {
       fetch,
@@ -232,7 +251,7 @@ export async function mcpTools(
   } catch (error) {
     session?.close();
     if (signal.aborted) throw signal.reason;
-    return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout)}`, unavailable: true };
+    return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout, secrets)}`, unavailable: true };
   }
   const { client, cut } = opened;
   let listed = opened.tools;
@@ -258,19 +277,39 @@ export async function mcpTools(
     listed = listed.slice(0, MAX_MCP_TOOLS);
   }
   const functions: ToolFunction[] = [];
+  // Each secret as JSON writes it inside a string (a quote or a backslash escaped), then as it is:
+  // so it may also stand across the JSON of a property and its value.
+  const schemaSecrets = secrets.flatMap((secret) => [JSON.stringify(secret).slice(1, -1), secret]);
   for (const entry of listed) {
-    const schema = JSON.stringify(entry.inputSchema ?? { type: 'object' });
+    // A name is shown as it is (mcpTool, an allow-list) and called as it is: one holding a secret is left out.
+    if (redactSecrets(entry.name, secrets) !== entry.name) {
+      warnings.push(`tool "${tool.name}" (MCP): a tool whose name holds a secret of the tool is not offered`);
+      continue;
+    }
+    const shownName = shownOf(entry.name, secrets, 64);
+    // The secrets are redacted in the schema's JSON text: in a property's name as in a value.
+    const schema = redactSecrets(JSON.stringify(entry.inputSchema ?? { type: 'object' }), schemaSecrets);
     if (schema.length > MCP_SCHEMA_MAX_CHARS) {
       warnings.push(
-        `tool "${tool.name}" (MCP): "${entry.name.slice(0, 64)}" is not offered: its input schema is larger than ${MCP_SCHEMA_MAX_CHARS / 1024} KiB`,
+        `tool "${tool.name}" (MCP): "${shownName}" is not offered: its input schema is larger than ${MCP_SCHEMA_MAX_CHARS / 1024} KiB`,
+      );
+      continue;
+    }
+    let parameters: Record<string, unknown>;
+    try {
+      parameters = JSON.parse(schema) as Record<string, unknown>;
+    } catch {
+      // The secret stood where no string is (a number, or across the JSON of a property and its value).
+      warnings.push(
+        `tool "${tool.name}" (MCP): "${shownName}" is not offered: its input schema holds a secret of the tool where it cannot be redacted`,
       );
       continue;
     }
     const mcpName = entry.name;
     functions.push({
       name: name(mcpFunctionName(tool.name, mcpName), true),
-      description: (entry.description || entry.title || `The tool ${mcpName} of an MCP server.`).slice(0, DESCRIPTION_MAX_CHARS),
-      parameters: JSON.parse(schema) as Record<string, unknown>,
+      description: shownOf(entry.description || entry.title || `The tool ${mcpName} of an MCP server.`, secrets, DESCRIPTION_MAX_CHARS),
+      parameters,
       toolId: tool.id,
       toolName: tool.name,
       mcpTool: mcpName,
@@ -288,10 +327,10 @@ export async function mcpTools(
           );
         } catch (error) {
           if (context.signal.aborted) throw context.signal.reason;
-          throw new ToolError(describe(error, url.host, toolTimeout));
+          throw new ToolError(describe(error, url.host, toolTimeout, secrets));
         }
-        const text = resultText(result);
-        if (result.isError) throw new ToolError(`the MCP tool ${mcpName.slice(0, 64)} answered an error: ${text.slice(0, 500)}`);
+        const text = resultText(result, secrets);
+        if (result.isError) throw new ToolError(`the MCP tool ${shownName} answered an error: ${shownOf(text, secrets, 500)}`);
         return text;
       },
     });

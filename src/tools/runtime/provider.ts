@@ -122,6 +122,9 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
   return { tools, warnings, notes, release };
 }
 
+/** How long after its deadline the build of toolFunctions is aborted, if a kind has not given up by itself. */
+const TOOL_FUNCTIONS_ABORT_MARGIN_MS = 1000;
+
 /**
  * What one tool offers the model right now, as a run starting now would get it (an MCP server is
  * asked): its functions and warnings. Bounded by the tool timeout; the connection is closed after.
@@ -131,7 +134,10 @@ export async function toolFunctions(deps: ToolProviderDeps, userId: string, reco
   const set = await buildToolSet(deps, {
     userId,
     tools: [record],
-    signal: AbortSignal.timeout(timeoutMs),
+    // The deadline bounds the requests; a kind whose server missed it answers a warning. The signal
+    // only backs it up: aborted at the deadline itself, it would often come first, and a server that
+    // never answers would be an error of the route instead of a warning.
+    signal: AbortSignal.timeout(timeoutMs + TOOL_FUNCTIONS_ABORT_MARGIN_MS),
     deadline: Date.now() + timeoutMs,
   });
   await set.release?.();
