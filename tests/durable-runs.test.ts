@@ -384,7 +384,8 @@ describe('a run whose agent is deleted while it streams', () => {
       const read = (await service.request('GET', `/api/v1/runs/${second.runId}`, { token: other.token })).body.data;
       return read.status === 'succeeded' ? read : undefined;
     })) as Json;
-    await new Promise((resolve) => setTimeout(resolve, 900)); // the deleted run ends too
+    // The deleted run ends too, and leaves the log's memory.
+    await waitFor('the deleted run leaves the log', async () => (service.app.eventLog.isLive(first.runId) ? undefined : true));
     const replay = (await readLog(second.runId, { token: other.token })).events;
     assert.equal(tokenText(replay), run.output);
     assert.equal(run.output, 'mine alone');

@@ -232,6 +232,7 @@ describe('chat completions', () => {
       'upstream_error',
     );
     assert.match(failed.message, /the model is down/);
+    assert.equal(failed.headers?.get('x-should-retry'), 'false', 'a run was made: the SDK must not make another');
     const runs = await service.request('GET', `/api/v1/agents/${plain.id}/runs?limit=1`, { token: alice.token });
     assert.equal(runs.body.data[0].status, 'failed');
 
@@ -265,7 +266,8 @@ describe('limits', () => {
       'rate_limit_exceeded',
     );
     assert.equal(limit.headers?.get('retry-after'), '1');
-    await slow;
+    assert.equal(limit.headers?.get('x-should-retry'), null, 'nothing was started: retried as usual');
+    assert.equal((await slow).headers?.get('x-should-retry'), 'false');
   });
 });
 

@@ -94,8 +94,9 @@ function describe(error: unknown, host: string, timeoutMs: number, secrets: read
     if ((cause as { code?: unknown }).code === 'REQUEST_TIMEOUT')
       return `${host} did not answer within ${Math.round(timeoutMs / 100) / 10} s`;
   }
-  const message = redactSecrets(error instanceof Error ? error.message : String(error), secrets);
-  return `${host}: ${shownOf(message.replace(/\s+/g, ' '), secrets, 300)}`;
+  // Redacted before its white space is folded (a secret may hold some), then cut.
+  const message = redactSecrets(error instanceof Error ? error.message : String(error), secrets).replace(/\s+/g, ' ');
+  return `${host}: ${cutRedacted(message, secrets, (text) => text.slice(0, 300))}`;
 }
 
 /**
