@@ -33,6 +33,7 @@ import { openApiRoute } from './openapi/document.js';
 import { DOCS_PATHS, docsPage } from './docs/page.js';
 import { consoleRoutes } from './console/serve.js';
 import { createRunEngine, type RunEngine } from './runs/engine.js';
+import { createKeeper, KEPT_FOR_RUNS } from './tools/runtime/keeper.js';
 import { createToolProvider, toolFunctions } from './tools/runtime/provider.js';
 import type { ToolProvider } from './lib/tool-contract.js';
 import { createConnectionPool, createGuardedFetch, KEPT_CONNECTIONS, createGuardedSession, type ResolvedAddress } from './ingest/fetch.js';
@@ -147,12 +148,15 @@ export function createApp({
   // Connections to users' servers (MCP servers, model endpoints) outlive a run, for the next run to
   // the same server and address.
   const connections = createConnectionPool(KEPT_CONNECTIONS);
+  // What tools open for a run (an MCP server's connected client) and the next run may use again.
+  const keeper = createKeeper(KEPT_FOR_RUNS);
   const toolDeps = {
     findAgent: (userId: string, agentId: string) => stores.agents.get(userId, agentId),
     fetch: createGuardedFetch({ allowPrivateNetworks: config.allowPrivateNetworks }),
     session: (limits: { maxResponseBytes: number }) =>
       createGuardedSession({ allowPrivateNetworks: config.allowPrivateNetworks, ...limits, pool: connections }),
     toolTimeoutMs: config.toolTimeoutMs,
+    keeper,
   };
   const tools = toolProvider ?? createToolProvider({ ...toolDeps, listToolsForRun: stores.tools.listForRun });
   const engine = createRunEngine({ stores, config, log, tools, resolveHost, connections });
@@ -283,6 +287,7 @@ export function createApp({
     clearInterval(touchTimer);
     clearInterval(expiryTimer);
     await Promise.all([engine.shutdown(), ingestion.stop(), sweeper.stop(), eventSweeper.stop(), dispatcher.stop()]);
+    keeper.close();
     connections.close();
     if (primary) {
       flushTouches();

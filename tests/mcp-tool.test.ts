@@ -98,10 +98,7 @@ for (const [line, start] of [
       assert.ok(!run.text.includes('sk-mcp-header-secret'), 'the run record holds no header');
     });
 
-    test("a run's requests to the server share a kept-alive connection, which the next run uses again", async () => {
-      // A client of the 2025 versions also opens the server's event stream after the handshake: a
-      // GET that holds the connection it was sent on until the run ends, so each run opens one for it.
-      const streamConnections = line === '1.x' ? 1 : 0;
+    test('the next run takes the client the run before kept: on its kept-alive connection, it only lists and calls', async () => {
       const tool = await service.createTool(alice.token, { name: 'Kept', type: 'MCP', metadata: { url: server.url } });
       const agent = await agentWith(tool);
       const run = async () => {
@@ -117,21 +114,29 @@ for (const [line, start] of [
           reply.body.data.steps.map((step: Json) => step.output),
           ['The sum is 3.\n{"sum":3}', 'The sum is 7.\n{"sum":7}'],
         );
-        const posts = server.requests.slice(seen).filter((request) => request.method === 'POST');
+        const requests = server.requests.slice(seen);
+        const posts = requests.filter((request) => request.method === 'POST');
         assert.ok(posts.length >= 3, 'listing and two calls');
-        // The connection of the run's first request, and those of the list and both calls.
-        return { first: posts[0].connection, listAndCalls: posts.slice(-3).map((post) => post.connection) };
+        // The connections of the list and both calls.
+        return { requests, posts, listAndCalls: posts.slice(-3).map((post) => post.connection) };
       };
       const one = await run();
       const kept = one.listAndCalls[0];
       assert.deepEqual(one.listAndCalls, [kept, kept, kept], 'the list and both calls on one connection');
-      // The event stream of a 2025 client ends with the run; the connection of its requests is kept.
-      await waitFor('the run to end its event stream', () => server.connections.open === 1);
+      // The first run connected: it asked the server what it speaks and, a server of the 2025 versions, shook hands.
+      assert.ok(one.posts.length > 3, 'the first run connected first');
       const opened = server.connections.opened;
       const two = await run();
-      assert.equal(two.first, kept, "the next run's first request on the kept connection");
-      assert.equal(server.connections.opened - opened, streamConnections, 'no connection opened but for an event stream');
-      if (line === '2.x') assert.deepEqual(two.listAndCalls, [kept, kept, kept]);
+      assert.equal(two.requests.length, 3, 'no discovery, no handshake, no event stream: the list and both calls');
+      assert.deepEqual(two.listAndCalls, [kept, kept, kept], 'on the kept connection');
+      assert.equal(server.connections.opened, opened, 'no connection opened');
+      if (line === '1.x') {
+        // A client of the 2025 versions holds the server's event stream open (a GET, on a connection
+        // of its own) until it is closed: 4 s after the last run gave it back.
+        const stream = one.requests.find((request) => request.method === 'GET')!.connection;
+        assert.ok(!server.connections.closed.has(stream), 'the event stream of the kept client is still open');
+        await waitFor('the idle client to be closed, with its event stream', () => server.connections.closed.has(stream), 8000);
+      }
     });
 
     test("the server's answer to server/discover is remembered: the next run does not ask again", async () => {
@@ -331,6 +336,27 @@ test('an MCP tool says hasHeaders in every answer with it, and never its headers
   hidden(replaced, 'a change of headers');
   assert.equal(replaced.body.data.hasHeaders, true);
   assert.equal((await service.request('GET', `/api/v1/tools/${id}`, { token: alice.token })).body.data.hasHeaders, true);
+});
+
+test("a server that marks its tool list fresh for a while (ttlMs) is not asked for it again meanwhile: the kept client's copy is used", async () => {
+  const server = await startMcpServer2({ listTtlMs: 60_000 });
+  const tool = await service.createTool(alice.token, { name: 'Fresh', type: 'MCP', metadata: { url: server.url } });
+  const agent = await agentWith(tool);
+  const lists = () => server.requests.filter((request) => request.mcpMethod === 'tools/list').length;
+  for (const sum of [3, 7]) {
+    fake.reply({ toolCalls: [{ name: 'fresh__add', arguments: `{"a":${sum - 1},"b":1}` }] }, { text: 'Done.' });
+    const reply = await invoke(agent.id);
+    assert.equal(reply.body.data.steps[0].output, `The sum is ${sum}.\n{"sum":${sum}}`);
+  }
+  assert.equal(lists(), 1, 'listed once, for the first run');
+  const plain = await startMcpServer2();
+  const other = await service.createTool(alice.token, { name: 'Stale', type: 'MCP', metadata: { url: plain.url } });
+  const second = await agentWith(other);
+  for (let run = 0; run < 2; run += 1) {
+    fake.reply({ toolCalls: [{ name: 'stale__add', arguments: '{"a":1,"b":1}' }] }, { text: 'Done.' });
+    assert.equal((await invoke(second.id)).status, 200);
+  }
+  assert.equal(plain.requests.filter((request) => request.mcpMethod === 'tools/list').length, 2, 'without the hint: listed every run');
 });
 
 test('a server that no longer answers as it did when it was discovered is asked again, and the run goes on', async () => {

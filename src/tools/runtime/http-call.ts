@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import { cutToBytes } from '../../lib/utf8.js';
 import { FORBIDDEN_HEADERS } from '../../ingest/fetch.js';
+import type { Keeper } from './keeper.js';
 
 /** A fetch-compatible function (the service passes its SSRF-guarded fetcher). */
 export type FetchLike = (input: string | URL, init?: RequestInit) => Promise<Response>;
@@ -24,6 +25,8 @@ export interface ToolHttp {
   timeoutMs?: number;
   /** The tool's secrets (its header values, its keys), redacted from what a request answers. */
   secrets?: readonly string[];
+  /** Where a tool keeps what it opened (an MCP server's connected client) for the next run; without it, closed when the run ends. */
+  keeper?: Keeper;
 }
 
 /** Largest response body a tool hands back to the model. */

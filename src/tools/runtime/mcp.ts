@@ -1,18 +1,21 @@
 // MCP tools: a Streamable HTTP MCP server (metadata.url, with metadata.headers on each request),
 // reached through the official client. When a run starts the server's tools are listed and each
-// (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`;
-// calls go to the same kept-alive connection, which is kept a few seconds after the run for the next
-// run to the same server (KEPT_CONNECTIONS in src/ingest/fetch.ts). Every request the client's transport makes goes
-// through the run's guarded session (the host vetted anew each run, the SSRF check on each connection),
-// redirects are refused, and what the server sends is bounded: its answers in bytes, the list in
-// tools and in schema size. A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is
-// the tool's error, told to the model. What the server says may echo the tool's headers: their
-// values are redacted from what it lists, and from its errors before they are cut.
+// (or each of the allow-list, metadata.tools) becomes a function `<tool name>__<mcp tool name>`.
+// The connected client is kept for the next run of the same tool and server (the keeper of
+// ToolHttp: 4 s idle, a minute at most): such a run only lists and calls, on the kept-alive
+// connection, in the same session with a server of the 2025 versions; without a keeper, each run
+// connects its own. Every request the client's transport makes goes through a guarded session (its
+// host vetted when the client connects, the SSRF check on each connection), redirects are refused,
+// and what the server sends is bounded: its answers in bytes, the list in tools and in schema size.
+// A server that is down, slow (TOOL_TIMEOUT_MS) or answers an error is the tool's error, told to
+// the model. What the server says may echo the tool's headers: their values are redacted from what
+// it lists, and from its errors before they are cut.
 import { createHash } from 'node:crypto';
 import type { Client, jsonSchemaValidator, PriorDiscovery, Tool } from '@modelcontextprotocol/client';
 import type { ToolFunction } from '../../lib/tool-contract.js';
 import { packageVersion } from '../../lib/version.js';
 import type { Built, ToolRecord } from '../kinds/kind.js';
+import type { Held } from './keeper.js';
 import { cutRedacted, redactSecrets, targetFromMetadata, TOOL_TIMEOUT_MS, ToolError, type FetchLike, type ToolHttp } from './http-call.js';
 import { functionNameOf, MAX_FUNCTION_NAME } from './naming.js';
 
@@ -156,6 +159,13 @@ const discoveries = (() => {
   };
 })();
 
+/** A client no keeper keeps: closed when the run gives it back. */
+const ownHold = (client: Client, close: () => Promise<void>): Held<Client> => ({
+  value: client,
+  release: () => void close(),
+  discard() {},
+});
+
 /** The server answered, but not as was remembered of it: not a network failure, a refusal of the guard or a timeout. */
 function answeredOtherwise(error: unknown): boolean {
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
@@ -197,7 +207,10 @@ async function listServerTools(
   return { tools, cut: true };
 }
 
-/** The functions of an MCP tool for one run: connects, lists the server's tools, offers the allowed ones. */
+/**
+ * The functions of an MCP tool for one run: takes the client a run before kept for this tool and
+ * server (or connects one), lists the server's tools, offers the allowed ones.
+ */
 export async function mcpTools(
   tool: ToolRecord,
   name: (text: string, asIs?: boolean) => string,
@@ -211,13 +224,17 @@ export async function mcpTools(
   const toolTimeout = http.timeoutMs ?? TOOL_TIMEOUT_MS;
   const secrets = http.secrets ?? [];
   const timeout = () => Math.max(1, Math.min(toolTimeout, deadline - Date.now()));
-  // The run's requests to the server share kept-alive connections (one TCP and TLS handshake, not
-  // one a request, nor one a run); its requests still under way end with the client when the run ends.
-  const session = http.session?.({ maxResponseBytes: MCP_RESPONSE_MAX_BYTES });
-  const fetch = session ? boundedFetch(session.fetch, MCP_RESPONSE_MAX_BYTES, true) : boundedFetch(http.fetch);
-  /** A client connected (as `prior` says, or by asking the server) with the server's tools listed; closed again if that fails. */
-  const open = async (prior: PriorDiscovery | undefined) => {
+  const options = () => ({ signal, timeout: timeout() });
+  const key = discoveryKey(url, headers);
+  // A client is kept for one tool (one user's) and the URL and headers it was opened with.
+  const keptKey = `${tool.id} ${key}`;
+  /** A client connected (as `prior` says, or by asking the server), held by this run; closed again if that fails. */
+  const connect = async (prior: PriorDiscovery | undefined): Promise<Held<Client>> => {
     const { Client, StreamableHTTPClientTransport } = await loadClient();
+    // The client's requests share kept-alive connections (one TCP and TLS handshake, not one a
+    // request, nor one a run); its requests still under way end when it is closed.
+    const session = http.session?.({ maxResponseBytes: MCP_RESPONSE_MAX_BYTES });
+    const fetch = session ? boundedFetch(session.fetch, MCP_RESPONSE_MAX_BYTES, true) : boundedFetch(http.fetch);
     const client = new Client(
       { name: 'agent-service', version: packageVersion() },
       { versionNegotiation: { mode: 'auto' }, listMaxPages: MAX_LIST_PAGES, jsonSchemaValidator: acceptEveryOutput },
@@ -227,41 +244,50 @@ export async function mcpTools(
       requestInit: { headers },
       redirectPolicy: 'same-origin',
     });
+    const close = () =>
+      client
+        .close()
+        .catch(() => {})
+        .finally(() => session?.close());
     try {
-      await client.connect(transport, { signal, timeout: timeout(), ...(prior && { prior }) });
-      return { client, ...(await listServerTools(client, () => ({ signal, timeout: timeout() }))) };
+      await client.connect(transport, { ...options(), ...(prior && { prior }) });
     } catch (error) {
-      await client.close().catch(() => {});
+      await close();
+      throw error;
+    }
+    if (prior === undefined) discoveries.remember(key, client);
+    return http.keeper ? http.keeper.keep(keptKey, client, close) : ownHold(client, close);
+  };
+  /** The server's tools, listed through `held`; a client that cannot list them is given up. */
+  const listThrough = async (held: Held<Client>) => {
+    try {
+      return { held, ...(await listServerTools(held.value, options)) };
+    } catch (error) {
+      held.discard();
+      held.release();
       throw error;
     }
   };
-  const key = discoveryKey(url, headers);
-  const prior = discoveries.recall(key);
-  let asked = prior === undefined;
-  let opened: Awaited<ReturnType<typeof open>>;
+  let opened: Awaited<ReturnType<typeof listThrough>>;
   try {
+    const kept = http.keeper?.take<Client>(keptKey);
+    const prior = kept ? undefined : discoveries.recall(key);
     try {
-      opened = await open(prior);
+      opened = await listThrough(kept ?? (await connect(prior)));
     } catch (error) {
-      if (asked || signal.aborted || !answeredOtherwise(error)) throw error;
+      if ((!kept && prior === undefined) || signal.aborted || !answeredOtherwise(error)) throw error;
       // The server no longer answers as it did when it was last asked: it is asked again.
       discoveries.forget(key);
-      asked = true;
-      opened = await open(undefined);
+      opened = await listThrough(await connect(undefined));
     }
   } catch (error) {
-    session?.close();
     if (signal.aborted) throw signal.reason;
     return { ok: false, reason: `the MCP server is unavailable: ${describe(error, url.host, toolTimeout, secrets)}`, unavailable: true };
   }
-  const { client, cut } = opened;
+  const { held, cut } = opened;
+  const client = held.value;
   let listed = opened.tools;
-  if (asked) discoveries.remember(key, client);
-  const close = () =>
-    client
-      .close()
-      .catch(() => {})
-      .finally(() => session?.close());
+  const close = async () => held.release();
 
   const warnings: string[] = [];
   if (cut)

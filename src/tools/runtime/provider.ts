@@ -6,6 +6,7 @@ import { ToolCallWaits, type ToolCallContext, type ToolFunction, type ToolProvid
 import { kindOf } from '../kinds/index.js';
 import type { Built, ToolKind, ToolRecord } from '../kinds/kind.js';
 import { redactSecrets, TOOL_TIMEOUT_MS, ToolError, type FetchLike, type FetchSessionLike } from './http-call.js';
+import type { Keeper } from './keeper.js';
 import { createFunctionNamer } from './naming.js';
 
 export interface ToolProviderDeps {
@@ -15,6 +16,8 @@ export interface ToolProviderDeps {
   session?: (limits: { maxResponseBytes: number }) => FetchSessionLike;
   /** How long one tool request may take (default 30 s; never past the run's deadline). */
   toolTimeoutMs?: number;
+  /** What tools keep for the next run (see ToolHttp). */
+  keeper?: Keeper;
   /** The user's agent with this id (name for messages), or undefined. */
   findAgent: (userId: string, agentId: string) => { id: string; name: string } | undefined;
 }
@@ -77,7 +80,7 @@ export async function buildToolSet(deps: ToolProviderDeps, request: ToolSetReque
     const built: Built = kind
       ? await kind.build({
           tool: record,
-          http: { fetch: deps.fetch, session: deps.session, timeoutMs: deps.toolTimeoutMs, secrets },
+          http: { fetch: deps.fetch, session: deps.session, timeoutMs: deps.toolTimeoutMs, secrets, keeper: deps.keeper },
           signal: request.signal,
           deadline: request.deadline,
           findAgent: (agentId) => deps.findAgent(request.userId, agentId),
