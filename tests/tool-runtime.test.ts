@@ -105,6 +105,11 @@ before(async () => {
       json(res, 200, { query: url.searchParams.get('q'), results });
     } else if (url.pathname === '/forbidden-search/search') {
       json(res, 403, { error: 'Forbidden' });
+    } else if (url.pathname === '/echo-json') {
+      // The header as JSON writers put it in a string: JavaScript's, then PHP's (which escapes `/` too).
+      const written = JSON.stringify({ auth: req.headers['x-api-key'] });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`${written} ${written.replaceAll('/', '\\/')}`);
     } else if (url.pathname === '/echo') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(`you said ${JSON.parse(body).input}; auth was ${req.headers['x-api-key']}`);
@@ -240,6 +245,12 @@ describe('plain HTTP tools', () => {
       assert.equal(request.headers['x-api-key'], SECRET);
       assert.equal(out, 'you said hello; auth was [redacted]');
     }
+  });
+
+  it('a secret echoed inside a JSON string (its quote, backslash and slash escaped) is redacted too', async () => {
+    const secret = 'sk/4242"quoted\\back';
+    const fn = only(await toolSet(tool('HOSTED_MODEL', { url: `${api.base}/echo-json`, headers: { 'X-Api-Key': secret } })));
+    assert.equal(await fn.call({ input: 'x' }, context()), '{"auth":"[redacted]"} {"auth":"[redacted]"}');
   });
 
   it('turns an HTTP error, a timeout, a refused connection and a redirect into tool errors', async () => {

@@ -162,10 +162,29 @@ export async function callHttp(call: HttpCall, options: HttpCallOptions): Promis
 
 const REDACTED = '[redacted]';
 
-/** Replaces every occurrence of a secret (a metadata header value, a key) in `text` with `[redacted]`. */
+/**
+ * A secret as it is, and as JSON writers put it inside a string: `"`, `\` and control characters
+ * escaped (every writer), then `/` escaped too (PHP's), then every character past ASCII as `\uxxxx`
+ * (Python's); the longest first, so that no shorter form cuts into a longer one.
+ */
+function writtenForms(secret: string): string[] {
+  const json = JSON.stringify(secret).slice(1, -1);
+  const ascii = json.replace(/[^\x00-\x7f]/g, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const forms = new Set([secret, json, ascii, json.replaceAll('/', '\\/'), ascii.replaceAll('/', '\\/')]);
+  return [...forms].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * Replaces every occurrence of a secret (a metadata header value, a key) in `text` with
+ * `[redacted]`, also where a server wrote it inside a JSON string. A secret under 4 characters is
+ * left: redacting every `2` of `X-Version: 2` would garble the answer, and no key is that short.
+ */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let out = text;
-  for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join(REDACTED);
+  for (const secret of secrets) {
+    if (secret.length < 4) continue;
+    for (const form of writtenForms(secret)) if (out.includes(form)) out = out.split(form).join(REDACTED);
+  }
   return out;
 }
 

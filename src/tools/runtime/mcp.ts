@@ -304,9 +304,6 @@ export async function mcpTools(
     listed = listed.slice(0, MAX_MCP_TOOLS);
   }
   const functions: ToolFunction[] = [];
-  // Each secret as JSON writes it inside a string (a quote or a backslash escaped), then as it is:
-  // so it may also stand across the JSON of a property and its value.
-  const schemaSecrets = secrets.flatMap((secret) => [JSON.stringify(secret).slice(1, -1), secret]);
   for (const entry of listed) {
     // A name is shown as it is (mcpTool, an allow-list) and called as it is: one holding a secret is left out.
     if (redactSecrets(entry.name, secrets) !== entry.name) {
@@ -314,8 +311,9 @@ export async function mcpTools(
       continue;
     }
     const shownName = shownOf(entry.name, secrets, 64);
-    // The secrets are redacted in the schema's JSON text: in a property's name as in a value.
-    const schema = redactSecrets(JSON.stringify(entry.inputSchema ?? { type: 'object' }), schemaSecrets);
+    // The secrets are redacted in the schema's JSON text (as JSON writes them inside a string, then
+    // as they are, which may stand across a property and its value): in a property's name as in a value.
+    const schema = redactSecrets(JSON.stringify(entry.inputSchema ?? { type: 'object' }), secrets);
     if (schema.length > MCP_SCHEMA_MAX_CHARS) {
       warnings.push(
         `tool "${tool.name}" (MCP): "${shownName}" is not offered: its input schema is larger than ${MCP_SCHEMA_MAX_CHARS / 1024} KiB`,
