@@ -285,9 +285,64 @@ describe('PATCH /tools/{toolId}', () => {
     assert.deepEqual(read.body.data, tool);
   });
 
+  test('a new type alone is checked with the stored metadata, as a create of that type is; a 422 changes nothing', async () => {
+    const { token } = await service.signUp();
+    const bomb = refChainSpec(30, 32);
+    // SEARCH does not read `spec`: the document is kept; as an OPENAPI tool it is over the limits.
+    const search = await createTool(token, { name: 'web', type: 'SEARCH', metadata: { url: 'https://searx.example.org', spec: bomb } });
+    const stored = storedMetadata(search.id);
+    const toOpenApi = await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'OPENAPI' } });
+    assert.match(assertInvalid(toOpenApi, 'metadata.spec').details![0].message, /^is too large to offer: /);
+    assert.equal(storedMetadata(search.id), stored);
+    assert.deepEqual((await request('GET', `/api/v1/tools/${search.id}`, { token })).body.data, search);
+
+    // AGENT keeps any other key; MCP reads `url`, `headers` (sealed, checked too) and `tools`.
+    const agentTool = await createTool(token, {
+      name: 'ask',
+      type: 'AGENT',
+      metadata: { url: 'ftp://x', headers: { Host: 'evil', 'X-A': 'a\nb' }, tools: 'notalist' },
+    });
+    const toMcp = await request('PATCH', `/api/v1/tools/${agentTool.id}`, { token, body: { name: 'changed', type: 'MCP' } });
+    assert.equal(toMcp.status, 422, JSON.stringify(toMcp.body));
+    const paths = errorOf(toMcp).details!.map((issue) => issue.path);
+    for (const path of ['metadata.url', 'metadata.headers', 'metadata.tools']) assert.ok(paths.includes(path), `${path} in ${paths}`);
+    assert.ok(!JSON.stringify(toMcp.body).includes('evil'), "a header's value is never repeated");
+    assert.deepEqual((await request('GET', `/api/v1/tools/${agentTool.id}`, { token })).body.data, agentTool);
+
+    // The sealed headers of a plain HTTP tool are checked against MCP's rules.
+    const hosted = await createTool(token, {
+      name: 'model',
+      type: 'HOSTED_MODEL',
+      metadata: { url: 'https://tool.example.com/run', headers: { Host: SECRET } },
+    });
+    const sealed = await request('PATCH', `/api/v1/tools/${hosted.id}`, { token, body: { type: 'MCP' } });
+    assertInvalid(sealed, 'metadata.headers');
+    assert.ok(!JSON.stringify(sealed.body).includes(SECRET), "a header's value is never repeated");
+
+    // What the new type can take is accepted, the stored metadata kept; so is a change that keeps the type.
+    const fine = await createTool(token, {
+      name: 'fine',
+      type: 'HOSTED_MODEL',
+      metadata: { url: 'https://mcp.example.com/mcp', headers: { 'X-Key': SECRET } },
+    });
+    const before = storedMetadata(fine.id);
+    const toMcpOk = await request('PATCH', `/api/v1/tools/${fine.id}`, { token, body: { type: 'MCP' } });
+    assert.equal(toMcpOk.status, 200, JSON.stringify(toMcpOk.body));
+    assert.equal(toMcpOk.body.data.hasHeaders, true);
+    assert.equal(storedMetadata(fine.id), before);
+    assert.equal((await request('PATCH', `/api/v1/tools/${search.id}`, { token, body: { type: 'SEARCH', name: 'kept' } })).status, 200);
+    // A new type with new metadata is checked with that metadata.
+    const withMetadata = await request('PATCH', `/api/v1/tools/${agentTool.id}`, {
+      token,
+      body: { type: 'MCP', metadata: { url: 'https://mcp.example.com/mcp' } },
+    });
+    assert.equal(withMetadata.status, 200, JSON.stringify(withMetadata.body));
+  });
+
   test('an unknown id is 404', async () => {
     const { token } = await service.signUp();
     assertNotFound(await request('PATCH', `/api/v1/tools/${randomUUID()}`, { token, body: { name: 'x' } }), 'unknown id');
+    assertNotFound(await request('PATCH', `/api/v1/tools/${randomUUID()}`, { token, body: { type: 'MCP' } }), 'unknown id, new type');
   });
 });
 

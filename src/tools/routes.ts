@@ -11,13 +11,13 @@ import { kindOf } from './kinds/index.js';
 import { allowListOf } from './runtime/mcp.js';
 import { SCHEMA_LIMITS } from './runtime/openapi.js';
 import { presentTool } from './present.js';
-import { CreateToolSchema, ToolSchema, UpdateToolSchema } from './schema.js';
+import { CreateToolSchema, ToolSchema, UpdateToolSchema, type ToolChange } from './schema.js';
 import type { ToolStore } from './store.js';
 
 /** Checks `metadata` with the schema of the kind of `type` (the body's type already is one) before it is stored. */
-async function checkMetadata(type: string | undefined, metadata: Record<string, unknown> | undefined): Promise<void> {
-  const kind = type === undefined ? undefined : kindOf(type);
-  if (kind && metadata !== undefined) await parseAsync(kind.metadataSchema, metadata, 'metadata');
+async function checkMetadata(type: string, metadata: Record<string, unknown>): Promise<void> {
+  const kind = kindOf(type);
+  if (kind) await parseAsync(kind.metadataSchema, metadata, 'metadata');
 }
 
 const SPEC_LIMITS_TEXT =
@@ -81,7 +81,21 @@ export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
       };
     },
   });
-  // A change that leaves `type` out is checked against the tool's type (none: the update answers 404).
+  /**
+   * A change of `type` or `metadata` is checked as a create of the tool it makes: its type (the
+   * stored one where the change leaves it out) with its metadata (the stored one, sealed fields
+   * included, where the change leaves it out), so that no PATCH stores what a create refuses. No
+   * such tool: nothing to check (the update answers 404).
+   */
+  async function checkChange(change: ToolChange, userId: string, id: string): Promise<void> {
+    if (change.type === undefined && change.metadata === undefined) return;
+    const stored = tools.getRecord(userId, id);
+    if (!stored) return;
+    const type = change.type ?? stored.type;
+    if (change.metadata === undefined && type === stored.type) return;
+    await checkMetadata(type, change.metadata ?? stored.metadata);
+  }
+
   return [
     functions,
     ...resourceRoutes({
@@ -103,8 +117,9 @@ export function toolRoutes({ tools, functionsOf }: ToolRouteDeps): Route[] {
       update: {
         body: UpdateToolSchema,
         description:
-          "Checked as on create: an AGENT tool's `metadata.agentId` must be one of the caller's agents (422 otherwise), and an OPENAPI tool's inline `spec` must be within the limits.",
-        check: (change, caller, id) => checkMetadata(change.type ?? tools.get(caller.id, id)?.type, change.metadata),
+          "Checked as on create: an AGENT tool's `metadata.agentId` must be one of the caller's agents (422 otherwise), and an OPENAPI tool's inline `spec` must be within the limits. " +
+          'A new `type` without `metadata` is checked with the stored metadata (a 422 on `metadata.<key>` when the new type cannot take it: give `metadata` too).',
+        check: (change, caller, id) => checkChange(change, caller.id, id),
       },
       delete: { answers: 'null', description: "The tool's agent-tool links are deleted too." },
     }),

@@ -4,18 +4,21 @@
 import { timestamp } from '../../lib/ids.js';
 import { kindOf } from '../../tools/kinds/index.js';
 import { SECRET_KEY } from '../../tools/runtime/provider.js';
-import type { ToolRecord } from '../../tools/kinds/kind.js';
+import type { ToolKind, ToolRecord } from '../../tools/kinds/kind.js';
 import { EXPORT_FORMAT, EXPORT_VERSION, type AgentExport, type ExportedTool } from './format.js';
 import type { AgentForExport } from './store.js';
 
 /**
  * `metadata` without what is secret: the kind's secret fields, and every key at any depth named
- * like a credential. Answers the copy and the dotted paths of what was removed.
+ * like a credential, except inside a document the kind reads (its `specFields`), which is carried
+ * whole. Answers the copy and the dotted paths of what was removed.
  */
 function withoutSecrets(
   metadata: Record<string, unknown>,
-  secretFields: readonly string[],
+  kind: Pick<ToolKind, 'secretFields' | 'specFields'> | undefined,
 ): { kept: Record<string, unknown>; removed: string[] } {
+  const secretFields = kind?.secretFields ?? [];
+  const specFields = kind?.specFields ?? [];
   const removed: string[] = [];
   const strip = (value: unknown, path: string, top: boolean): unknown => {
     if (typeof value !== 'object' || value === null) return value;
@@ -24,7 +27,7 @@ function withoutSecrets(
     for (const [key, inner] of Object.entries(value)) {
       const at = path ? `${path}.${key}` : key;
       if ((top && secretFields.includes(key)) || SECRET_KEY.test(key)) removed.push(at);
-      else copy[key] = strip(inner, at, false);
+      else copy[key] = top && specFields.includes(key) ? inner : strip(inner, at, false);
     }
     return copy;
   };
@@ -34,7 +37,7 @@ function withoutSecrets(
 
 function exportTool(tool: ToolRecord, agentId: string, omitted: string[], index: number): ExportedTool {
   const kind = kindOf(tool.type);
-  const { kept, removed } = withoutSecrets(tool.metadata, kind?.secretFields ?? []);
+  const { kept, removed } = withoutSecrets(tool.metadata, kind);
   let callsThisAgent = false;
   for (const field of kind?.agentFields ?? []) {
     if (kept[field] === undefined) continue;

@@ -160,6 +160,8 @@ export function createCarryStore(db: Db, stores: CarryStores) {
     const tagNames: Imported['tags'] = { existing: [], new: [] };
     for (const tag of file.tags) {
       const existing = selectTagByName.get(userId, tag.name) as string | undefined;
+      // Named like a tag before it in the file (as tag names compare, case aside): that tag, which the agent has once.
+      if (existing && tagIds.includes(existing)) continue;
       if (existing) tagNames.existing.push(tag.name);
       else tagNames.new.push(tag.name);
       tagIds.push(existing ?? tags.create(userId, tag).id);

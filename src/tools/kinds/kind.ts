@@ -54,6 +54,11 @@ export interface ToolKind<Type extends string = string> {
   metadataSchema: v.GenericSchema<Record<string, unknown>> | v.GenericSchemaAsync<Record<string, unknown>>;
   /** Metadata keys whose every value is secret; any key named like a key, token or password is too. */
   secretFields: readonly string[];
+  /**
+   * Metadata keys holding a document the kind reads (OPENAPI's `spec`): the names inside it (paths,
+   * properties, schemas such as `password` or `TokenRequest`) are the document's, not credentials.
+   */
+  specFields?: readonly string[];
   /** Its answers say whether `metadata.headers` is set (`hasHeaders`); the headers are never shown. */
   showsHasHeaders?: boolean;
   /** Metadata keys that name one of the caller's agents: checked when the tool is created or changed. */

@@ -26,6 +26,7 @@ export const openApi = defineKind({
   label: 'operations of an OpenAPI document',
   metadataSchema: v.looseObjectAsync({ ...webTargetEntries, spec: InlineSpecSchema }),
   secretFields: ['headers'],
+  specFields: ['spec'],
   describe: () => 'Calls an operation of a web API.',
   build: ({ tool, name, http, signal, deadline }) => openApiTools(tool, name, http, signal, deadline),
 });
