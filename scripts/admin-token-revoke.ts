@@ -2,6 +2,7 @@
 // lists the user's tokens to choose from.
 import { closeDatabase } from '../src/db.js';
 import { loadServiceConfig, openExistingDatabase, parseCommandLine, parseEmail, runScript, UsageError } from './cli.js';
+import { printable } from './printable.js';
 
 const USAGE = `Usage: npm run token:revoke -- --id <token-id>
        npm run token:revoke -- --email <email> --all
@@ -32,7 +33,7 @@ runScript(USAGE, () => {
     if (values.id !== undefined) {
       const token = admin.findToken(values.id);
       if (!token || !admin.revokeToken(token.id)) throw new Error(`no API token with the id ${values.id}`);
-      process.stdout.write(`revoked token ${token.id} ("${token.description}") of ${token.email}\n`);
+      process.stdout.write(`revoked token ${token.id} ("${printable(token.description)}") of ${token.email}\n`);
       return;
     }
     const email = parseEmail(values.email!);
@@ -55,7 +56,7 @@ runScript(USAGE, () => {
         day(token.createdAt),
         token.expiresAt ? day(token.expiresAt) : 'never',
         token.lastUsedAt ? day(token.lastUsedAt) : 'never',
-        token.description,
+        printable(token.description),
       ]),
     ];
     const widths = rows[0].map((_, column) => Math.max(...rows.map((row) => row[column].length)));

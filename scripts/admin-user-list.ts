@@ -1,6 +1,7 @@
 // `npm run user:list`: every account in the database, with its state and how many API tokens it holds.
 import { closeDatabase } from '../src/db.js';
 import { loadServiceConfig, openExistingDatabase, parseCommandLine, runScript, UsageError } from './cli.js';
+import { printable, printableJson } from './printable.js';
 
 const USAGE = `Usage: npm run user:list [-- --json]
 
@@ -20,7 +21,7 @@ runScript(USAGE, () => {
   try {
     const users = admin.listUsers();
     if (values.json) {
-      process.stdout.write(`${JSON.stringify(users, null, 2)}\n`);
+      process.stdout.write(`${printableJson(JSON.stringify(users, null, 2))}\n`);
       return;
     }
     if (users.length === 0) {
@@ -32,7 +33,7 @@ runScript(USAGE, () => {
       ...users.map((user) => [
         user.id,
         user.email,
-        user.name,
+        printable(user.name),
         user.createdAt.slice(0, 19).replace('T', ' '),
         user.disabledAt ? 'disabled' : 'active',
         String(user.tokens),

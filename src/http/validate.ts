@@ -54,12 +54,17 @@ export const IdSchema = v.pipe(
   v.maxLength(64, 'is too long to be an id'),
 );
 
-/** A display name: trimmed, 1-200 characters. */
+/**
+ * A display name: trimmed, 1-200 characters, one line without control characters (C0, DEL, C1, the
+ * Unicode line and paragraph separators): names are shown in lists and in the operator's terminal,
+ * where such characters would move the cursor, recolour the screen or forge extra lines.
+ */
 export const NameSchema = v.pipe(
   v.string('must be a string'),
   v.trim(),
   v.minLength(1, 'must not be empty'),
   v.maxLength(200, 'must be at most 200 characters'),
+  v.regex(/^[^\p{Cc}\u2028\u2029]*$/u, 'must not hold control characters or line breaks'),
 );
 
 function isHttpUrl(text: string): boolean {
@@ -82,8 +87,17 @@ export function httpUrlSchema(credentials: string) {
   );
 }
 
-/** Free text such as a token description (trimmed, at most 1000 characters). */
-export const DescriptionSchema = v.pipe(v.string('must be a string'), v.trim(), v.maxLength(1000, 'must be at most 1000 characters'));
+/**
+ * Free text such as a token description (trimmed, at most 1000 characters). It may run over several
+ * lines (tabs, line feeds and carriage returns are kept); other control characters (C0, DEL, C1),
+ * which no one types and which would drive a terminal the text is printed on, are refused.
+ */
+export const DescriptionSchema = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.maxLength(1000, 'must be at most 1000 characters'),
+  v.regex(/^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$/, 'must not hold control characters other than tabs and line breaks'),
+);
 
 const MAX_JSON_OBJECT_BYTES = 64 * 1024;
 export const MAX_JSON_DEPTH = 32;
@@ -120,12 +134,15 @@ export function noArrays<const S extends v.GenericSchema>(schema: S): S {
   };
 }
 
-/** A JSON object of settings (metadata, credentials): at most 32 levels deep and 64 KiB serialised. */
+/**
+ * A JSON object of settings or values (metadata, credentials, prompt variables): at most 32 levels
+ * deep and 64 KiB serialised. It passes on as parsed, every key kept: valibot's record() would drop
+ * `constructor` and `prototype` (and `__proto__`, which the body reader drops already, so no key
+ * here can reach a prototype), and would turn an array into an object.
+ */
 export const JsonObjectSchema = v.pipe(
-  // valibot's record() would turn an array into an object; settings are key-value objects.
   v.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be an object'),
   v.check((value) => jsonDepth(value) <= MAX_JSON_DEPTH, `must be nested at most ${MAX_JSON_DEPTH} levels deep`),
-  v.record(v.string(), v.unknown(), 'must be an object'),
   v.check(
     (value) => Buffer.byteLength(JSON.stringify(value)) <= MAX_JSON_OBJECT_BYTES,
     `must be at most ${MAX_JSON_OBJECT_BYTES} bytes as JSON`,

@@ -16,7 +16,8 @@ const InputVariablesSchema = v.pipe(
       v.string('must be a string'),
       v.trim(),
       v.regex(VARIABLE_NAME, 'must be a variable name (letters, digits, _)'),
-      // Its value could not be passed where arguments are read into objects (the MCP tools' arguments).
+      // It could never be given a value: the body reader drops `__proto__` keys (`constructor` and
+      // `prototype` are ordinary keys of `variables`, predict's `input` and OpenAI's `metadata`).
       v.check((name) => name !== '__proto__', 'cannot be __proto__ (a name JavaScript objects keep for themselves)'),
       v.maxLength(100, 'must be at most 100 characters'),
     ),
