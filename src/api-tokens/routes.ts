@@ -14,6 +14,9 @@ export function apiTokenRoutes({ apiTokens }: { apiTokens: ApiTokenStore }) {
     store: apiTokens,
     create: { body: CreateApiTokenSchema },
     update: { body: UpdateApiTokenSchema },
-    delete: { answers: 'record', description: 'The token stops working at once.' },
+    delete: {
+      answers: 'record',
+      description: 'The token stops working at once: event streams it opened end with an error event, and a request with it gets 401.',
+    },
   });
 }

@@ -56,6 +56,11 @@ export function createApiTokenStore(db: Db) {
        FROM api_tokens t JOIN users u ON u.id = t.user_id
       WHERE t.token_digest = ? AND u.disabled_at IS NULL`,
   );
+  const selectStanding = db.prepare(
+    `SELECT t.expires_at AS expiresAt, u.disabled_at IS NOT NULL AS disabled
+       FROM api_tokens t JOIN users u ON u.id = t.user_id
+      WHERE t.id = ?`,
+  );
   const selectDisabledOwner = db
     .prepare(`SELECT 1 FROM api_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_digest = ? AND u.disabled_at IS NOT NULL`)
     .pluck();
@@ -147,6 +152,12 @@ export function createApiTokenStore(db: Db) {
     /** True when the secret is a token of a disabled account (which findCaller does not find). */
     isOfDisabledAccount(secret: string): boolean {
       return selectDisabledOwner.get(digestToken(secret)) !== undefined;
+    },
+
+    /** Whether the token `tokenId` still exists: its expiry and whether its account is disabled; undefined when it was revoked or its account deleted. */
+    standingOf(tokenId: string): { expiresAt: string | null; disabled: boolean } | undefined {
+      const row = selectStanding.get(tokenId) as { expiresAt: string | null; disabled: number } | undefined;
+      return row && { expiresAt: row.expiresAt, disabled: row.disabled === 1 };
     },
 
     /** Notes that the token was used at `at` (written by the next `flushTouches`). */

@@ -3,9 +3,12 @@
 // fires when the client goes away before the stream ended — or stops reading it: once more than
 // STREAM_BUFFER_BYTES wait to be sent, the stream is cut off (what feeds it is told why, to stop)
 // and only its last event is still sent, so a client that never reads holds a bounded amount of
-// memory. Route serving opens it for a route that answers a declared stream (src/http/route.ts).
+// memory. A stream outlives the check of the token its request came with: while it is open, that
+// token is watched (src/api-tokens/watch.ts), and once it stops working the stream ends with an
+// error event and what feeds it is told, as when the client leaves. Route serving opens it for a
+// route that answers a declared stream (src/http/route.ts).
 import { PassThrough } from 'node:stream';
-import type { AppContext } from './context.js';
+import type { AppContext, Caller } from './context.js';
 
 export const KEEP_ALIVE_MS = 15_000;
 /** How much of a stream may wait for a client that does not read before it is cut off. */
@@ -34,13 +37,46 @@ export class ClientGone extends Error {
   }
 }
 
+/** Why a stream's `clientGone` fired: the API token the stream was opened with stopped working. */
+export class CredentialLost extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AbortError';
+  }
+}
+
+/** What watches the API token of each open stream (src/api-tokens/watch.ts). */
+export interface CredentialWatch {
+  /**
+   * Watches `caller`'s token for one open stream: `lost` is called, with why, once it stops
+   * working. Returns what ends the watch (the stream ended first).
+   */
+  hold(caller: Caller, lost: (message: string) => void): () => void;
+}
+
+const watches = new WeakMap<AppContext, CredentialWatch>();
+
+/** Authentication names what watches the token of `ctx`'s request, for a stream answering it. */
+export function watchStreamOf(ctx: AppContext, watch: CredentialWatch): void {
+  watches.set(ctx, watch);
+}
+
+/** The last event of a stream whose token stopped working, unless its format says it otherwise. */
+const unauthorizedEvent = (message: string) => [formatEvent('error', JSON.stringify({ code: 'unauthorized', message }))];
+
 export class SseStream {
   private readonly body = new PassThrough();
   private readonly timer: NodeJS.Timeout;
   private ended = false;
   private cutOff = false;
   private readonly gone = new AbortController();
-  /** Fires when the client disconnects before `end()`, or stopped reading (a ClientGone saying which). */
+  /** Ends the watch of the stream's token (nothing for a stream of a request without one). */
+  private readonly unwatch: () => void = () => {};
+  private refusal = unauthorizedEvent;
+  /**
+   * Fires when the client disconnects before `end()`, or stopped reading (a ClientGone saying
+   * which), or when the stream's token stopped working (a CredentialLost, after the stream ended).
+   */
   readonly clientGone: AbortSignal = this.gone.signal;
 
   /** Starts the response: 200, text/event-stream, and the body this stream writes. */
@@ -58,6 +94,7 @@ export class SseStream {
       if (!this.ended) {
         this.ended = true;
         clearInterval(this.timer);
+        this.unwatch();
         this.gone.abort(new ClientGone());
       }
     });
@@ -67,7 +104,18 @@ export class SseStream {
       if (this.buffered() === 0) this.write(': keep-alive\n\n');
     }, keepAliveMs);
     this.timer.unref();
+    const watch = watches.get(ctx);
+    const caller = ctx.state.caller;
+    if (watch && caller) this.unwatch = watch.hold(caller, (message) => this.credentialLost(message));
     this.write(': stream open\n\n');
+  }
+
+  /**
+   * How the stream's format says that its token stopped working: the events sent last (by default
+   * an `error` event `{ code: "unauthorized", message }`).
+   */
+  sayRefusal(say: (message: string) => string[]): void {
+    this.refusal = say;
   }
 
   /** One named event whose data is `data` as JSON. */
@@ -102,6 +150,7 @@ export class SseStream {
     if (this.ended) return;
     this.ended = true;
     clearInterval(this.timer);
+    this.unwatch();
     for (const text of last) this.body.write(text);
     this.body.end();
     if (this.cutOff) {
@@ -110,6 +159,17 @@ export class SseStream {
       grace.unref();
       this.ctx.res.once('close', () => clearTimeout(grace));
     }
+  }
+
+  /**
+   * The stream's token stopped working: the stream ends with the format's refusal, then what feeds
+   * it is told (a follower stops following; a run that lives only for this stream is cancelled, as
+   * when its client leaves).
+   */
+  private credentialLost(message: string): void {
+    if (this.ended) return;
+    this.end(...this.refusal(message));
+    this.gone.abort(new CredentialLost(message));
   }
 
   /** Bytes written but not yet taken by the connection. */

@@ -235,7 +235,7 @@ export const OpenAIErrorSchema = v.strictObject({
 
 export const CHAT_CHUNK_EVENTS = {
   '(unnamed)':
-    '`chat.completion.chunk` objects (the first with the role, then one per piece of the answer, then one with `finish_reason`, then, with `stream_options.include_usage`, one with `usage`), then `[DONE]`; a failure after the stream began is `{ error: { message, type, code } }`.',
+    '`chat.completion.chunk` objects (the first with the role, then one per piece of the answer, then one with `finish_reason`, then, with `stream_options.include_usage`, one with `usage`), then `[DONE]`; a failure after the stream began is `{ error: { message, type, code } }` (`invalid_api_key` when the API token stops working), then `[DONE]`.',
 };
 
 export const RESPONSE_EVENTS = {
@@ -249,4 +249,6 @@ export const RESPONSE_EVENTS = {
   'response.output_item.done': 'the message item, `completed`.',
   'response.completed': 'the response, `completed`, with `usage`; last.',
   'response.failed': 'the response, `failed`, with `error { code, message }`; last.',
+  error:
+    '`{ code: "invalid_api_key", message, param }`: the API token stopped working (revoked, expired, its account deleted or disabled); last. A background response goes on.',
 };

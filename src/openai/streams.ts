@@ -11,6 +11,9 @@ import { chatUsage, messageIdOf, messageItem, outputText, presentResponse, type 
 
 const DONE = formatEvent(undefined, '[DONE]');
 
+/** The error of a stream whose API token stopped working, as OpenAI words a refused key. */
+const keyRefused = (message: string) => ({ message, type: 'invalid_request_error', code: 'invalid_api_key' });
+
 export interface ChatStreamOptions {
   id: string;
   created: number;
@@ -28,6 +31,8 @@ export const chatChunks =
     const tail = (finish: string | null) =>
       `,"logprobs":null,"finish_reason":${JSON.stringify(finish)}}]${includeUsage ? ',"usage":null' : ''}}`;
     const open = tail(null);
+    // A token that stops working ends the stream as an invalid key is answered: an error object, then `[DONE]`.
+    sse.sayRefusal((message) => [formatEvent(undefined, JSON.stringify({ error: keyRefused(message) })), DONE]);
     return (event) => {
       switch (event.name) {
         case 'run':
@@ -102,6 +107,9 @@ export const responseEvents =
     };
     const underWay = (status: 'in_progress' | 'incomplete') =>
       presentResponse({ ...start, status, output: null, usage: null, error: null }, settings);
+    // A token that stops working ends the stream with an `error` event (the response itself goes on
+    // when it is a background one, so it is not said to have failed).
+    sse.sayRefusal((message) => [format('error', { code: 'invalid_api_key', message, param: null })].filter((text) => text !== undefined));
     // `passedWait`: the event is a `requires_action` the run went on from (read again from its log).
     return (event, passedWait = false) => {
       switch (event.name) {

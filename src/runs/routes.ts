@@ -3,7 +3,7 @@
 // become HTTP answers here.
 import * as v from 'valibot';
 import type { AppContext } from '../http/context.js';
-import { formatEvent, KEEP_ALIVE_MS, SseAnswer, type SseStream } from '../http/sse.js';
+import { CredentialLost, formatEvent, KEEP_ALIVE_MS, SseAnswer, type SseStream } from '../http/sse.js';
 import { apiError, ApiError, conflict, notFound, validationFailed } from '../http/errors.js';
 import { Accepted, defineRoute, type Route } from '../http/route.js';
 import type { EventLog } from './event-log.js';
@@ -13,7 +13,7 @@ import type { AgentStore } from '../agents/store.js';
 import type { RunEngine } from './engine.js';
 import type { PreparedRun } from './run.js';
 import { isEndEvent, type RunEventListener } from './events.js';
-import { RunFailure, waitingMessage } from './failures.js';
+import { RunAbort, RunFailure, waitingMessage } from './failures.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunStore } from './store.js';
 import { presentRun, presentRunListItem } from './present.js';
@@ -72,7 +72,8 @@ export function clientGone(ctx: AppContext): AbortSignal {
 
 /**
  * The stream of `prepared`: `events` (given the opened stream) is subscribed to the run's events and
- * ends the stream at the run's end. The client going away cancels the run.
+ * ends the stream at the run's end. The client going away cancels the run; so does the stream's
+ * token ceasing to work, which ends the stream: nobody is left to read the run.
  */
 export function streamRun(
   engine: RunEngine,
@@ -85,9 +86,25 @@ export function streamRun(
     prepared.events.subscribe(write);
     // `execute` never throws; should it all the same, the stream still ends.
     void engine
-      .execute(prepared, { cancel: sse.clientGone })
+      .execute(prepared, { cancel: runCancel(sse.clientGone) })
       .catch(() => write({ name: 'error', data: { code: 'internal', message: 'The run failed unexpectedly.' } }));
   }, keepAliveMs);
+}
+
+/** The signal that cancels a streamed run: its stream's `clientGone`, a lost token recorded in the run's words. */
+function runCancel(clientGone: AbortSignal): AbortSignal {
+  const cancel = new AbortController();
+  clientGone.addEventListener(
+    'abort',
+    () => {
+      const reason: unknown = clientGone.reason;
+      cancel.abort(
+        reason instanceof CredentialLost ? new RunAbort('cancelled', `${reason.message} The run was cancelled with its stream.`) : reason,
+      );
+    },
+    { once: true },
+  );
+  return cancel.signal;
 }
 
 /** A streamed invoke: each event as a named JSON event; the end is sent even to a client that was cut off. */
@@ -98,10 +115,13 @@ const invokeEvents =
     else sse.event(event.name, event.data);
   };
 
-/** A streamed predict (the original API): the tokens as raw `data:` lines, a failure as an `error` event, then `[END]`. */
-const predictEvents =
-  (sse: SseStream): RunEventListener =>
-  (event) => {
+/**
+ * A streamed predict (the original API): the tokens as raw `data:` lines, a failure (a token that
+ * stopped working too) as an `error` event with the message, then `[END]`.
+ */
+const predictEvents = (sse: SseStream): RunEventListener => {
+  sse.sayRefusal((message) => [formatEvent('error', message), formatEvent(undefined, '[END]')]);
+  return (event) => {
     if (event.name === 'token') sse.text(event.data.text);
     else if (event.name === 'error') sse.end(formatEvent('error', event.data.message), formatEvent(undefined, '[END]'));
     else if (event.name === 'requires_action') {
@@ -109,6 +129,7 @@ const predictEvents =
       sse.end(formatEvent('error', message), formatEvent(undefined, '[END]'));
     } else if (event.name === 'done') sse.end(formatEvent(undefined, '[END]'));
   };
+};
 
 /** The event a stream resumes after: `?after=`, else the `Last-Event-ID` header, else 0 (from the start). */
 function resumeAfter(ctx: AppContext, after: number | undefined): number {
@@ -137,6 +158,7 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
       description:
         "The agent's prompt, filled with `variables`, is the system message, with the best excerpts of its ready documents; an agent with memory also gets the session's last turns. " +
         'With `stream: true` the answer is a `text/event-stream` of named JSON events (a comment line every 15 s keeps it open); errors found before the run starts are still JSON. ' +
+        'A stream whose API token stops working (revoked, expired, its account deleted or disabled) ends within seconds with an `error` event `unauthorized`; the run is cancelled, as when the client leaves, unless it is a background run. ' +
         'Failures of the model side: 502 `upstream_error` or `max_steps`, 504 `upstream_timeout`; more than RUN_CONCURRENCY_PER_USER runs at once: 429. ' +
         'With `background: true` the run goes on without its client, under RUN_BACKGROUND_TIMEOUT_MS: 202 at once (beyond RUN_CONCURRENCY_PER_USER it waits `queued`, up to RUN_QUEUE_PER_USER; then 429), ' +
         'or with `stream: true` its event stream as GET /runs/{id}/events sends it. Follow it with GET /runs/{id} or GET /runs/{id}/events. ' +
@@ -267,7 +289,8 @@ export function runRoutes({ agents, runs, memory, engine, eventLog, keepAliveMs 
       summary: "Follow a run's events",
       description:
         "A `text/event-stream` of the run's events from the start (or after `?after=<n>` / the `Last-Event-ID` header), then, while the run goes on, its new events as they come; " +
-        'it ends after `done`, `error` or `requires_action` (at once for a run that already ended). Every event carries `id: <n>`; resume after the last one received.',
+        'it ends after `done`, `error` or `requires_action` (at once for a run that already ended). Every event carries `id: <n>`; resume after the last one received. ' +
+        'Once the API token stops working (revoked, expired, its account deleted or disabled), the stream ends within seconds with an `error` event `unauthorized` without `id:`; the run goes on.',
       tag,
       auth: true,
       query: EventsQuerySchema,

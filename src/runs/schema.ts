@@ -126,7 +126,9 @@ export const LOG_EVENTS = {
   requires_action:
     '`{ runId, actions }`: tool calls wait for approval; the stream ends, and the log goes on after it once they are answered.',
   done: 'the answer (as a plain invoke answers it), last.',
-  error: "`{ code, message }` (codes as a streamed invoke's, plus `cancelled`, `interrupted`, `approval_expired`), last.",
+  error:
+    "`{ code, message }` (codes as a streamed invoke's, plus `cancelled`, `interrupted`, `approval_expired`), last. " +
+    'Also, without `id:` and not in the log, `unauthorized` when the API token the stream was opened with stops working (revoked, expired, its account deleted or disabled): the stream ends, the run goes on.',
 };
 
 /** The original API's predict body: `{ input: { input, ...variables }, has_streaming | hasStreaming, session }`. */
@@ -266,6 +268,8 @@ export const INVOKE_EVENTS = {
   tool_result: '`{ id, output }` or `{ id, error }`: what the tool answered.',
   sources: '`[{ documentId, documentName, chunkId, position, snippet }]`: the document excerpts given to the model.',
   done: 'the non-streamed answer (`runId, sessionId, output, model, steps, sources, warnings, usage, ms`), last.',
-  error: '`{ code, message }` (upstream_error, upstream_timeout, max_steps, unavailable, cancelled), last.',
+  error:
+    '`{ code, message }` (upstream_error, upstream_timeout, max_steps, unavailable, cancelled; `unauthorized` when the API token stops working, ' +
+    'revoked, expired, its account deleted or disabled: the run is cancelled, a background run goes on), last.',
   requires_action: '`{ runId, actions }`: tool calls wait for approval (POST /runs/{id}/actions), last.',
 };
