@@ -27,7 +27,8 @@ COPY --from=build /app/node_modules ./node_modules
 # no bundler in this image.
 COPY --from=build /app/dist ./dist
 # dist/main.js finds schema.sql, migrations/ (applied at every start) and package.json one level up;
-# better-sqlite3, pdfjs-dist and swagger-ui-dist stay in node_modules/ (native code, files of their own).
+# better-sqlite3, pdfjs-dist and swagger-ui-dist stay in node_modules/ (native code, files of their own),
+# and so does yaml, which a worker thread loads from there to read an OpenAPI spec written in YAML.
 COPY package.json schema.sql litestream.yml ./
 COPY migrations ./migrations
 # The entry point, and what the operator scripts' npm scripts run (docker exec <container> npm run

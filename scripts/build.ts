@@ -1,7 +1,7 @@
 // `npm run build` (after `tsc --noEmit` has checked the types): the production build in dist/.
 // - dist/main.js: the service and its dependencies in one ES module (esbuild), with the code that
-//   only some requests need (the model client, the OpenAPI tools' validator and YAML reader, the
-//   request body reader) in chunks beside it, loaded on first use. Loading one file instead of
+//   only some requests need (the model client, the OpenAPI tools' validator, the request body
+//   reader) in chunks beside it, loaded on first use. Loading one file instead of
 //   ~400 modules halves the CPU time before the first answer and lowers idle memory (docs/operations.md,
 //   "Production start"). Packages with native code or files of their own found at run time stay
 //   in node_modules/.

@@ -6,7 +6,7 @@ import { webTargetEntries } from '../runtime/http-call.js';
 import { inlineSpecProblem, openApiTools } from '../runtime/openapi.js';
 import { defineKind } from './kind.js';
 
-/** An inline spec: an object, or JSON or YAML text, refused when it is over the limits once its `$ref`s are inlined. */
+/** An inline spec: an object, or JSON or YAML text, refused when it cannot be read or is over the limits once its `$ref`s are inlined. */
 const InlineSpecSchema = v.pipeAsync(
   v.nullish(
     v.union(
@@ -17,7 +17,7 @@ const InlineSpecSchema = v.pipeAsync(
   v.rawCheckAsync(async ({ dataset, addIssue }) => {
     if (!dataset.typed) return;
     const problem = await inlineSpecProblem({ spec: dataset.value });
-    if (problem !== undefined) addIssue({ message: `is too large to offer: ${problem}` });
+    if (problem !== undefined) addIssue({ message: problem });
   }),
 );
 

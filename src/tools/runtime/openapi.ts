@@ -7,6 +7,7 @@ import type { Ajv, ValidateFunction } from 'ajv';
 import type { ToolFunction } from '../../lib/tool-contract.js';
 import type { Built, ToolRecord } from '../kinds/kind.js';
 import { callHttp, headersFromMetadata, ToolError, type ToolHttp } from './http-call.js';
+import { readYaml, YamlUnreadable } from './openapi-parse.js';
 import { jsonDepth } from '../../http/validate.js';
 
 export const MAX_OPERATIONS = 32;
@@ -37,6 +38,9 @@ type Json = Record<string, unknown>;
 
 /** Why an operation (or the whole document) cannot be offered; the message goes into the run's warnings. */
 class Unsupported extends Error {}
+
+/** A spec that cannot be read as one JSON or YAML object: refused when a tool is created or changed. */
+class Unreadable extends Unsupported {}
 
 /**
  * A document or operation over SCHEMA_LIMITS: refused when a tool is created or changed; when met at
@@ -82,18 +86,18 @@ export interface OpenApiService {
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The JSON Schema validator and the YAML reader, loaded on the first OPENAPI tool call: together they
- * are about 140 modules, which a service that never calls such a tool should not load at start-up.
+ * The JSON Schema validator, loaded on the first OPENAPI tool call: it is about 70 modules, which a
+ * service that never calls such a tool should not load at start-up. (YAML is read on a worker
+ * thread, which loads its reader itself: openapi-parse.ts.)
  */
 interface Libraries {
   newAjv: () => Ajv;
-  parseYaml: (text: string) => unknown;
 }
 let libraries: Promise<Libraries> | undefined;
 function loadLibraries(): Promise<Libraries> {
-  // Both are CommonJS: `default` is their module.exports, under Node and in the production bundle alike
-  // (the bundle gives a dynamically imported CommonJS module no named exports).
-  libraries ??= Promise.all([import('ajv'), import('yaml')]).then(([{ default: ajv }, { default: yaml }]) => ({
+  // CommonJS: `default` is its module.exports, under Node and in the production bundle alike (the
+  // bundle gives a dynamically imported CommonJS module no named exports).
+  libraries ??= import('ajv').then(({ default: ajv }) => ({
     // Compiling is synchronous and grows with the schema: without checking the schema against the
     // meta-schema or optimising the code it costs about a third (every problem is still reported,
     // so the model can mend all its arguments at once).
@@ -106,24 +110,24 @@ function loadLibraries(): Promise<Libraries> {
         validateSchema: false,
         code: { optimize: false },
       }),
-    parseYaml: (text: string) => yaml.parse(text, { maxAliasCount: 100 }),
   }));
   return libraries;
 }
 
-/** The document in `text`, read as JSON and else as YAML. */
-function parseSpecText(text: string, libs: Libraries): Json {
+/** The document in `text`, read as JSON and else as YAML (on a worker: `signal` ends it). */
+async function parseSpecText(text: string, signal?: AbortSignal): Promise<Json> {
   let doc: unknown;
   try {
     doc = JSON.parse(text);
   } catch {
     try {
-      doc = libs.parseYaml(text);
+      doc = await readYaml(text, signal);
     } catch (error) {
-      throw new Unsupported(`the spec is neither JSON nor YAML (${(error as Error).message.split('\n')[0].slice(0, 120)})`);
+      if (!(error instanceof YamlUnreadable)) throw error;
+      throw new Unreadable(`the spec is neither JSON nor YAML (${error.message.split('\n')[0].slice(0, 120)})`);
     }
   }
-  if (!isObject(doc)) throw new Unsupported('the spec is not a JSON or YAML object');
+  if (!isObject(doc)) throw new Unreadable('the spec is not a JSON or YAML object');
   return doc;
 }
 
@@ -254,16 +258,23 @@ function cleanSchema(doc: Json, node: unknown, refs: Set<string>, depth: number,
     return node;
   }
   if (typeof node.$ref === 'string') {
-    const ref = node.$ref;
-    if (refs.has(ref)) {
-      budget.spend(depth);
-      return { description: 'a nested value of the same shape as its parent' };
-    }
-    refs.add(ref);
+    // A chain of `$ref`s (one pointing at another) is followed in this loop, not by recursion, and
+    // each hop past the first counts as a part: a long chain inlines to one schema, but following
+    // it is work all the same, and it must not be free of the budget nor deepen the stack.
+    const followed: string[] = [];
     try {
-      return cleanSchema(doc, resolvePointer(doc, ref), refs, depth, budget);
+      let target: unknown = node;
+      while (isObject(target) && typeof target.$ref === 'string') {
+        const ref = target.$ref;
+        if (followed.length > 0 || refs.has(ref)) budget.spend(depth);
+        if (refs.has(ref)) return { description: 'a nested value of the same shape as its parent' };
+        refs.add(ref);
+        followed.push(ref);
+        target = resolvePointer(doc, ref);
+      }
+      return cleanSchema(doc, target, refs, depth, budget);
     } finally {
-      refs.delete(ref);
+      for (const ref of followed) refs.delete(ref);
     }
   }
   budget.spend(depth);
@@ -486,22 +497,24 @@ function readOpenApiDocument(doc: Json, specUrl: URL | null, libs: Libraries, st
 
 const hasInlineSpec = (metadata: Json) => metadata.spec !== undefined && metadata.spec !== null && metadata.spec !== '';
 
-/** The document given inline as `metadata.spec`: an object, or JSON or YAML text. */
-function inlineDocument(spec: unknown, libs: Libraries): Json {
+/** The document in `spec` (`metadata.spec`, or the text fetched from `metadata.url`): an object, or JSON or YAML text. */
+async function documentOf(spec: unknown, signal?: AbortSignal): Promise<Json> {
   if (isObject(spec)) return checkDepth(spec);
-  if (typeof spec === 'string') return checkDepth(parseSpecText(spec, libs));
+  if (typeof spec === 'string') return checkDepth(await parseSpecText(spec, signal));
   throw new Unsupported('metadata.spec must be the OpenAPI document, as an object or as JSON or YAML text');
 }
 
-/** The spec a tool's metadata names: `metadata.spec` (text or object) or the document at `metadata.url`. */
-async function loadDocument(
+/**
+ * The spec a tool's metadata names, as given: `metadata.spec` (text or object), or the text of the
+ * document at `metadata.url`. A failure to fetch it is not remembered (a server may be down for a moment).
+ */
+async function fetchSpec(
   metadata: Json,
-  libs: Libraries,
   http: ToolHttp,
   signal: AbortSignal,
   deadline: number,
-): Promise<{ doc: Json; specUrl: URL | null }> {
-  if (hasInlineSpec(metadata)) return { doc: inlineDocument(metadata.spec, libs), specUrl: null };
+): Promise<{ spec: unknown; specUrl: URL | null }> {
+  if (hasInlineSpec(metadata)) return { spec: metadata.spec, specUrl: null };
   if (typeof metadata.url !== 'string' || metadata.url === '')
     throw new Unsupported('metadata.url (where the OpenAPI spec is) or metadata.spec is missing');
   let specUrl: URL;
@@ -523,38 +536,52 @@ async function loadDocument(
     throw error;
   }
   if (answer.truncated) throw new Unsupported(`its spec is larger than ${SPEC_MAX_BYTES / 1024 / 1024} MiB`);
-  return { doc: checkDepth(parseSpecText(answer.text, libs)), specUrl };
+  return { spec: answer.text, specUrl };
 }
 
-const cache = new Map<string, { key: string; expires: number; service: OpenApiService }>();
+/** What a tool's spec was read as: its service, or why it cannot be offered (Unsupported). */
+const cache = new Map<string, { key: string; expires: number; read: OpenApiService | Unsupported }>();
 const CACHE_ENTRIES = 200;
 
 /** The tool's document, loaded (or from the cache of the last few minutes), or Unsupported. */
 export async function loadOpenApiService(tool: ToolRecord, http: ToolHttp, signal: AbortSignal, deadline: number): Promise<OpenApiService> {
   const key = JSON.stringify([tool.metadata.url ?? null, tool.metadata.spec ?? null]);
   const hit = cache.get(tool.id);
-  if (hit && hit.key === key && hit.expires > Date.now()) return hit.service;
+  if (hit && hit.key === key && hit.expires > Date.now()) {
+    if (hit.read instanceof Unsupported) throw hit.read;
+    return hit.read;
+  }
   const libs = await loadLibraries();
-  const { doc, specUrl } = await loadDocument(tool.metadata, libs, http, signal, deadline);
-  const service = readOpenApiDocument(doc, specUrl, libs);
+  const { spec, specUrl } = await fetchSpec(tool.metadata, http, signal, deadline);
+  // A spec that cannot be read or offered is remembered like one that can: each run does not read it again.
+  let read: OpenApiService | Unsupported;
+  try {
+    read = readOpenApiDocument(await documentOf(spec, signal), specUrl, libs);
+  } catch (error) {
+    if (!(error instanceof Unsupported)) throw error;
+    read = error;
+  }
   cache.delete(tool.id);
   if (cache.size >= CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-  cache.set(tool.id, { key, expires: Date.now() + SPEC_CACHE_MS, service });
-  return service;
+  cache.set(tool.id, { key, expires: Date.now() + SPEC_CACHE_MS, read });
+  if (read instanceof Unsupported) throw read;
+  return read;
 }
 
 /**
- * Why a tool's inline `metadata.spec` cannot be saved, or undefined: a spec over SCHEMA_LIMITS is
- * refused when the tool is created or changed, before any run pays for it. (A spec by URL is read
- * at run time, where the same limits leave it or its operations out with a warning.)
+ * Why a tool's inline `metadata.spec` cannot be saved (said of the field), or undefined: a spec that
+ * cannot be read, or is over SCHEMA_LIMITS, is refused when the tool is created or changed, before
+ * any run pays for it. (A spec by URL is read at run time, where the same reasons leave it or its
+ * operations out with a warning.)
  */
 export async function inlineSpecProblem(metadata: Json): Promise<string | undefined> {
   if (!hasInlineSpec(metadata)) return undefined;
   const libs = await loadLibraries();
   try {
-    readOpenApiDocument(inlineDocument(metadata.spec, libs), null, libs, true);
+    readOpenApiDocument(await documentOf(metadata.spec), null, libs, true);
   } catch (error) {
-    if (error instanceof OverLimit) return error.message;
+    if (error instanceof OverLimit) return `is too large to offer: ${error.message}`;
+    if (error instanceof Unreadable) return `cannot be read: ${error.message}`;
     // Anything else a spec may lack is said in the run's warnings, as for a spec by URL.
     if (error instanceof Unsupported) return undefined;
     throw error;
