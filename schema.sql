@@ -90,7 +90,10 @@ CREATE TABLE IF NOT EXISTS documents (
   error             TEXT,              -- why ingestion failed, for people
   index_summary     TEXT,              -- JSON summary of the last successful ingestion
   ingest_generation INTEGER NOT NULL DEFAULT 0, -- bumped by each request, so a superseded run is discarded
-  chunks_generation INTEGER                     -- the run whose chunks are shown (NULL: none yet)
+  chunks_generation INTEGER,                    -- the run whose chunks are shown (NULL: none yet)
+  -- Starts that found this request's ingestion left under way by a process that ended without
+  -- stopping it (killed, crashed); at the second it fails instead of running again.
+  ingest_interruptions INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS documents_by_user ON documents (user_id, seq);
 CREATE INDEX IF NOT EXISTS documents_to_ingest ON documents (seq) WHERE status IN ('pending', 'processing');

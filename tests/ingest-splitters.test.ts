@@ -4,10 +4,13 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   DEFAULT_SPLITTER,
+  SplitLimitError,
   characterTextSplitter,
   mergeSplits,
   recursiveCharacterTextSplitter,
+  splitOnSeparator,
   splitText,
+  splitTextInSlices,
 } from '../src/ingest/splitters.js';
 
 /** LangChain's test helper: `length - 1` copies of `char`, then a newline. */
@@ -198,5 +201,88 @@ describe('splitText with the service settings (outputs of @langchain/textsplitte
 describe('mergeSplits', () => {
   it('is LangChain’s merge with overlap (its output for these splits)', () => {
     assert.deepEqual(mergeSplits(['a', 'b', 'c', 'd', 'e'], ' ', { chunkSize: 5, chunkOverlap: 2 }), ['a b c', 'b c d', 'c d e']);
+  });
+});
+
+describe('splitting on a separator (kept before the piece after it)', () => {
+  it('splits before every place the separator starts, overlapping ones included, as split(/(?=sep)/) does', () => {
+    const text = 'one\n\n\ntwo\n\n\n\nthree';
+    assert.deepEqual(splitOnSeparator(text, '\n\n', true), text.split(/(?=\n\n)/));
+    assert.deepEqual(splitOnSeparator(text, '\n\n', true), ['one', '\n', '\n\ntwo', '\n', '\n', '\n\nthree']);
+    assert.deepEqual(recursiveCharacterTextSplitter(text, { chunkSize: 6, chunkOverlap: 0, separators: ['\n\n', ''] }), [
+      'one',
+      'two',
+      'thre',
+      'e',
+    ]);
+    assert.deepEqual(characterTextSplitter('aaaa b aa', { chunkSize: 3, chunkOverlap: 1, separator: 'aa', keepSeparator: true }), [
+      'aa',
+      'aa b',
+      'aa',
+    ]);
+  });
+});
+
+describe('limits', () => {
+  // LangChain's overlap counts the pieces' characters, not the separators between them: with
+  // one-letter paragraphs each chunk of 20,000 characters moves on by one paragraph (3 characters).
+  const tinyParagraphs = 'a\n\n'.repeat(60_000);
+  const overlapping = { type: 'character', chunk_size: 20_000, chunk_overlap: 7_000 } as const;
+
+  it('stops as soon as a chunk would pass the most chunks or characters, without splitting the rest', () => {
+    assert.throws(
+      () => splitText(tinyParagraphs, overlapping, { maxChunks: 10_000, maxCharacters: Infinity }),
+      (error) => error instanceof SplitLimitError && error.limit === 'chunks' && error.max === 10_000,
+    );
+    assert.throws(
+      () => splitText(tinyParagraphs, overlapping, { maxChunks: 10_000, maxCharacters: 4 * tinyParagraphs.length }),
+      (error) => error instanceof SplitLimitError && error.limit === 'characters' && error.max === 4 * tinyParagraphs.length,
+    );
+  });
+
+  it('changes nothing for a split within them', () => {
+    const text = Array.from({ length: 300 }, (_, i) => `Paragraph ${i} ${'word '.repeat(i % 50)}`).join('\n\n');
+    const exactly = { maxChunks: splitText(text).length, maxCharacters: splitText(text).join('').length };
+    assert.deepEqual(splitText(text, DEFAULT_SPLITTER, exactly), splitText(text));
+    assert.throws(() => splitText(text, DEFAULT_SPLITTER, { ...exactly, maxChunks: exactly.maxChunks - 1 }), SplitLimitError);
+    assert.throws(() => splitText(text, DEFAULT_SPLITTER, { ...exactly, maxCharacters: exactly.maxCharacters - 1 }), SplitLimitError);
+  });
+});
+
+describe('splitTextInSlices', () => {
+  it('makes the same chunks as splitText, and lets other callbacks run while it splits a long text', async () => {
+    const text = 'a\n\n'.repeat(1_000_000);
+    const splitter = { type: 'character', chunk_size: 100_000, chunk_overlap: 0 } as const;
+    let ticks = 0;
+    let splitting = true;
+    const tick = () => {
+      ticks += 1;
+      if (splitting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const chunks = await splitTextInSlices(text, splitter);
+    splitting = false;
+    assert.ok(ticks >= 2, `callbacks run during the split: ${ticks}`);
+    assert.deepEqual(chunks, splitText(text, splitter));
+  });
+
+  it('stops when its signal aborts, and at the limits', async () => {
+    const aborter = new AbortController();
+    const splitting = splitTextInSlices(
+      'a\n\n'.repeat(1_000_000),
+      { type: 'recursive', chunk_size: 100_000, chunk_overlap: 0 },
+      undefined,
+      aborter.signal,
+    );
+    aborter.abort(new Error('superseded'));
+    await assert.rejects(splitting, /superseded/);
+    await assert.rejects(
+      splitTextInSlices(
+        'a\n\n'.repeat(60_000),
+        { type: 'character', chunk_size: 20_000, chunk_overlap: 7_000 },
+        { maxChunks: 10, maxCharacters: Infinity },
+      ),
+      SplitLimitError,
+    );
   });
 });

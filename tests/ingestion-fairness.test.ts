@@ -11,11 +11,13 @@ import { startService, type TestService } from './helpers.js';
 
 /** The /held/ and /hang/ names in the order their requests arrived. */
 const arrivals: string[] = [];
+/** The /hang/ names whose requests the client gave up (closed the connection). */
+const abandoned: string[] = [];
 const held = new Map<string, ServerResponse>();
 const fixture = createServer((request, response) => {
   const url = request.url ?? '';
   if (url.startsWith('/hang/') || url.startsWith('/held/')) arrivals.push(url.slice(6));
-  if (url.startsWith('/hang/')) return; // never answers (until the server closes)
+  if (url.startsWith('/hang/')) return void response.on('close', () => abandoned.push(url.slice(6))); // never answers
   if (url.startsWith('/held/')) return void held.set(url.slice(6), response);
   response.writeHead(200, { 'content-type': 'text/plain' });
   response.end('Quick document about wombats.');
@@ -107,5 +109,57 @@ describe('a fair ingestion queue', () => {
       status = await statusOf(service, token, id);
     }
     assert.equal(status, 'ready');
+  });
+});
+
+describe('a superseded run', () => {
+  const documentOf = async (service: TestService, token: string, id: string) =>
+    (await service.request('GET', `/api/v1/documents/${id}`, { token })).body.data;
+
+  /** The document once ready or failed, waiting (generously) with ?wait=. */
+  async function settled(service: TestService, token: string, id: string): Promise<any> {
+    let document;
+    for (let i = 0; i < 3; i += 1) {
+      document = (await service.request('GET', `/api/v1/documents/${id}?wait=10`, { token })).body.data;
+      if (document.status === 'ready' || document.status === 'failed') break;
+    }
+    return document;
+  }
+
+  test('stops its fetch and frees its slot: a new URL or a new request does not wait for one that never answers', async () => {
+    const service = await startService({ ingestion: ingestion(1) }); // one slot in all
+    const { token } = await service.signUp('Impatient');
+    const id = await createDocument(service, token, 'stuck', `${origin}/hang/superseded-1`);
+    await until(() => arrivals.includes('superseded-1'), 'the first URL fetched');
+
+    // Asked again (same URL, which still never answers): the stuck fetch is given up, a new one made.
+    const again = await service.request('POST', `/api/v1/documents/${id}/ingest`, { token });
+    assert.equal(again.status, 202);
+    await until(() => abandoned.includes('superseded-1'), 'the superseded fetch closed');
+    await until(() => arrivals.filter((name) => name === 'superseded-1').length === 2, 'fetched again by the new run');
+
+    // A new URL: the run stuck on the old one ends at once, and the new one runs in its slot.
+    const patched = await service.request('PATCH', `/api/v1/documents/${id}`, { token, body: { url: `${origin}/quick.txt` } });
+    assert.equal(patched.status, 200);
+    const document = await settled(service, token, id);
+    assert.equal(document.status, 'ready', `${document.status} ${document.error ?? ''}`);
+    await until(() => abandoned.filter((name) => name === 'superseded-1').length === 2, 'the second stuck fetch closed');
+  });
+
+  test("ending after a newer run began, it leaves that run's progress alone", async () => {
+    const service = await startService({ ingestion: ingestion(3) }); // room for both runs at once
+    const { token } = await service.signUp('Progress');
+    const id = await createDocument(service, token, 'moving', `${origin}/hang/progress-old`);
+    await until(() => arrivals.includes('progress-old'), 'the old URL fetched');
+    const patched = await service.request('PATCH', `/api/v1/documents/${id}`, { token, body: { url: `${origin}/hang/progress-new` } });
+    assert.equal(patched.status, 200);
+    await until(() => arrivals.includes('progress-new'), 'the new URL fetched');
+    await until(() => abandoned.includes('progress-old'), 'the old run stopped');
+    for (let i = 0; i < 5; i += 1) {
+      const document = await documentOf(service, token, id);
+      assert.equal(document.status, 'processing');
+      assert.deepEqual(document.progress, { phase: 'fetching', chunksStored: 0, chunksTotal: null });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
   });
 });

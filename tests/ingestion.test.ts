@@ -636,7 +636,7 @@ describe('restart', () => {
       assert.ok(Date.now() < deadline, 'never reached processing');
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
-    await first.close(); // stops mid-fetch: the row stays `processing`
+    await first.close(); // stops mid-fetch: the run is stopped and the row goes back to `pending`
     release();
 
     const second = await startService({ databasePath, ingestion: ingesting });

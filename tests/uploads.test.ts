@@ -133,6 +133,44 @@ describe('uploading each type', () => {
     assert.deepEqual(await searchIds('herons'), []);
   });
 
+  test('a long file name is cut between characters: the name shown is valid and PATCHes back as it is', async () => {
+    const cases = [
+      // 405 UTF-16 code units; the 200th is the first half of an emoji.
+      { disposition: `filename="x${'😀'.repeat(200)}.txt"`, name: `x${'😀'.repeat(99)}`, file: `x${'😀'.repeat(127)}` },
+      // Control characters and line breaks (percent-encoded in filename*: busboy refuses most raw) become spaces.
+      {
+        disposition: "filename*=UTF-8''tab%09here%1B%5B31m%20red%C2%85%0A.txt",
+        name: 'tab here [31m red  .txt',
+        file: 'tab\there\u001b[31m red\u0085\n.txt',
+      },
+    ];
+    for (const { disposition, name, file } of cases) {
+      const boundary = 'long-name-boundary';
+      const raw = Buffer.concat([
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; ${disposition}\r\n\r\n`),
+        Buffer.from('Ocelots hunt at dusk.'),
+        Buffer.from(`\r\n--${boundary}--\r\n`),
+      ]);
+      const created = await service.request('POST', '/api/v1/documents', {
+        token,
+        raw: new Uint8Array(raw),
+        contentType: `multipart/form-data; boundary=${boundary}`,
+      });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const { id } = created.body.data;
+      const shown = (await service.request('GET', `/api/v1/documents/${id}`, { token })).body.data.name;
+      assert.equal(shown, name);
+      const patched = await service.request('PATCH', `/api/v1/documents/${id}`, { token, body: { name: shown } });
+      assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      assert.equal(patched.body.data.name, name);
+      // The file keeps its own name (up to 255 code units, also cut between characters).
+      const response = await fetch(`${service.url}/api/v1/documents/${id}/file`, { headers: { Authorization: `Bearer ${token}` } });
+      assert.equal(response.status, 200);
+      const header = response.headers.get('content-disposition') ?? '';
+      assert.equal(decodeURIComponent(header.slice(header.indexOf("UTF-8''") + 7)), file);
+    }
+  });
+
   test('a given type wins over what the file looks like: HTML uploaded as TXT is refused as HTML only when it says it is a page', async () => {
     const markdown = await upload({ content: '<p align="center">Logo</p>\n\nQuolls hunt at night.', filename: 'README.md' });
     assert.equal(markdown.status, 201);

@@ -9,6 +9,11 @@
 // once a run completes, fails or is superseded, and all of a deleted document's, which readers never
 // reach because they start from an existing document) are deleted in the background, a batch at a
 // time, from the list in chunk_sweeps (see chunk-sweeper.ts).
+//
+// A run the service stops puts its document back to pending (`release`); one still `processing` at
+// the next start was under way when the process ended some other way (killed, out of memory, a
+// crash its own document may have caused): documents.ingest_interruptions counts those, and the
+// second time the document fails instead of being taken up again.
 import type { Db } from '../db.js';
 import { newId, timestamp } from '../lib/ids.js';
 import { toPage, type Page, type PageRequest } from '../lib/paging.js';
@@ -58,11 +63,21 @@ export interface ChunkRow {
 
 export type IngestionStore = ReturnType<typeof createIngestionStore>;
 
+/** The `error` of a document whose ingestion was under way the second time the process ended. */
+export const INTERRUPTED_TWICE =
+  'its ingestion was under way both times the service stopped unexpectedly (it may be what stopped it), so it is not tried again';
+
 export function createIngestionStore(db: Db) {
   // Both name the condition of the partial index documents_to_ingest, which SQLite uses only for a
   // query that repeats it: without it they read every document, at every start.
-  const requeueStuck = db.prepare(
-    `UPDATE documents SET status = 'pending' WHERE status IN ('pending', 'processing') AND status = 'processing'`,
+  const failInterruptedTwice = db.prepare(
+    `UPDATE documents SET status = 'failed', error = ?, index_summary = NULL
+      WHERE status IN ('pending', 'processing') AND status = 'processing' AND ingest_interruptions >= 1
+      RETURNING id, user_id AS userId`,
+  );
+  const requeueInterrupted = db.prepare(
+    `UPDATE documents SET status = 'pending', ingest_interruptions = ingest_interruptions + 1
+      WHERE status IN ('pending', 'processing') AND status = 'processing'`,
   );
   const selectPending = db
     .prepare(`SELECT id FROM documents WHERE status IN ('pending', 'processing') AND status = 'pending' ORDER BY seq`)
@@ -76,9 +91,10 @@ export function createIngestionStore(db: Db) {
                 EXISTS (SELECT 1 FROM document_files f WHERE f.document_id = documents.id) AS uploaded`,
   );
   const request = db.prepare(
-    `UPDATE documents SET status = 'pending', error = NULL, ingest_generation = ingest_generation + 1
+    `UPDATE documents SET status = 'pending', error = NULL, ingest_generation = ingest_generation + 1, ingest_interruptions = 0
       WHERE id = ? AND user_id = ?`,
   );
+  const release = db.prepare(`UPDATE documents SET status = 'pending' WHERE id = ? AND ingest_generation = ? AND status = 'processing'`);
   const markReady = db.prepare(
     `UPDATE documents SET status = 'ready', error = NULL, index_summary = ?, chunks_generation = ingest_generation
       WHERE id = ? AND ingest_generation = ?`,
@@ -112,9 +128,20 @@ export function createIngestionStore(db: Db) {
     `SELECT ${chunkColumns} FROM document_chunks WHERE document_id = ? AND seq > ? AND ${shown} ORDER BY seq LIMIT ?`,
   );
   const changeHooks: DocumentChangeHook[] = [];
-  const reportChange = (job: IngestJob, status: 'ready' | 'failed') => {
+  const reportChange = (job: Pick<IngestJob, 'id' | 'userId'>, status: 'ready' | 'failed') => {
     for (const hook of changeHooks) hook({ documentId: job.id, userId: job.userId, status });
   };
+  const recoverInTransaction = db.transaction((): string[] => {
+    for (const job of failInterruptedTwice.all(INTERRUPTED_TWICE) as Pick<IngestJob, 'id' | 'userId'>[]) {
+      requestSweep.run(job.id); // the chunks its runs had stored
+      reportChange(job, 'failed');
+    }
+    requeueInterrupted.run();
+    const pending = selectPending.all() as string[];
+    // Now, not by the sweeper: the re-queued run has the same generation as what was half-written.
+    for (const documentId of pending) deleteHiddenChunks.run(documentId, -1);
+    return pending;
+  });
   const completeInTransaction = db.transaction((job: IngestJob, summary: IndexSummary): boolean => {
     requestSweep.run(job.id); // the previous run's chunks (or this one's, if it was superseded)
     const changed = markReady.run(JSON.stringify(summary), job.id, job.generation).changes > 0;
@@ -140,16 +167,21 @@ export function createIngestionStore(db: Db) {
     },
 
     /**
-     * Documents a stopped process left mid-way go back to pending, without the chunks it had written;
-     * returns every pending id, oldest first.
+     * Documents a stopped process left mid-way go back to pending, without the chunks it had written,
+     * unless the process had ended during their ingestion once before (since it was last requested):
+     * those fail with INTERRUPTED_TWICE. Returns every pending id, oldest first.
      */
     recoverPending(): string[] {
-      requeueStuck.run();
-      const pending = selectPending.all() as string[];
-      // Now, not by the sweeper: the re-queued run has the same generation as what was half-written.
-      for (const documentId of pending) deleteHiddenChunks.run(documentId, -1);
-      return pending;
+      return recoverInTransaction();
     },
+
+    /** Puts a run the service stopped back to pending, as if it had not begun; unless superseded or ended. */
+    release(job: IngestJob): void {
+      release.run(job.id, job.generation);
+    },
+
+    /** False once the document was deleted or asked to be ingested again after the run's claim. */
+    isCurrent: (job: IngestJob) => isCurrent.get(job.id, job.generation) !== undefined,
 
     /** The user a document belongs to (the queue shares its work fairly by user); undefined when gone. */
     ownerOf: (id: string) => selectOwner.get(id) as string | undefined,
