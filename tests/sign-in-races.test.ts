@@ -127,6 +127,48 @@ describe('sign-in racing changes to the account', () => {
     const reply: Reply = await change;
     assert.equal(reply.status, 401, JSON.stringify(reply.body));
   });
+
+  test('a rename made while a password change is hashed stays: the change writes only the password', async () => {
+    const service = await servicePromise;
+    const { token, email, password } = await service.signUp('Original');
+    const held = gate.holdNext((given) => given === 'a password of its own');
+    const change = service.request('PATCH', '/api/v1/auth/me', {
+      token,
+      body: { password: 'a password of its own', currentPassword: password },
+    });
+    await held;
+    const rename = await service.request('PATCH', '/api/v1/auth/me', { token, body: { name: 'Renamed' } });
+    assert.equal(rename.status, 200, JSON.stringify(rename.body));
+    assert.equal(rename.body.data.name, 'Renamed');
+    gate.release();
+    const changed = await change;
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    assert.equal(changed.body.data.name, 'Renamed', 'the answer shows the account as it now is');
+    assert.equal((await service.request('GET', '/api/v1/auth/me', { token })).body.data.name, 'Renamed');
+    assert.equal((await service.request('POST', signInPath, { body: { email, password: 'a password of its own' } })).status, 200);
+  });
+
+  test('two password changes through one token at once: the one checked against a password no longer current is 403', async () => {
+    const service = await servicePromise;
+    const { token, email, password } = await service.signUp();
+    const held = gate.holdNext((given) => given === 'the first new password');
+    const first = service.request('PATCH', '/api/v1/auth/me', {
+      token,
+      body: { password: 'the first new password', currentPassword: password },
+    });
+    await held;
+    const second = await service.request('PATCH', '/api/v1/auth/me', {
+      token,
+      body: { password: 'the second new password', currentPassword: password },
+    });
+    assert.equal(second.status, 200, JSON.stringify(second.body));
+    gate.release();
+    const reply = await first;
+    assert.equal(reply.status, 403, JSON.stringify(reply.body));
+    assert.equal(errorOf(reply).code, 'forbidden');
+    assert.equal((await service.request('POST', signInPath, { body: { email, password: 'the second new password' } })).status, 200);
+    assert.equal((await service.request('POST', signInPath, { body: { email, password: 'the first new password' } })).status, 401);
+  });
 });
 
 describe('the failed sign-in allowance of an email', () => {
@@ -170,6 +212,30 @@ describe('the failed sign-in allowance of an email', () => {
     // Another address gets one check while the email is locked: once it fails, it waits too.
     assert.equal((await from('192.0.2.55', 'wrong once')).status, 401);
     assert.equal((await from('192.0.2.55', password)).status, 429);
+  });
+
+  test("the owner's right password checks (PATCH /auth/me) never lock them out of changing it again or of sign-in", async () => {
+    const service = await startService({ rateLimit: limits });
+    const { token, email, password } = await service.signUp();
+    let current = password;
+    const statuses: number[] = [];
+    // Past the email's allowance: every check counts against it, but a right one is no failure.
+    for (let i = 1; i <= limits.failedSignInsPer15Minutes + 3; i += 1) {
+      const next = `changed password ${i}`;
+      const reply = await service.request('PATCH', '/api/v1/auth/me', { token, body: { password: next, currentPassword: current } });
+      statuses.push(reply.status);
+      if (reply.status === 200) current = next;
+    }
+    assert.deepEqual(statuses, Array(limits.failedSignInsPer15Minutes + 3).fill(200));
+    const signIn = await service.request('POST', signInPath, { body: { email, password: current } });
+    assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
+    // A wrong guess from this address still counts: after it, the locked email makes it wait.
+    const wrong = await service.request('PATCH', '/api/v1/auth/me', {
+      token,
+      body: { password: 'x'.repeat(12), currentPassword: 'a guess' },
+    });
+    assert.equal(wrong.status, 403);
+    assert.equal((await service.request('POST', signInPath, { body: { email, password: current } })).status, 429);
   });
 
   test('while the email is locked, an address that has not failed gets one check at a time', async () => {

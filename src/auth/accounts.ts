@@ -112,14 +112,16 @@ export function createAccounts({ users, apiTokens, passwords, rateLimits, config
       address: string,
       input: { name?: string; password?: string; currentPassword?: string },
     ): Promise<UserRow> {
-      const changesPassword = input.password !== undefined;
-      const stored = changesPassword
-        ? await checkOwnPassword(caller, address, input.currentPassword!, 'The current password is wrong.')
-        : users.get(caller.id);
-      if (!stored) throw unauthorized('The account no longer exists.');
-      const passwordHash = changesPassword ? await passwords.hash(input.password!, config.scrypt, { key: address }) : stored.passwordHash;
-      const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: input.name ?? stored.name, passwordHash }, changesPassword);
-      if (!user) throw unauthorized('The API token was revoked while the request ran.');
+      let password: { hash: string; checked: string } | undefined;
+      if (input.password !== undefined) {
+        const stored = await checkOwnPassword(caller, address, input.currentPassword!, 'The current password is wrong.');
+        password = { hash: await passwords.hash(input.password, config.scrypt, { key: address }), checked: stored.passwordHash };
+      }
+      // Only what this request changes is written: a rename made while the hashes ran stays.
+      const user = users.updateOwnAccount(caller.id, caller.tokenId, { name: input.name, password });
+      if (user === 'token_gone') throw unauthorized('The API token was revoked while the request ran.');
+      // Another request changed the password after this one checked it: the one given is no longer current.
+      if (user === 'password_changed') throw forbidden('The current password is wrong: the password was changed while the request ran.');
       return user;
     },
 

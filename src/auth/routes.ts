@@ -103,7 +103,7 @@ export function authRoutes({ users, apiTokens, config, rateLimits, passwords }: 
       path: '/auth/me',
       operationId: 'deleteMe',
       summary: "Delete the caller's account",
-      description: 'Deletes the account and everything it owns; needs the password.',
+      description: 'Deletes the account and everything it owns, and cancels its runs under way at once; needs the password.',
       tag,
       auth: true,
       body: DeleteMeSchema,

@@ -30,7 +30,8 @@ export interface RateLimits {
   beginSignIn(email: string, address: string): PasswordAttempt;
   /**
    * A password check of a signed-in caller (PATCH/DELETE /auth/me), under the same rule; every check
-   * counts, right or wrong, so a token can neither guess the password nor flood hashing.
+   * counts against the email's allowance, right or wrong, so a token can neither guess the password
+   * nor flood hashing. A right one never counts as a failure of its address.
    */
   beginPasswordCheck(email: string, address: string): PasswordAttempt;
   /** True when a password check from `address` failed in the last 15 minutes (its hashes wait behind). */
@@ -89,9 +90,13 @@ export function createRateLimits(config: RateLimitConfig): RateLimits {
     };
     return {
       succeeded: settle(() => {
+        // This address knows the password: a right check never marks it as one that failed (else
+        // the owner's own password changes would lock them out of sign-in), so its mark comes back.
+        if (tookMark) failedFromAddress.giveBack(pair);
         if (!refundOnSuccess) return;
-        // This address knows the password: its mark comes back. The email's failures from elsewhere
-        // stay, so its owner signing in does not give a guesser a fresh allowance.
+        // A sign-in also forgets the address's earlier failure and gives its place in the email's
+        // allowance back. The email's failures from elsewhere stay, so its owner signing in does not
+        // give a guesser a fresh allowance.
         if (tookEmail) failuresByEmail.giveBack(email);
         failedFromAddress.reset(pair);
       }),

@@ -3,17 +3,19 @@
 // runs it to its end, which is always recorded. A run of an agent may start runs of other agents
 // (child-runs.ts). What a run reports, its end included, goes through the run's emitter
 // (events.ts), which its caller subscribes to and the engine's observers see. A run whose tool
-// calls wait for approval pauses (approval.ts) and is taken up again by `answer`. The engine never
-// answers HTTP itself.
+// calls wait for approval pauses (approval.ts) and is taken up again by `answer`. The runs of an
+// account that is deleted or disabled stop: at once when this process deletes it, else at their
+// next step (a model or tool call), and its queued runs never start. The engine never answers HTTP
+// itself.
 import type { Config } from '../config.js';
 import type { ConnectionStore } from '../connections/store.js';
 import type { AgentStore } from '../agents/store.js';
 import type { PromptStore } from '../prompts/store.js';
 import type { SearchStore } from '../documents/search-store.js';
-import type { ToolProvider } from '../lib/tool-contract.js';
+import type { ToolFunction, ToolProvider } from '../lib/tool-contract.js';
 import type { ResolvedAddress } from '../ingest/fetch.js';
 import { describeError, type Logger } from '../lib/log.js';
-import { createChatApi } from './chat-api.js';
+import { createChatApi, type ChatApi } from './chat-api.js';
 import type { ConnectionPool } from '../ingest/fetch.js';
 import { createChildRuns } from './child-runs.js';
 import { createRunEmitter, type RunEmitter, type RunInfo, type RunObserver } from './events.js';
@@ -28,6 +30,7 @@ import type { FieldIssue } from '../http/errors.js';
 import { formatTimestamp } from '../lib/ids.js';
 import type { MemoryStore } from './memory-store.js';
 import type { RunRow, RunStore } from './store.js';
+import type { AccountState, UserStore } from '../users/store.js';
 
 export interface RunEngineDeps {
   stores: {
@@ -37,6 +40,7 @@ export interface RunEngineDeps {
     memory: MemoryStore;
     search: SearchStore;
     connections: ConnectionStore;
+    users: UserStore;
   };
   config: Pick<Config, 'runs' | 'runBounds' | 'allowPrivateNetworks'>;
   log: Logger;
@@ -49,6 +53,12 @@ export interface RunEngineDeps {
 }
 
 export type RunEngine = ReturnType<typeof createRunEngine>;
+
+/** What a run of an account that may no longer act ends with (`cancelled`). */
+const accountStopped = (state: Exclude<AccountState, 'active'>) =>
+  state === 'gone'
+    ? 'The run was stopped: its account was deleted.'
+    : "The run was stopped: its account was disabled by the service's operator.";
 
 export function createRunEngine(deps: RunEngineDeps) {
   const { stores, config, log } = deps;
@@ -80,6 +90,63 @@ export function createRunEngine(deps: RunEngineDeps) {
     emitterOf(run).emit({ name: 'error', data: { code: failure.code, message: failure.message } });
   }
 
+  /**
+   * Stops every run of the user: the queued ones leave the queue and end, the admitted ones are
+   * aborted as a cancel aborts them (an upstream request closed at once); all end `cancelled`.
+   */
+  function stopRunsOf(userId: string, message: string): void {
+    for (const runId of queue.removeUser(userId)) endWaiting(runId, 'cancelled', 'cancelled', message);
+    slots.stopUser(userId, new RunAbort('cancelled', message));
+  }
+
+  /**
+   * Why the user's runs may take no further step (the account was deleted or disabled, perhaps by
+   * an admin script in another process), every one of them then stopped; undefined while it may
+   * act. One read of the user by id.
+   */
+  function accountStop(userId: string): string | undefined {
+    const state = stores.users.accountState(userId);
+    if (state === 'active') return undefined;
+    const message = accountStopped(state);
+    stopRunsOf(userId, message);
+    return message;
+  }
+
+  /** Before each step of the run holding `signal` (a model or tool call): throws its stop when its account may no longer act. */
+  function checkAccount(signal: AbortSignal): void {
+    const userId = slots.ownerOf(signal);
+    const stopped = userId === undefined ? undefined : accountStop(userId);
+    if (stopped !== undefined) throw signal.aborted ? signal.reason : new RunAbort('cancelled', stopped);
+  }
+
+  // This process deleting an account stops its runs at once (its runs' records went with it).
+  stores.users.onDeleted((userId) => stopRunsOf(userId, accountStopped('gone')));
+
+  const chatApi = createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks, pool: deps.connections });
+  // Every model call is a step of a run, checked first.
+  const checkedChatApi: ChatApi = {
+    complete(endpoint, params, signal) {
+      checkAccount(signal);
+      return chatApi.complete(endpoint, params, signal);
+    },
+    stream(endpoint, params, signal, onChunk) {
+      checkAccount(signal);
+      return chatApi.stream(endpoint, params, signal, onChunk);
+    },
+  };
+  // So is every tool call.
+  const checkedTools: ToolProvider = async (agent, caller, context) => {
+    const set = await deps.tools(agent, caller, context);
+    const checked = (fn: ToolFunction): ToolFunction => ({
+      ...fn,
+      async call(args, callContext) {
+        checkAccount(callContext.signal);
+        return fn.call(args, callContext);
+      },
+    });
+    return { ...set, tools: set.tools.map(checked) };
+  };
+
   const { prepare, begin, enqueue, reopen } = createPreparer({ stores, config, log, slots, emitterOf, resolveHost: deps.resolveHost });
   const execute = createExecutor({
     stores,
@@ -87,8 +154,8 @@ export function createRunEngine(deps: RunEngineDeps) {
     log,
     chains,
     endLog,
-    chatApi: createChatApi({ allowPrivateNetworks: config.allowPrivateNetworks, pool: deps.connections }),
-    tools: deps.tools,
+    chatApi: checkedChatApi,
+    tools: checkedTools,
     // A tool's context offers its run's children (the AGENT kind); runChildAgent is made below, called later.
     runChild: (parent, agentId, input) => childRuns.runChildAgent(parent, agentId, input),
     resumeChild: (parent, runId, decisions) => childRuns.resumeChildAgent(parent, runId, decisions),
@@ -159,6 +226,9 @@ export function createRunEngine(deps: RunEngineDeps) {
     queue.add(userId, {
       runId: record.runId,
       start() {
+        // Its account may have been deleted or disabled while it waited.
+        const stopped = accountStop(userId);
+        if (stopped !== undefined) return endWaiting(record.runId, 'cancelled', 'cancelled', stopped);
         const admission = admitQueued(userId, record.runId);
         if (!admission) return;
         // Until it is running it is still `queued` in the file (its endpoint is checked first): a
@@ -169,11 +239,11 @@ export function createRunEngine(deps: RunEngineDeps) {
             detach(prepared);
           },
           (error: unknown) => {
-            queuedEvents.delete(record.runId);
+            // A cancel while it waited ended it and closed its log (endWaiting took its emitter).
+            if (!queuedEvents.delete(record.runId)) return;
             const failure = error instanceof RunFailure ? error : new RunFailure('internal', 'The run could not be started.');
-            if (failure.code === 'cancelled') return; // ended (and its log closed) by the cancel
-            // What stops it here (its agent deleted, its endpoint refused) ends its log with `error`.
-            stores.runs.endUnderWay(record.runId, 'failed', failure.message, failure.code);
+            // What stops it here (its agent deleted, its endpoint refused, its account stopped) ends its log with `error`.
+            stores.runs.endUnderWay(record.runId, failure.code === 'cancelled' ? 'cancelled' : 'failed', failure.message, failure.code);
             record.events.emit({ name: 'error', data: { code: failure.code, message: failure.message } });
           },
         );
@@ -270,6 +340,8 @@ export function createRunEngine(deps: RunEngineDeps) {
       queue.addFirst(userId, {
         runId,
         start() {
+          const stopped = accountStop(userId);
+          if (stopped !== undefined) return endWaiting(runId, 'cancelled', 'cancelled', stopped);
           const admission = admitQueued(userId, runId);
           if (!admission) return;
           queuedEvents.delete(runId); // `goOn` gives it an emitter of its own

@@ -44,6 +44,12 @@ export function createRunQueue(perUser: number) {
       if (queue.length === 0) waiting.delete(userId);
       return true;
     },
+    /** Empties the user's queue (the account is deleted or disabled); answers the run ids that were waiting. */
+    removeUser(userId: string): string[] {
+      const ids = (waiting.get(userId) ?? []).map((run) => run.runId);
+      waiting.delete(userId);
+      return ids;
+    },
     /** Empties every queue (shutdown); answers the run ids that were waiting. */
     drain(): string[] {
       const ids = [...waiting.values()].flat().map((run) => run.runId);

@@ -2,7 +2,8 @@
 // signal (aborted at its deadline, by a shutdown, or with its parent) and, for a top-level run, one
 // of its user's RUN_CONCURRENCY_PER_USER slots. A shutdown refuses new runs, stops every admitted
 // one wherever it is (checking its endpoint, recorded but not yet running, mid-answer) and waits
-// until each has ended — so none is left `running` or with its stream open.
+// until each has ended — so none is left `running` or with its stream open. The runs of one user
+// are stopped the same way when the account is deleted or disabled.
 import { RunAbort, RunFailure, shuttingDown } from './failures.js';
 
 /** One admitted run. */
@@ -29,7 +30,9 @@ export type RunSlots = ReturnType<typeof createRunSlots>;
  */
 export function createRunSlots(perUser: number, onFree: (userId: string) => void = () => {}) {
   const running = new Map<string, number>();
-  const admitted = new Set<{ controller: AbortController; done: Promise<void> }>();
+  const admitted = new Set<{ controller: AbortController; done: Promise<void>; owner: string | undefined }>();
+  // The user each admitted run's signal runs for (a nested run's is its parent's user).
+  const owners = new WeakMap<AbortSignal, string>();
   let closing = false;
 
   /**
@@ -46,8 +49,10 @@ export function createRunSlots(perUser: number, onFree: (userId: string) => void
     }
     const controller = new AbortController();
     let settle!: () => void;
-    const entry = { controller, done: new Promise<void>((resolve) => (settle = resolve)) };
+    const owner = userId ?? (parent ? owners.get(parent) : undefined);
+    const entry = { controller, done: new Promise<void>((resolve) => (settle = resolve)), owner };
     admitted.add(entry);
+    if (owner !== undefined) owners.set(controller.signal, owner);
     const timer = setTimeout(() => controller.abort(new RunAbort('timeout')), Math.max(0, deadline - Date.now()));
     const onParentAbort = () => controller.abort(parent!.reason);
     parent?.addEventListener('abort', onParentAbort, { once: true });
@@ -86,6 +91,12 @@ export function createRunSlots(perUser: number, onFree: (userId: string) => void
     /** The service is shutting down. */
     get closing() {
       return closing;
+    },
+    /** The user an admitted run's `signal` runs for (a nested run: its top-level run's user). */
+    ownerOf: (signal: AbortSignal): string | undefined => owners.get(signal),
+    /** Stops every admitted run of the user (its nested runs with it) with `reason`, wherever it is. */
+    stopUser(userId: string, reason: RunAbort): void {
+      for (const entry of [...admitted]) if (entry.owner === userId) entry.controller.abort(reason);
     },
     /** Refuses new runs, stops every admitted one and resolves once all have ended. */
     async shutdown(): Promise<void> {

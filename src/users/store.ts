@@ -27,21 +27,40 @@ const COLUMNS = USER_ROW.select('users');
 
 export type UserStore = ReturnType<typeof createUserStore>;
 
+/** What the caller changes of their own account: a new name, a new password hash (with the hash the current password was checked against). */
+export interface OwnAccountChange {
+  name?: string;
+  password?: { hash: string; checked: string };
+}
+
+/** Whether an account may still act: `gone` when it was deleted, `disabled` while an operator has disabled it. */
+export type AccountState = 'active' | 'disabled' | 'gone';
+
 export function createUserStore(db: Db) {
   const insert = db.prepare(`INSERT INTO users (id, email, name, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)`);
   const selectByEmail = db.prepare(`SELECT ${COLUMNS} FROM users WHERE email = ?`);
   const selectById = db.prepare(`SELECT ${COLUMNS} FROM users WHERE id = ?`);
-  const update = db.prepare(`UPDATE users SET name = ?, password_hash = ?, updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`);
+  const selectDisabled = db.prepare(`SELECT disabled_at IS NOT NULL FROM users WHERE id = ?`).pluck();
+  // A field given as null keeps its stored value: a change writes only what it changes.
+  const update = db.prepare(
+    `UPDATE users SET name = coalesce(?, name), password_hash = coalesce(?, password_hash), updated_at = ? WHERE id = ? RETURNING ${COLUMNS}`,
+  );
   const remove = db.prepare(`DELETE FROM users WHERE id = ?`);
   const revokeOtherTokens = db.prepare(`DELETE FROM api_tokens WHERE user_id = ? AND id <> ?`);
   const tokenStillValid = db.prepare(`SELECT 1 FROM api_tokens WHERE id = ? AND user_id = ?`).pluck();
+  const passwordHashOf = db.prepare(`SELECT password_hash FROM users WHERE id = ?`).pluck();
   // The caller's own account changes run after awaited password hashing: by then the token may have
-  // been revoked or the account deleted. Both are checked again inside the write transaction.
+  // been revoked, the account deleted or its password changed by another request. Each is checked
+  // again inside the write transaction, which writes only the fields the request changes (a rename
+  // made meanwhile stays).
   const updateOwnAccount = db.transaction(
-    (id: string, tokenId: string, change: { name: string; passwordHash: string }, revokeOthers: boolean): UserRow | undefined => {
-      if (!tokenStillValid.get(tokenId, id)) return undefined;
-      if (revokeOthers) revokeOtherTokens.run(id, tokenId);
-      return update.get(change.name, change.passwordHash, timestamp(), id) as UserRow;
+    (id: string, tokenId: string, change: OwnAccountChange): UserRow | 'token_gone' | 'password_changed' => {
+      if (!tokenStillValid.get(tokenId, id)) return 'token_gone';
+      if (change.password !== undefined) {
+        if (passwordHashOf.get(id) !== change.password.checked) return 'password_changed';
+        revokeOtherTokens.run(id, tokenId);
+      }
+      return update.get(change.name ?? null, change.password?.hash ?? null, timestamp(), id) as UserRow;
     },
   );
   const deleteOwnAccount = db.transaction((id: string, tokenId: string): boolean => {
@@ -53,6 +72,10 @@ export function createUserStore(db: Db) {
     if (keepTokenId !== undefined) revokeOtherTokens.run(id, keepTokenId);
     return update.get(change.name, change.passwordHash, timestamp(), id) as UserRow;
   });
+  const deletedHooks: ((id: string) => void)[] = [];
+  const deleted = (id: string) => {
+    for (const hook of deletedHooks) hook(id);
+  };
 
   return {
     /** Creates a user; a clash on email raises SQLITE_CONSTRAINT_UNIQUE (answered as 409). */
@@ -79,6 +102,17 @@ export function createUserStore(db: Db) {
       return selectById.get(id) as UserRow | undefined;
     },
 
+    /** Whether the account may still act, read anew each time (an admin script may have changed it): one read by its unique id. */
+    accountState(id: string): AccountState {
+      const disabled = selectDisabled.get(id) as number | undefined;
+      return disabled === undefined ? 'gone' : disabled ? 'disabled' : 'active';
+    },
+
+    /** Adds a hook told of each account this process deletes, once the deletion is committed. */
+    onDeleted(hook: (id: string) => void): void {
+      deletedHooks.push(hook);
+    },
+
     /** Changes name and password hash; with `revokeTokensExcept`, also revokes every other token. */
     update(id: string, change: { name: string; passwordHash: string }, revokeTokensExcept?: string): UserRow {
       return updateAccount(id, change, revokeTokensExcept);
@@ -86,25 +120,24 @@ export function createUserStore(db: Db) {
 
     /** Deletes the user and, through the schema's cascades, everything the user owns. */
     delete(id: string): void {
-      remove.run(id);
+      if (remove.run(id).changes > 0) deleted(id);
     },
 
     /**
-     * The caller changes their own account through token `tokenId`; `revokeOthers` revokes every
-     * other token. Undefined when that token is gone by now (revoked, or the account deleted).
+     * The caller changes their own account through token `tokenId`: only the fields `change` gives.
+     * A new password also revokes every other token. 'token_gone' when that token is gone by now
+     * (revoked, or the account deleted); 'password_changed' when the password hash is no longer the
+     * one the current password was checked against.
      */
-    updateOwnAccount(
-      id: string,
-      tokenId: string,
-      change: { name: string; passwordHash: string },
-      revokeOthers: boolean,
-    ): UserRow | undefined {
-      return updateOwnAccount(id, tokenId, change, revokeOthers);
+    updateOwnAccount(id: string, tokenId: string, change: OwnAccountChange): UserRow | 'token_gone' | 'password_changed' {
+      return updateOwnAccount(id, tokenId, change);
     },
 
     /** The caller deletes their own account through token `tokenId`; false when that token is gone by now. */
     deleteOwnAccount(id: string, tokenId: string): boolean {
-      return deleteOwnAccount(id, tokenId);
+      if (!deleteOwnAccount(id, tokenId)) return false;
+      deleted(id);
+      return true;
     },
   };
 }
