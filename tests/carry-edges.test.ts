@@ -143,4 +143,18 @@ describe('tags named alike in an import file', () => {
     const names = (await service.listAll(token, '/tags')).map((tag) => tag.name).sort();
     assert.deepEqual(names, ['Foo', 'Tag', 'x'], 'one tag of each name');
   });
+
+  it("a Letta agent's name and tags are made names the service takes: one line, cut between characters", async () => {
+    const { token } = await service.signUp();
+    const long = `${'x'.repeat(199)}\u{1F600}tail`;
+    const reply = await api(token, 'POST', '/agents/import', {
+      agents: [{ name: long, llm_config: { model: 'm', model_endpoint_type: 'ollama' }, tags: ['two\nlines', long], system: 'Be brief.' }],
+    });
+    assert.equal(reply.status, 200, reply.text);
+    const agent = (await api(token, 'GET', `/agents/${reply.body.data.agentId}`)).body.data;
+    assert.equal(agent.name, 'x'.repeat(199), 'the emoji that did not fit is left out whole');
+    assert.deepEqual(agent.tags.map((tag: Json) => tag.name).sort(), ['two lines', 'x'.repeat(199)].sort());
+    const renamed = await api(token, 'PATCH', `/agents/${agent.id}`, { name: agent.name });
+    assert.equal(renamed.status, 200, 'the name it shows can be given back');
+  });
 });

@@ -11,6 +11,7 @@ import { ApiError, invalidForm, payloadTooLarge, validationFailed } from '../htt
 import { API_PREFIX } from '../http/route.js';
 import { parse } from '../http/validate.js';
 import { newId } from '../lib/ids.js';
+import { cutToLength, nameFrom } from '../lib/utf8.js';
 import { contentMismatch, detectType, HEAD_BYTES, servedMediaType } from '../ingest/sniff.js';
 import { PART_BYTES, type FileStore } from './file-store.js';
 import { UploadFieldsSchema } from './schema.js';
@@ -61,7 +62,8 @@ export async function createUploadedDocument(ctx: AppContext, userId: string, de
     }
     const mismatch = contentMismatch(type, file.head, file.filename, file.contentType);
     if (mismatch) throw validationFailed([{ path: 'file', message: `does not match the type ${type}: ${mismatch}` }]);
-    const name = input.name ?? nameOfFile(file.filename);
+    // The file's name, one line, cut as NameSchema accepts it: the document can be PATCHed with the name it shows.
+    const name = input.name ?? nameFrom(file.filename, 'upload');
     return deps.documents.createUploaded(
       userId,
       id,
@@ -72,25 +74,6 @@ export async function createUploadedDocument(ctx: AppContext, userId: string, de
     deps.files.discard(id);
     throw error;
   }
-}
-
-/**
- * `text` cut to at most `max` UTF-16 code units (what `length` and the name's validation count)
- * without splitting a character: a surrogate pair (an emoji, say) is kept whole or left out.
- */
-export function cutToLength(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const lead = text.charCodeAt(max - 1);
-  return text.slice(0, lead >= 0xd800 && lead <= 0xdbff ? max - 1 : max);
-}
-
-/**
- * The document's name taken from its file's: one line without control characters (each becomes a
- * space), trimmed and cut to 200 characters as NameSchema would accept it, so the document can be
- * PATCHed with the name it shows.
- */
-function nameOfFile(filename: string): string {
-  return cutToLength(filename.replace(/[\p{Cc}\u2028\u2029]/gu, ' ').trim(), 200).trim() || 'upload';
 }
 
 /** The document's `url`: where its owner gets the file back (absolute when the request named a valid host). */

@@ -2,6 +2,7 @@
 // (the agent's key, tool settings a kind marks secret or that are named like a credential, a
 // document's URL credentials), so the importer knows what to give again.
 import { timestamp } from '../../lib/ids.js';
+import { nameFrom } from '../../lib/utf8.js';
 import { kindOf } from '../../tools/kinds/index.js';
 import { SECRET_KEY } from '../../tools/runtime/provider.js';
 import type { ToolKind, ToolRecord } from '../../tools/kinds/kind.js';
@@ -89,7 +90,7 @@ export function buildExport(source: AgentForExport): AgentExport {
       linked: source.linkedDocumentIds.has(document.id),
       ...(document.file && {
         file: {
-          name: document.file.filename.trim().slice(0, 200) || 'upload',
+          name: nameFrom(document.file.filename, 'upload'),
           contentType: document.file.contentType,
           base64: document.file.bytes.toString('base64'),
         },

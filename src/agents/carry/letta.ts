@@ -7,6 +7,7 @@
 // Everything else is listed as skipped with the reason.
 import * as v from 'valibot';
 import { parse } from '../../http/validate.js';
+import { cutToLength, nameFrom } from '../../lib/utf8.js';
 import { DEFAULT_TAG_COLOR } from '../../tags/schema.js';
 import { CARRY_LIMITS, EXPORT_FORMAT, EXPORT_VERSION, type AgentExport, type ExportedTool } from './format.js';
 
@@ -122,7 +123,7 @@ function toolsOf(
     skipped.push({ path, reason: `"${tool.name}": ${reasonFor(tool.tool_type ?? 'custom')}` });
   });
   return [...byServer].map(([name, server]) => ({
-    name: name.slice(0, 200),
+    name: nameFrom(name, 'MCP server'),
     type: 'MCP',
     description: null,
     metadata: { url: server.url, tools: server.names },
@@ -189,15 +190,15 @@ export function fromLetta(body: Record<string, unknown>): { file: unknown; skipp
     version: EXPORT_VERSION,
     exportedAt: new Date().toISOString(),
     agent: {
-      name: agent.name.slice(0, 200),
-      description: agent.description ? agent.description.slice(0, 1000) : null,
+      name: nameFrom(agent.name, 'Letta agent'),
+      description: agent.description ? cutToLength(agent.description, 1000) : null,
       avatarUrl: null,
       type: 'VENDOR_A',
       hasMemory: messages.length > 0,
       llm: llmOf(agent.llm_config, skipped),
     },
-    prompt: system === '' ? null : { name: agent.name.slice(0, 200), template: escapeTemplate(system), input_variables: [] },
-    tags: tagNames.slice(0, CARRY_LIMITS.tags).map((name) => ({ name: name.slice(0, 200), color: DEFAULT_TAG_COLOR })),
+    prompt: system === '' ? null : { name: nameFrom(agent.name, 'Letta agent'), template: escapeTemplate(system), input_variables: [] },
+    tags: tagNames.slice(0, CARRY_LIMITS.tags).map((name) => ({ name: nameFrom(name, 'tag'), color: DEFAULT_TAG_COLOR })),
     tools,
     documents: [],
     sessions: messages.length > 0 ? [{ id: 'letta', messages: messages.slice(-CARRY_LIMITS.messages) }] : [],
