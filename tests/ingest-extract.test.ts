@@ -19,6 +19,18 @@ describe('TXT', () => {
     assert.equal((await extractText('TXT', utf16, null)).text, 'naïve text');
   });
 
+  it('decodes UTF-16 declared by its charset without a byte-order mark, and still refuses binary content so declared', async () => {
+    const le = Buffer.from('naïve text', 'utf16le');
+    assert.equal((await extractText('TXT', le, 'text/plain; charset=utf-16le')).text, 'naïve text');
+    assert.equal((await extractText('TXT', le, 'text/plain; charset="UTF-16"')).text, 'naïve text');
+    const be = Buffer.from(le).swap16();
+    assert.equal((await extractText('TXT', be, 'text/plain; charset=utf-16be')).text, 'naïve text');
+    const csv = Buffer.from('name,kind\nOtter,mammal', 'utf16le');
+    assert.equal((await extractText('CSV', csv, 'text/csv; charset=utf-16le')).text, 'name: Otter\nkind: mammal');
+    const binary = await rejection(extractText('TXT', Buffer.from([0x41, 0, 0, 0, 0x42, 0]), 'text/plain; charset=utf-16le'));
+    assert.equal(binary.message, 'the text file is not text (it holds binary data)');
+  });
+
   it('refuses binary content', async () => {
     const binary = await rejection(extractText('TXT', Buffer.from([1, 2, 0, 3, 0, 0]), 'text/plain'));
     assert.equal(binary.message, 'the text file is not text (it holds binary data)');
@@ -65,6 +77,14 @@ describe('CSV', () => {
     for (const type of ['application/vnd.ms-excel', 'application/octet-stream', 'text/plain', null]) {
       assert.equal((await extractText('CSV', utf8('a,b\n1,2\n'), type)).text, 'a: 1\nb: 2', String(type));
     }
+  });
+
+  it('cuts a column name longer than 200 characters before repeating it with each value', async () => {
+    const long = `${'w'.repeat(199)}😀 and more`;
+    const { text } = await extractText('CSV', utf8(`${long},short\n1,2\n`), 'text/csv');
+    assert.equal(text, `${'w'.repeat(199)}…: 1\nshort: 2`);
+    const exact = 'n'.repeat(200);
+    assert.equal((await extractText('CSV', utf8(`${exact}\nx\n`), 'text/csv')).text, `${exact}: x`);
   });
 
   it('gives a header-only file no text', async () => {
@@ -307,6 +327,16 @@ describe('hostile shapes are read in linear time', () => {
     assert.equal(breaks, Array(40_000).fill('a').join('\n'));
     const pre = await quick('pre', () => htmlToText(`<pre>a${' '.repeat(50_000)}b</pre>`));
     assert.equal(pre, `a${' '.repeat(50_000)}b`);
+  });
+
+  it('a <pre> of 200,000 spaces between two words, then a line break', async () => {
+    // The spaces before a <br> are dropped: read from the end, not by a pattern tried at every space.
+    const pre = await quick('pre and br', () => htmlToText(`<pre>a${' '.repeat(200_000)}b <br>c</pre>`));
+    assert.equal(pre, `a${' '.repeat(200_000)}b\nc`);
+    const cells = await quick('cells after spaces', () =>
+      htmlToText(`<pre><table><tr><td>a${' '.repeat(200_000)}b </td><td>c</td></tr></table></pre>`),
+    );
+    assert.equal(cells, `a${' '.repeat(200_000)}b | c`);
   });
 
   it('a page nested 100,000 deep is refused at once with the reason; 1,500 deep is read', async () => {

@@ -1,19 +1,21 @@
 // Turning fetched bytes into plain text, per document type:
 // - TXT: decoded text (BOM or charset honoured, UTF-8 by default), line endings normalised to "\n".
 // - CSV: parsed with csv-parse; the first row names the columns; each data row becomes
-//   "header: value" lines (empty values left out), rows separated by a blank line.
+//   "header: value" lines (empty values left out; a name cut to MAX_CSV_HEADER characters),
+//   rows separated by a blank line.
 // - URL: HTML parsed with htmlparser2 and reduced to readable text: script, style, noscript, nav,
 //   header, footer, aside, svg, forms, hidden elements … dropped; headings, paragraphs, list items
 //   and table rows each on their own paragraph. A text/plain answer is taken as is.
-// - PDF: text per page with pdfjs-dist (legacy build, no worker, no native code); pages
-//   from_page..to_page inclusive; the page count recorded; a range beyond the document is an error.
+// - PDF: text per page with pdfjs-dist (legacy build, no native code) on a worker thread, with
+//   limits (pdf-text.ts); pages from_page..to_page inclusive; the page count recorded; a range
+//   beyond the document is an error.
 // - VIDEO: a WebVTT or SRT caption file reduced to its spoken text (ids, timings, settings, tags
 //   and NOTE/STYLE/REGION blocks dropped; a cue repeating the previous one left out); anything else
 //   is refused with "transcripts must be given as WebVTT or SRT captions".
 // Paragraphs are separated by a blank line ("\n\n"), which is what the character splitter splits on.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { IngestError } from './errors.js';
+// Whatever the type, the text is refused past `textCharacters` (MAX_TEXT_CHARACTERS) as it is built.
+import { IngestError, isIngestError } from './errors.js';
+import { PDF_LIMITS, readPdfText, type PdfLimits } from './pdf-text.js';
 
 export type DocumentType = 'TXT' | 'PDF' | 'VIDEO' | 'CSV' | 'URL';
 
@@ -42,26 +44,53 @@ export interface Extracted {
 }
 
 /**
+ * The most characters of text one document may give: what a 20 MiB file of plain text holds. At
+ * the default chunk_size the 10,000 chunks a document may make hold about half of it; a larger
+ * chunk_size takes more. A CSV file (each value with its column's name) or a PDF (its streams
+ * decompressed) can give far more text than its size: the text is counted as it is built.
+ */
+export const MAX_TEXT_CHARACTERS = 20 * 1024 * 1024;
+
+/** The limits extraction works within (tests lower them). */
+export type ExtractLimits = PdfLimits;
+
+export const EXTRACT_LIMITS: ExtractLimits = { ...PDF_LIMITS, textCharacters: MAX_TEXT_CHARACTERS };
+
+/** IngestError('too_large') for `what` (e.g. "the CSV file's text") past `limit` characters. */
+function tooMuchText(what: string, limit: number): IngestError {
+  return new IngestError('too_large', `${what} is longer than ${limit.toLocaleString('en-US')} characters`);
+}
+
+/** `text`, or IngestError('too_large') when it is longer than `limit`. */
+function withinLimit(text: string, what: string, limit: number): string {
+  if (text.length > limit) throw tooMuchText(what, limit);
+  return text;
+}
+
+/**
  * The text of a fetched document of type `type` (see the list at the top of this file); the page
- * range applies to PDFs only. Rejects with IngestError (unsupported, parse, page_range, no_text).
+ * range applies to PDFs only. Rejects with IngestError (unsupported, parse, page_range, no_text,
+ * too_large, timeout).
  */
 export async function extractText(
   type: DocumentType,
   bytes: Uint8Array,
   contentType: string | null,
   range: PageRange = {},
+  limits: ExtractLimits = EXTRACT_LIMITS,
 ): Promise<Extracted> {
+  const max = limits.textCharacters;
   switch (type) {
     case 'TXT':
-      return { text: decodeText(bytes, contentType, 'the text file') };
+      return { text: withinLimit(decodeText(bytes, contentType, 'the text file'), 'the text file', max) };
     case 'CSV':
-      return { text: await csvToText(decodeText(bytes, contentType, 'the CSV file'), contentType) };
+      return { text: await csvToText(decodeText(bytes, contentType, 'the CSV file'), contentType, max) };
     case 'URL':
-      return { text: await webPageToText(bytes, contentType) };
+      return { text: await webPageToText(bytes, contentType, max) };
     case 'PDF':
-      return pdfToText(bytes, contentType, range);
+      return pdfToText(bytes, contentType, range, limits);
     case 'VIDEO':
-      return { text: captionsToText(bytes, contentType) };
+      return { text: captionsToText(bytes, contentType, max) };
     default:
       throw new IngestError('unsupported', `documents of type ${String(type)} cannot be ingested`);
   }
@@ -104,13 +133,17 @@ function decodeWindows1252(bytes: Uint8Array): string {
   return out;
 }
 
+/** The encoding a byte-order mark at the start of `bytes` names, if any. */
+function bomEncoding(bytes: Uint8Array): string | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return undefined;
+}
+
 /** Decodes with a byte-order mark if any, else `fallbackCharset`, else UTF-8; the BOM is removed. */
 function decode(bytes: Uint8Array, fallbackCharset?: string): string {
-  let encoding: string | undefined;
-  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) encoding = 'utf-8';
-  else if (bytes[0] === 0xff && bytes[1] === 0xfe) encoding = 'utf-16le';
-  else if (bytes[0] === 0xfe && bytes[1] === 0xff) encoding = 'utf-16be';
-  const decoder = decoderFor(encoding) ?? decoderFor(fallbackCharset) ?? new TextDecoder('utf-8');
+  const decoder = decoderFor(bomEncoding(bytes)) ?? decoderFor(fallbackCharset) ?? new TextDecoder('utf-8');
   if (decoder.encoding === 'windows-1252') return decodeWindows1252(bytes);
   // TextDecoder drops a BOM of its own encoding; strip a stray U+FEFF left by a mislabelled one.
   return decoder.decode(bytes).replace(/^\uFEFF/, '');
@@ -125,13 +158,20 @@ function normaliseNewlines(text: string): string {
 const BINARY_TYPES =
   /^(image|audio|video|font|model)\/|^application\/(pdf|zip|gzip|x-gzip|x-tar|x-7z-compressed|x-rar-compressed|msword|vnd\.openxmlformats)/;
 
+/**
+ * Refuses a PDF, a binary media type, or content whose start holds a NUL, which text never does.
+ * Text in UTF-16 (by its byte-order mark, else its declared charset) is looked at once decoded:
+ * its ASCII characters hold NUL bytes.
+ */
 function refuseBinary(bytes: Uint8Array, contentType: string | null, what: string): void {
   const type = mediaType(contentType);
   if (startsWithPdf(bytes)) throw new IngestError('unsupported', `${what} is a PDF; give the document type PDF`);
   if (BINARY_TYPES.test(type)) throw new IngestError('unsupported', `${what} is not text (the URL answered ${type})`);
-  if (bytes.subarray(0, 8192).includes(0) && !(bytes[0] === 0xff && bytes[1] === 0xfe) && !(bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    throw new IngestError('unsupported', `${what} is not text (it holds binary data)`);
-  }
+  const head = bytes.subarray(0, 8192);
+  const charset = charsetOf(contentType);
+  const encoding = (decoderFor(bomEncoding(bytes)) ?? decoderFor(charset))?.encoding ?? '';
+  const binary = encoding.startsWith('utf-16') ? decode(head, charset).includes('\0') : head.includes(0);
+  if (binary) throw new IngestError('unsupported', `${what} is not text (it holds binary data)`);
 }
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
@@ -182,33 +222,58 @@ function sniffDelimiter(text: string, contentType: string | null): string {
 // The CSV and HTML parsers are loaded with the first document that needs them, not at start-up: a
 // service that never ingests such a document does not hold them (or htmlparser2's entity tables).
 
-/** CSV text as "header: value" lines per row, rows separated by a blank line. */
-export async function csvToText(text: string, contentType: string | null = null): Promise<string> {
+/** The longest column name repeated before each value; a longer one is cut there (with "…"). */
+export const MAX_CSV_HEADER = 200;
+
+function columnName(name: string, index: number): string {
+  const trimmed = name.trim();
+  if (trimmed === '') return `column ${index + 1}`;
+  if (trimmed.length <= MAX_CSV_HEADER) return trimmed;
+  return `${trimmed.slice(0, MAX_CSV_HEADER).replace(/[\uD800-\uDBFF]$/, '')}…`;
+}
+
+/**
+ * CSV text as "header: value" lines per row, rows separated by a blank line. Each row is turned
+ * into text as the parser reads it (the parsed rows are not kept), counting the characters: the
+ * column names repeated before every value make the text far longer than the file, and past
+ * `maxCharacters` the file is refused.
+ */
+export async function csvToText(text: string, contentType: string | null = null, maxCharacters = MAX_TEXT_CHARACTERS): Promise<string> {
   const { parse: parseCsv } = await import('csv-parse/sync');
-  let records: string[][];
+  let headers: string[] | undefined;
+  const rows: string[] = [];
+  let characters = 0;
+  const takeRecord = (record: string[]) => {
+    if (headers === undefined) {
+      headers = record.map(columnName);
+      return null;
+    }
+    const lines: string[] = [];
+    record.forEach((raw, i) => {
+      const value = raw.trim();
+      if (value === '') return;
+      const line = `${headers![i] ?? `column ${i + 1}`}: ${value}`;
+      characters += (lines.length > 0 ? 1 : rows.length > 0 ? 2 : 0) + line.length;
+      if (characters > maxCharacters) throw tooMuchText("the CSV file's text", maxCharacters);
+      lines.push(line);
+    });
+    if (lines.length > 0) rows.push(lines.join('\n'));
+    return null;
+  };
   try {
-    records = parseCsv(text, {
+    parseCsv(text, {
       delimiter: sniffDelimiter(text, contentType),
       bom: true,
       relax_column_count: true,
       relax_quotes: true,
       skip_empty_lines: true,
       skip_records_with_empty_values: true,
-    }) as string[][];
+      on_record: takeRecord,
+    });
   } catch (error) {
+    if (isIngestError(error)) throw error;
     const detail = error instanceof Error ? error.message.split('\n')[0].slice(0, 200) : 'unknown error';
     throw new IngestError('parse', `the CSV file could not be parsed: ${detail}`);
-  }
-  if (records.length === 0) return '';
-  const headers = records[0].map((name, i) => name.trim() || `column ${i + 1}`);
-  const rows: string[] = [];
-  for (const record of records.slice(1)) {
-    const lines: string[] = [];
-    record.forEach((raw, i) => {
-      const value = raw.trim();
-      if (value !== '') lines.push(`${headers[i] ?? `column ${i + 1}`}: ${value}`);
-    });
-    if (lines.length > 0) rows.push(lines.join('\n'));
   }
   return rows.join('\n\n');
 }
@@ -340,10 +405,14 @@ async function parseHtml(html: string): Promise<{ children: unknown[] }> {
   return handler.root;
 }
 
-/** Readable text of an HTML document: paragraphs separated by blank lines, whitespace collapsed. */
-export async function htmlToText(html: string): Promise<string> {
+/**
+ * Readable text of an HTML document: paragraphs separated by blank lines, whitespace collapsed;
+ * refused past `maxCharacters`.
+ */
+export async function htmlToText(html: string, maxCharacters = MAX_TEXT_CHARACTERS): Promise<string> {
   const document = await parseHtml(html);
   const paragraphs: string[] = [];
+  let characters = 0;
   // The paragraph being built (inline text), as parts joined at its end. Nothing here re-reads the
   // whole paragraph per node (a regular expression over it at every <br>, cell or text node made a
   // page of 40,000 table cells take over a minute): only its last part is looked at.
@@ -352,12 +421,18 @@ export async function htmlToText(html: string): Promise<string> {
   let preDepth = 0;
 
   const lastChar = () => (parts.length === 0 ? '' : parts[parts.length - 1].slice(-1));
-  /** Drops the spaces at the end of the paragraph (each character is dropped once at most). */
+  /**
+   * Drops the spaces at the end of the paragraph (each character is dropped once at most). Read
+   * from the end, not with / +$/: that tries every space of a run as a start, and a <pre> of
+   * 200,000 spaces followed by a word and a <br> took 18 s.
+   */
   const trimTrailingSpaces = () => {
     while (parts.length > 0) {
-      const last = parts[parts.length - 1].replace(/ +$/, '');
-      if (last !== '') {
-        parts[parts.length - 1] = last;
+      const last = parts[parts.length - 1];
+      let end = last.length;
+      while (end > 0 && last.charCodeAt(end - 1) === 0x20) end -= 1;
+      if (end > 0) {
+        parts[parts.length - 1] = last.slice(0, end);
         return;
       }
       parts.pop();
@@ -371,9 +446,12 @@ export async function htmlToText(html: string): Promise<string> {
   const flush = () => {
     const line = parts.join('');
     const text = preDepth > 0 ? line.replace(/^\n+/, '').trimEnd() : line.replace(/ ?\n ?/g, '\n').trim();
-    if (text !== '') paragraphs.push(text);
     parts = [];
     hasText = false;
+    if (text === '') return;
+    characters += (paragraphs.length > 0 ? 2 : 0) + text.length;
+    if (characters > maxCharacters) throw tooMuchText("the page's text", maxCharacters);
+    paragraphs.push(text);
   };
   const append = (text: string) => {
     if (preDepth > 0) {
@@ -469,7 +547,7 @@ export function looksLikeHtml(text: string): boolean {
   return HTML_START.test(text);
 }
 
-async function webPageToText(bytes: Uint8Array, contentType: string | null): Promise<string> {
+async function webPageToText(bytes: Uint8Array, contentType: string | null, maxCharacters: number): Promise<string> {
   const type = mediaType(contentType);
   if (startsWithPdf(bytes) || type === 'application/pdf') {
     throw new IngestError('unsupported', 'the URL answered a PDF, not a web page; give the document type PDF');
@@ -477,10 +555,12 @@ async function webPageToText(bytes: Uint8Array, contentType: string | null): Pro
   if (BINARY_TYPES.test(type)) throw new IngestError('unsupported', `the URL answered ${type}, not a web page`);
   const charset = charsetOf(contentType) ?? sniffHtmlCharset(bytes);
   const text = decode(bytes, charset);
-  if (looksLikeHtml(text) || type.includes('html') || type === 'text/xml' || type === 'application/xml') return htmlToText(text);
+  if (looksLikeHtml(text) || type.includes('html') || type === 'text/xml' || type === 'application/xml') {
+    return htmlToText(text, maxCharacters);
+  }
   // Not a web page but text all the same (text/plain, JSON, …): taken as is.
-  refuseBinary(bytes, null, "the URL's answer");
-  return normaliseNewlines(text).trim();
+  refuseBinary(bytes, contentType, "the URL's answer");
+  return withinLimit(normaliseNewlines(text).trim(), "the URL's answer", maxCharacters);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -490,111 +570,34 @@ export function startsWithPdf(bytes: Uint8Array): boolean {
   return Buffer.from(bytes.subarray(0, 1024)).includes('%PDF-');
 }
 
-interface TextItemLike {
-  str: string;
-  hasEOL?: boolean;
-  transform?: number[];
-  height?: number;
-}
-
-/** A page's text items as lines; a blank line where the vertical gap is clearly wider than a line. */
-function pageText(items: readonly TextItemLike[]): string {
-  const lines: { text: string; y: number; height: number }[] = [];
-  let text = '';
-  let y: number | undefined;
-  let height = 0;
-  const endLine = () => {
-    if (text.trim() !== '' || y !== undefined) lines.push({ text: text.replace(/\s+$/, ''), y: y ?? 0, height });
-    text = '';
-    y = undefined;
-    height = 0;
-  };
-  for (const item of items) {
-    if (y === undefined && item.str.trim() !== '' && item.transform) y = item.transform[5];
-    if (item.str.trim() !== '') height = Math.max(height, Math.abs(item.height ?? item.transform?.[3] ?? 0));
-    text += item.str;
-    if (item.hasEOL) endLine();
-  }
-  endLine();
-  let out = '';
-  let previous: (typeof lines)[number] | undefined;
-  for (const line of lines) {
-    if (line.text.trim() === '') continue;
-    if (previous) {
-      const gap = previous.y - line.y;
-      const lineHeight = Math.max(previous.height, line.height, 1);
-      out += gap < 0 || gap > 1.6 * lineHeight ? '\n\n' : '\n';
-    }
-    out += line.text.trim();
-    previous = line;
-  }
-  return out;
-}
-
-const require = createRequire(import.meta.url);
-const pdfjsRoot = dirname(require.resolve('pdfjs-dist/package.json'));
-
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-async function pdfToText(bytes: Uint8Array, contentType: string | null, range: PageRange): Promise<Extracted> {
+async function pdfToText(bytes: Uint8Array, contentType: string | null, range: PageRange, limits: ExtractLimits): Promise<Extracted> {
   if (!startsWithPdf(bytes)) {
     const type = mediaType(contentType);
     throw new IngestError('unsupported', `the document is not a PDF${type ? ` (the URL answered ${type})` : ''}`);
   }
-  const { getDocument } = await import('pdfjs-dist/legacy/build/pdf.mjs');
-  const task = getDocument({
-    data: new Uint8Array(bytes), // a copy: pdf.js takes ownership of (detaches) the buffer it is given
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    verbosity: 0,
-    standardFontDataUrl: join(pdfjsRoot, 'standard_fonts') + '/',
-    cMapUrl: join(pdfjsRoot, 'cmaps') + '/',
-    cMapPacked: true,
-  });
-  let document: Awaited<typeof task.promise>;
-  try {
-    document = await task.promise;
-  } catch (error) {
-    const name = (error as Error | undefined)?.name ?? '';
-    if (name === 'PasswordException' || String((error as Error)?.message).includes('password')) {
-      throw new IngestError('unsupported', 'the PDF is password-protected');
-    }
-    const detail = error instanceof Error ? error.message.slice(0, 200) : 'unknown error';
-    throw new IngestError('parse', `the PDF could not be read: ${detail}`);
+  const { pages, parts = [] } = await readPdfText(bytes, range.fromPage, range.toPage, limits);
+  const from = range.fromPage ?? 1;
+  const to = range.toPage ?? pages;
+  if (from > pages) {
+    throw new IngestError('page_range', `from_page ${from} is beyond the end of the document, which has ${plural(pages, 'page')}`);
   }
-  try {
-    const pages = document.numPages;
-    const from = range.fromPage ?? 1;
-    const to = range.toPage ?? pages;
-    if (from > pages) {
-      throw new IngestError('page_range', `from_page ${from} is beyond the end of the document, which has ${plural(pages, 'page')}`);
-    }
-    if (to > pages) {
-      throw new IngestError('page_range', `to_page ${to} is beyond the end of the document, which has ${plural(pages, 'page')}`);
-    }
-    if (from < 1 || to < from) throw new IngestError('page_range', `the page range ${from}–${to} is empty`);
-    const parts: ExtractedPage[] = [];
-    for (let number = from; number <= to; number += 1) {
-      const page = await document.getPage(number);
-      const content = await page.getTextContent();
-      parts.push({ page: number, text: pageText(content.items.flatMap((item) => ('str' in item ? [item as TextItemLike] : []))) });
-      page.cleanup();
-    }
-    const text = parts
-      .map((part) => part.text)
-      .filter((part) => part !== '')
-      .join('\n\n');
-    if (text.trim() === '') {
-      const which = from === to ? `page ${from}` : `pages ${from}–${to}`;
-      throw new IngestError('no_text', `the PDF has no text on ${which} (a scanned PDF needs OCR, which is not done here)`);
-    }
-    return { text, pages, pagesRead: to - from + 1, parts };
-  } finally {
-    await document.destroy();
+  if (to > pages) {
+    throw new IngestError('page_range', `to_page ${to} is beyond the end of the document, which has ${plural(pages, 'page')}`);
   }
+  if (from < 1 || to < from) throw new IngestError('page_range', `the page range ${from}–${to} is empty`);
+  const text = parts
+    .map((part) => part.text)
+    .filter((part) => part !== '')
+    .join('\n\n');
+  if (text.trim() === '') {
+    const which = from === to ? `page ${from}` : `pages ${from}–${to}`;
+    throw new IngestError('no_text', `the PDF has no text on ${which} (a scanned PDF needs OCR, which is not done here)`);
+  }
+  return { text, pages, pagesRead: to - from + 1, parts };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -655,8 +658,8 @@ export const looksLikeCaptions = (text: string) => {
   return isWebVtt(normalised) || isSrt(normalised);
 };
 
-/** The cues' text of WebVTT or SRT captions, one cue per paragraph. */
-export function captionsToText(bytes: Uint8Array, contentType: string | null = null): string {
+/** The cues' text of WebVTT or SRT captions, one cue per paragraph; refused past `maxCharacters`. */
+export function captionsToText(bytes: Uint8Array, contentType: string | null = null, maxCharacters = MAX_TEXT_CHARACTERS): string {
   const type = mediaType(contentType);
   if (/^(video|audio|image)\//.test(type) || startsWithPdf(bytes)) {
     throw new IngestError('unsupported', `${CAPTIONS_ONLY}; the URL answered ${type || 'a PDF'}`);
@@ -669,6 +672,7 @@ export function captionsToText(bytes: Uint8Array, contentType: string | null = n
   }
   const blocks = text.split(/\n[ \t]*\n/);
   const cues: string[] = [];
+  let characters = 0;
   for (const [index, block] of blocks.entries()) {
     const lines = block.split('\n').filter((line, i) => i > 0 || line.trim() !== '');
     if (lines.length === 0) continue;
@@ -677,7 +681,10 @@ export function captionsToText(bytes: Uint8Array, contentType: string | null = n
     const timing = lines.findIndex((line) => line.includes('-->'));
     if (timing < 0 || timing > 1 || !TIMING.test(lines[timing])) continue; // not a cue
     const cue = cueText(lines.slice(timing + 1));
-    if (cue !== '' && cue !== cues[cues.length - 1]) cues.push(cue);
+    if (cue === '' || cue === cues[cues.length - 1]) continue;
+    characters += (cues.length > 0 ? 2 : 0) + cue.length;
+    if (characters > maxCharacters) throw tooMuchText("the captions' text", maxCharacters);
+    cues.push(cue);
   }
   return cues.join('\n\n');
 }
