@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { startFakeOpenAI } from './fixtures/fake-openai.js';
 import { startRecordingServer } from './fixtures/recording-server.js';
-import { assertInvalid, startService, type Json, type Reply } from './helpers.js';
+import { assertInvalid, startService, testConfig, type Json, type Reply } from './helpers.js';
 
 /** The longest /healthz may wait while a hostile spec is read: generous for a busy machine, far below the seconds the reading took. */
 const HEALTHZ_BOUND_MS = 1000;
@@ -45,16 +45,12 @@ after(() => {
 const fake = await startFakeOpenAI();
 const service = await startService({
   runs: {
+    ...testConfig().runs,
     openaiBaseUrl: fake.url,
     openaiApiKey: 'operator-key',
     ollamaBaseUrl: fake.url,
     timeoutMs: 60_000,
-    concurrencyPerUser: 4,
     maxSteps: 4,
-    backgroundTimeoutMs: 1_800_000,
-    queuePerUser: 100,
-    approvalTtlMs: 86_400_000,
-    eventsRetentionDays: 30,
   },
 });
 const { request, create } = service;

@@ -9,7 +9,8 @@
 import { describeError, type Logger } from '../lib/log.js';
 import type { Sealer } from '../lib/secrets.js';
 import { formatTimestamp } from '../lib/ids.js';
-import { fetchDocument, raceAbort } from '../ingest/fetch.js';
+import { fetchDocument } from '../ingest/fetch.js';
+import { raceAbort } from '../lib/abort.js';
 import { extractText, type DocumentType } from '../ingest/extract.js';
 import { DEFAULT_SPLITTER, SplitLimitError, splitTextInSlices } from '../ingest/splitters.js';
 import { IngestError, isIngestError } from '../ingest/errors.js';

@@ -9,6 +9,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import { Readable, Transform, pipeline } from 'node:stream';
 import { blockedAddressReason } from './addresses.js';
 import { IngestError, formatBytes, formatDuration, isIngestError } from './errors.js';
+import { raceAbort } from '../lib/abort.js';
 import { ACCEPT_ENCODING, contentEncoding, decodedBody } from '../lib/content-encoding.js';
 import { dnsPromises, https } from '../lib/builtins.js';
 
@@ -320,25 +321,6 @@ function networkError(error: unknown, url: URL): IngestError {
     return new IngestError('network', `the connection to ${host} closed before the whole document arrived`);
   }
   return new IngestError('network', `could not fetch from ${host}${code ? ` (${code})` : ''}`);
-}
-
-/** `promise`, or a rejection with `signal`'s reason as soon as it aborts (the work itself goes on). */
-export function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);

@@ -10,8 +10,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Worker } from 'node:worker_threads';
-import { workerThreads } from '../lib/builtins.js';
+import { Semaphore } from '../lib/semaphore.js';
+import { runWorkerScript, WorkerFailed } from '../lib/worker-script.js';
 import { formatBytes, formatDuration, IngestError } from './errors.js';
 
 export interface PdfLimits {
@@ -230,22 +230,8 @@ read().then(answer, (error) => answer({ unreadable: String((error && error.messa
 const require = createRequire(import.meta.url);
 const pdfjsRoot = dirname(require.resolve('pdfjs-dist/package.json'));
 
-let running = 0;
-const waiting: (() => void)[] = [];
-
-async function takeSlot(): Promise<void> {
-  if (running < WORKERS) {
-    running += 1;
-    return;
-  }
-  await new Promise<void>((resolve) => waiting.push(resolve));
-}
-
-function giveSlot(): void {
-  const next = waiting.shift();
-  if (next) next();
-  else running -= 1;
-}
+/** The workers reading PDFs: WORKERS at once. */
+const slots = new Semaphore(WORKERS);
 
 export interface PdfText {
   /** How many pages the document has. */
@@ -265,16 +251,11 @@ export async function readPdfText(
   toPage: number | null | undefined,
   limits: PdfLimits,
 ): Promise<PdfText> {
-  await takeSlot();
-  try {
-    const answer = await runWorker(bytes, fromPage, toPage, limits);
-    if ('pages' in answer) return answer;
-    if ('password' in answer) throw new IngestError('unsupported', 'the PDF is password-protected');
-    if ('unreadable' in answer) throw new IngestError('parse', `the PDF could not be read: ${answer.unreadable}`);
-    throw refusal(answer.refused, limits);
-  } finally {
-    giveSlot();
-  }
+  const answer = await readInWorker(bytes, fromPage, toPage, limits);
+  if ('pages' in answer) return answer;
+  if ('password' in answer) throw new IngestError('unsupported', 'the PDF is password-protected');
+  if ('unreadable' in answer) throw new IngestError('parse', `the PDF could not be read: ${answer.unreadable}`);
+  throw refusal(answer.refused, limits);
 }
 
 function refusal(why: 'stream' | 'memory' | 'text', limits: PdfLimits): IngestError {
@@ -290,7 +271,7 @@ function refusal(why: 'stream' | 'memory' | 'text', limits: PdfLimits): IngestEr
 
 const memoryRefusal = (bytes: number) => new IngestError('too_large', `reading the PDF needs more than ${formatBytes(bytes)} of memory`);
 
-function runWorker(
+async function readInWorker(
   bytes: Uint8Array,
   fromPage: number | null | undefined,
   toPage: number | null | undefined,
@@ -298,12 +279,8 @@ function runWorker(
 ): Promise<Answer> {
   // A copy, handed over: pdf.js takes ownership of the buffer it is given.
   const data = new Uint8Array(bytes);
-  return new Promise<Answer>((resolve, reject) => {
-    const worker: Worker = new (workerThreads().Worker)(WORKER, {
-      eval: true,
-      // Without the service's own loader flags (tsx under development): the script needs none.
-      execArgv: [],
-      env: {},
+  try {
+    return await runWorkerScript<Answer>(slots, WORKER, {
       workerData: {
         pdfjs: pathToFileURL(join(pdfjsRoot, 'legacy', 'build', 'pdf.mjs')).href,
         pdfjsWorker: join(pdfjsRoot, 'legacy', 'build', 'pdf.worker.mjs'),
@@ -316,35 +293,19 @@ function runWorker(
         limits: { ...limits, imagePixels: 1024 * 1024 },
       },
       transferList: [data.buffer],
-      resourceLimits: { maxOldGenerationSizeMb: limits.heapMb },
+      heapMb: limits.heapMb,
+      timeoutMs: limits.timeoutMs,
     });
-    let settled = false;
-    const settle = (fail: IngestError | undefined, answer?: Answer) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      if (fail === undefined) resolve(answer!);
-      else reject(fail);
-    };
-    const timer = setTimeout(
-      () =>
-        settle(
-          new IngestError(
-            'timeout',
-            `reading the PDF took longer than ${formatDuration(limits.timeoutMs)}; read fewer pages with from_page and to_page`,
-          ),
-        ),
-      limits.timeoutMs,
-    );
-    worker.on('message', (answer: Answer) => settle(undefined, answer));
-    worker.on('error', (error: Error & { code?: string }) =>
-      settle(
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? memoryRefusal(limits.heapMb * 1024 * 1024)
-          : new IngestError('parse', `the PDF could not be read: ${error.message.slice(0, 200)}`),
-      ),
-    );
-    worker.on('exit', () => settle(new IngestError('parse', 'the PDF could not be read: its reader stopped')));
-  });
+  } catch (error) {
+    if (!(error instanceof WorkerFailed)) throw error;
+    if (error.reason === 'timeout') {
+      throw new IngestError(
+        'timeout',
+        `reading the PDF took longer than ${formatDuration(limits.timeoutMs)}; read fewer pages with from_page and to_page`,
+      );
+    }
+    if (error.reason === 'memory') throw memoryRefusal(limits.heapMb * 1024 * 1024);
+    const why = error.reason === 'exit' ? 'its reader stopped' : error.message.slice(0, 200);
+    throw new IngestError('parse', `the PDF could not be read: ${why}`);
+  }
 }

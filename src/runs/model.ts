@@ -3,7 +3,8 @@
 // trusted; a `baseUrl` a user gave goes through the SSRF guard before the run and on every
 // connection (src/runs/chat-api.ts connects to it through the guarded fetch).
 import type { RunsConfig } from '../config.js';
-import { raceAbort, vetHost, type ResolvedAddress } from '../ingest/fetch.js';
+import { raceAbort } from '../lib/abort.js';
+import { vetHost, type ResolvedAddress } from '../ingest/fetch.js';
 import { isIngestError } from '../ingest/errors.js';
 import { llmEndpoint, throughConnection, type ConnectionSettings, type Llm, type ModelEndpoint } from '../agents/llm.js';
 import { invalidRun } from './failures.js';

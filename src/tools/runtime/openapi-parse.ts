@@ -4,8 +4,8 @@
 // worker it holds nothing, is ended when it takes too long, and what comes back is JSON text,
 // which the event loop reads as it reads a JSON spec.
 import { createRequire } from 'node:module';
-import type { Worker } from 'node:worker_threads';
-import { workerThreads } from '../../lib/builtins.js';
+import { Semaphore } from '../../lib/semaphore.js';
+import { runWorkerScript, WorkerFailed } from '../../lib/worker-script.js';
 
 /** The longest a YAML spec may take to read; the worker is ended then. */
 const YAML_TIMEOUT_MS = 10_000;
@@ -77,87 +77,30 @@ try {
 `;
 
 let yamlPath: string | undefined;
-let running = 0;
-const waiting: (() => void)[] = [];
-
-/** Waits for one of the WORKERS slots (or until `signal` aborts: then rejects with its reason). */
-async function takeSlot(signal: AbortSignal | undefined): Promise<void> {
-  signal?.throwIfAborted();
-  if (running < WORKERS) {
-    running += 1;
-    return;
-  }
-  await new Promise<void>((resolve, reject) => {
-    const onAbort = () => {
-      waiting.splice(waiting.indexOf(turn), 1);
-      reject(signal!.reason);
-    };
-    const turn = () => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    };
-    waiting.push(turn);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
-/** Hands a slot to the next in line, or frees it. */
-function giveSlot(): void {
-  const next = waiting.shift();
-  if (next) next();
-  else running -= 1;
-}
+/** The workers reading YAML: WORKERS at once. */
+const slots = new Semaphore(WORKERS);
 
 /**
  * The YAML document in `text`, as plain JSON values; throws YamlUnreadable when it is not one YAML
  * document, takes more than YAML_TIMEOUT_MS or more memory than a worker has, or comes to more than
- * YAML_MAX_JSON. An abort of `signal` ends the reading and rejects with its reason.
+ * YAML_MAX_JSON. An abort of `signal` ends the reading (or the wait for a worker) and rejects with its reason.
  */
 export async function readYaml(text: string, signal?: AbortSignal): Promise<unknown> {
-  await takeSlot(signal);
+  yamlPath ??= createRequire(import.meta.url).resolve('yaml');
+  let answer: { json?: string; error?: string };
   try {
-    signal?.throwIfAborted();
-    yamlPath ??= createRequire(import.meta.url).resolve('yaml');
-    const json = await new Promise<string>((resolve, reject) => {
-      const worker: Worker = new (workerThreads().Worker)(WORKER, {
-        eval: true,
-        // Without the service's own loader flags (tsx under development): the script needs none.
-        execArgv: [],
-        // Nor the service's environment: the package prints every token it reads when LOG_STREAM or LOG_TOKENS is set.
-        env: {},
-        workerData: { yaml: yamlPath, text, maxJson: YAML_MAX_JSON },
-        resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB },
-      });
-      let settled = false;
-      const settle = (fail: unknown, value?: string) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        void worker.terminate();
-        if (fail === undefined) resolve(value!);
-        else reject(fail);
-      };
-      const timer = setTimeout(
-        () => settle(new YamlUnreadable(`reading it as YAML took more than ${YAML_TIMEOUT_MS / 1000} s`)),
-        YAML_TIMEOUT_MS,
-      );
-      const onAbort = () => settle(signal!.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      worker.on('message', (message: { json?: string; error?: string }) =>
-        message.json !== undefined ? settle(undefined, message.json) : settle(new YamlUnreadable(String(message.error).slice(0, 200))),
-      );
-      worker.on('error', (error: Error & { code?: string }) =>
-        settle(
-          new YamlUnreadable(
-            error.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'reading it as YAML takes more memory than a spec may have' : error.message,
-          ),
-        ),
-      );
-      worker.on('exit', () => settle(new YamlUnreadable('the YAML reader stopped')));
+    answer = await runWorkerScript(slots, WORKER, {
+      workerData: { yaml: yamlPath, text, maxJson: YAML_MAX_JSON },
+      heapMb: WORKER_HEAP_MB,
+      timeoutMs: YAML_TIMEOUT_MS,
+      signal,
     });
-    return JSON.parse(json);
-  } finally {
-    giveSlot();
+  } catch (error) {
+    if (!(error instanceof WorkerFailed)) throw error;
+    if (error.reason === 'timeout') throw new YamlUnreadable(`reading it as YAML took more than ${YAML_TIMEOUT_MS / 1000} s`);
+    if (error.reason === 'memory') throw new YamlUnreadable('reading it as YAML takes more memory than a spec may have');
+    throw new YamlUnreadable(error.reason === 'exit' ? 'the YAML reader stopped' : error.message);
   }
+  if (answer.json === undefined) throw new YamlUnreadable(String(answer.error).slice(0, 200));
+  return JSON.parse(answer.json);
 }
