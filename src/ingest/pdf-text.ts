@@ -70,6 +70,13 @@ const answer = (message) => {
   clearInterval(watch);
   parentPort.postMessage(message);
 };
+// What pdf.js throws where nothing catches it: before the answer, the answer (the PDF cannot be
+// read); after it, nothing. The thread is not ended by it: an 'error' event of the worker could
+// reach the service before the answer it follows (a text limit passed inside pdf.js's stream of a
+// page's text, whose stream then fails to close: "Controller is already closed").
+const uncaught = (error) => answer({ unreadable: String((error && error.message) || error).slice(0, 200) });
+process.on('uncaughtException', uncaught);
+process.on('unhandledRejection', uncaught);
 class Refused extends Error {}
 const refuse = (why) => {
   answer({ refused: why });
@@ -224,7 +231,7 @@ async function read() {
   return { pages, parts };
 }
 
-read().then(answer, (error) => answer({ unreadable: String((error && error.message) || error).slice(0, 200) }));
+read().then(answer, uncaught);
 `;
 
 const require = createRequire(import.meta.url);
